@@ -1,0 +1,53 @@
+GO       ?= go
+BIN      ?= bin
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X github.com/drama-tts/drama/cmd/internal/cli.version=$(VERSION)
+PLUGINS  := $(patsubst plugins/%/,%,$(wildcard plugins/*/))
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME ?= 20s
+# Packages whose tests are too slow under the race detector on two cores run
+# without it; everything else runs with -race.
+NORACE   ?=
+
+.PHONY: all build plugins test bench lint fuzz demo proto clean
+all: build
+
+build: plugins
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drama ./cmd/drama
+
+plugins:
+	@mkdir -p $(BIN)
+	@for p in $(PLUGINS); do \
+		echo "build $(BIN)/drama-engine-$$p"; \
+		$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drama-engine-$$p ./plugins/$$p || exit 1; \
+		(cd $(BIN) && sha256sum drama-engine-$$p > drama-engine-$$p.sha256) || exit 1; \
+	done
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1)
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+fuzz:
+	@$(GO) list ./... | while read pkg; do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+demo: build
+	scripts/demo.sh
+
+proto:
+	scripts/gen-proto.sh
+
+clean:
+	rm -rf $(BIN) demo

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+)
+
+// NewRootCmd returns the drama command with its global flags and every
+// subcommand.
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "drama <command>",
+		Short: "Fetch, check, convert and serve Fish Audio's Drama 3 text-to-speech model",
+		Long: strings.TrimSpace(`
+drama takes an operator from nothing to a serving Drama 3 install and keeps
+that install verifiable: pinned downloads from the Hugging Face Hub, safe
+reading of codec.pth, voice files, quantized variants, and an OpenAI-style
+speech API in front of the native engine.
+
+Built with Fish Audio.`),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       f.Version,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(cmdutil.Variants, f.Global.Variant) {
+				return cmdutil.FlagErrorf("unknown variant %q: use one of %s", f.Global.Variant, strings.Join(cmdutil.Variants, ", "))
+			}
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorf("%w", err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.Global.Root, "root", "", "drama root directory (default $DRAMA_HOME, else $XDG_DATA_HOME/drama)")
+	pf.StringVar(&f.Global.Variant, "variant", "full", "model variant: "+strings.Join(cmdutil.Variants, ", "))
+	pf.BoolVar(&f.Global.JSON, "json", false, "print one JSON document on stdout (NDJSON events for streaming commands)")
+	pf.BoolVarP(&f.Global.Quiet, "quiet", "q", false, "print no progress or informational messages")
+	_ = root.RegisterFlagCompletionFunc("variant", cobra.FixedCompletions(cmdutil.Variants, cobra.ShellCompDirectiveNoFileComp))
+	root.SetUsageTemplate(root.UsageTemplate() + "\n" + cmdutil.ExitStatusHelp + "\n")
+	root.SetVersionTemplate("drama {{.Version}}\n")
+	root.AddCommand(newVersionCmd(f))
+	addCommands(root, f)
+	return root
+}
+
+func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the drama version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.Global.JSON {
+				return cmdutil.WriteJSON(f.IO.Out, map[string]string{"version": f.Version})
+			}
+			_, err := fmt.Fprintf(f.IO.Out, "drama %s\n", f.Version)
+			return err
+		},
+	}
+}

@@ -1,0 +1,82 @@
+package cmdutil
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Variants are the values --variant accepts.
+var Variants = []string{"full", "nvfp4", "macos"}
+
+// Global holds the global flags, bound by the root command.
+type Global struct {
+	Root    string // --root; empty means $DRAMA_HOME, else the XDG data dir
+	Variant string // --variant: full, nvfp4 or macos
+	JSON    bool   // --json: one JSON document (or NDJSON events) on stdout
+	Quiet   bool   // --quiet: no progress or informational messages
+}
+
+// Factory gives commands their dependencies. Commands keep a pointer to it in
+// their Options and read the globals when they run, after flag parsing.
+type Factory struct {
+	IO     *IOStreams
+	Global *Global
+	// Version is the drama version string.
+	Version string
+	// Getenv reads the environment; tests replace it.
+	Getenv func(string) string
+}
+
+// NewFactory returns a Factory over the process's streams and environment.
+func NewFactory(version string) *Factory {
+	return &Factory{IO: System(), Global: &Global{Variant: "full"}, Version: version, Getenv: os.Getenv}
+}
+
+// TestFactory returns a Factory over test streams with an empty environment
+// except for the values given as key, value pairs.
+func TestFactory(ios *IOStreams, env ...string) *Factory {
+	m := map[string]string{}
+	for i := 0; i+1 < len(env); i += 2 {
+		m[env[i]] = env[i+1]
+	}
+	return &Factory{IO: ios, Global: &Global{Variant: "full"}, Version: "test", Getenv: func(k string) string { return m[k] }}
+}
+
+// Root returns the drama root directory: --root, else $DRAMA_HOME, else
+// $XDG_DATA_HOME/drama, else ~/.local/share/drama.
+func (f *Factory) Root() (string, error) {
+	if f.Global.Root != "" {
+		return f.Global.Root, nil
+	}
+	if v := f.Getenv("DRAMA_HOME"); v != "" {
+		return v, nil
+	}
+	if v := f.Getenv("XDG_DATA_HOME"); v != "" {
+		return filepath.Join(v, "drama"), nil
+	}
+	home := f.Getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("no root directory: set --root or DRAMA_HOME")
+		}
+	}
+	return filepath.Join(home, ".local", "share", "drama"), nil
+}
+
+// Infof prints an informational line on stderr unless --quiet or --json.
+func (f *Factory) Infof(format string, args ...any) {
+	if f.Global.Quiet || f.Global.JSON {
+		return
+	}
+	fmt.Fprintf(f.IO.ErrOut, format+"\n", args...)
+}
+
+// Warnf prints a warning on stderr unless --quiet.
+func (f *Factory) Warnf(format string, args ...any) {
+	if f.Global.Quiet {
+		return
+	}
+	fmt.Fprintf(f.IO.ErrOut, "warning: "+format+"\n", args...)
+}
