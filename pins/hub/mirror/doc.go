@@ -1,0 +1,44 @@
+// Package mirror serves local files with the routes and headers of the
+// Hugging Face Hub that drama and huggingface_hub use, so that one host can
+// fetch a checkpoint once and serve it to others, an air-gapped site can
+// mirror the Hub, and every download test runs on loopback.
+//
+// # Sources
+//
+// A DirSource serves DIR/<owner>/<name>/<commit>/<path>; branch names are
+// read from DIR/<owner>/<name>/refs/<branch> (a 40-hex commit). A
+// CacheSource serves a Hugging Face cache (models--<owner>--<name>/
+// snapshots/<commit>/<path>, refs/<branch>).
+//
+// # Routes
+//
+//	HEAD|GET /{owner}/{name}/resolve/{rev}/{path...}
+//	GET      /api/models/{owner}/{name}/tree/{rev}[/{path...}]?recursive=true&cursor=N
+//	GET      /api/models/{owner}/{name}/revision/{rev}[?blobs=true]
+//	GET      /api/models/{owner}/{name}/refs
+//	HEAD|GET /cdn/{owner}/{name}/{commit}/{path...}?exp=...&sig=...
+//
+// A resolve of an LFS file answers 302 with X-Repo-Commit, X-Linked-Etag
+// (the sha256), X-Linked-Size and a Location on the /cdn route signed with
+// an HMAC and an expiry (Server.URLTTL); the /cdn route refuses a request
+// that carries an Authorization header, as a presigned object store does. A
+// resolve of a small (non-LFS) file answers 200 with ETag set to the git
+// blob sha1. Data routes answer a single byte range with 206 and
+// Content-Range, an unsatisfiable one with 416 and "Content-Range: bytes
+// */size"; a request with several ranges gets the whole file (200).
+//
+// Files are LFS when their size is at least Server.LFSMinSize or their name
+// ends in a weight extension (.safetensors, .pth, .bin, .pt, .gguf, .onnx).
+// The tree listing gives each file's git oid (for an LFS file the sha1 of
+// its pointer file) and, for LFS files, lfs.oid (sha256) and lfs.size.
+// Digests are computed on first use and kept in memory.
+//
+// # Faults
+//
+// Server.Faults injects failures into data responses (GETs of file bytes),
+// counted across all of them: a connection dropped mid-body, a 200 that
+// ignores the Range, a wrong Content-Range, 416, 429 with RateLimit headers,
+// 503 bursts, a stalled socket, a flipped byte, and 403 for an expired
+// signed URL. See ParseFault for the textual form used by drama mirror
+// serve --fault.
+package mirror

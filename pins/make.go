@@ -1,0 +1,73 @@
+package pins
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// Make returns locked pins for the files under dir: base's fields with
+// Files replaced by every regular file found (drama's state folder and lock
+// file excepted), each hashed in parallel. progress, if not nil, receives
+// bytes hashed.
+func Make(ctx context.Context, dir string, base Pins, progress func(int64)) (*Pins, error) {
+	names, err := listFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("pins: %s holds no files to pin", dir)
+	}
+	files := make([]File, len(names))
+	errs := make([]error, len(names))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.NumCPU(), len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				sum, size, err := HashFile(ctx, filepath.Join(dir, filepath.FromSlash(names[i])), progress)
+				files[i], errs[i] = File{Path: names[i], Size: size, SHA256: sum}, err
+			}
+		}()
+	}
+	for i := range names {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("pins: hash %s: %w", names[i], err)
+		}
+	}
+	base.Format, base.Files = Format, files
+	if err := base.Validate(); err != nil {
+		return nil, fmt.Errorf("pins: %w", err)
+	}
+	return &base, nil
+}
+
+func listFiles(dir string) ([]string, error) {
+	var names []string
+	err := filepath.WalkDir(dir, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("pins: %w", err)
+		}
+		rel, _ := filepath.Rel(dir, name)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && rel == StateDirName:
+			return filepath.SkipDir
+		case d.IsDir(), rel == LockFileName:
+			return nil
+		}
+		names = append(names, rel)
+		return nil
+	})
+	return names, err
+}

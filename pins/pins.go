@@ -1,0 +1,302 @@
+package pins
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Format is the value of the format field of every pins file.
+const Format = "drama-pins/1"
+
+// LockFileName is the name of the locked pins file written into a variant's
+// directory after a verified fetch.
+const LockFileName = "pins.lock.json"
+
+// StateDirName is the folder inside a variant directory (and the root) that
+// holds drama's own state. Verify never reports it as an extra file.
+const StateDirName = ".drama"
+
+// File is one pinned file.
+type File struct {
+	Path    string `json:"path"`               // slash-separated, relative to the repository root
+	Size    int64  `json:"size"`               // bytes
+	SHA256  string `json:"sha256,omitempty"`   // lower-case hex; for LFS files the Hub's LFS oid
+	GitSHA1 string `json:"git_sha1,omitempty"` // optional git blob sha1 (small files)
+	LFS     bool   `json:"lfs,omitempty"`      // stored in LFS on the Hub
+}
+
+// Pins is one variant's pinned install.
+type Pins struct {
+	Format     string   `json:"format"`
+	Variant    string   `json:"variant"`
+	Repo       string   `json:"repo"`      // e.g. fishaudio/drama-3
+	RepoType   string   `json:"repo_type"` // "model"
+	Revision   string   `json:"revision"`  // a full 40-hex commit; empty only for pins made from local files
+	License    string   `json:"license"`
+	LicenseURL string   `json:"license_url,omitempty"`
+	Engine     string   `json:"engine"` // "cuda" or "metal"
+	ServeFlags []string `json:"serve_flags"`
+	MemoryGiB  float64  `json:"memory_gib"` // resident device memory estimate when served
+	// ExpectedFiles is the number of files the repository holds at the
+	// revision, when known (0 = unknown).
+	ExpectedFiles int `json:"expected_files,omitempty"`
+	// ExpectedBytes is the total size of the files matched by
+	// ExpectedBytesOf, when known (0 = unknown).
+	ExpectedBytes int64 `json:"expected_bytes,omitempty"`
+	// ExpectedBytesOf are path.Match patterns naming the files that
+	// ExpectedBytes totals.
+	ExpectedBytesOf []string `json:"expected_bytes_of,omitempty"`
+	Files           []File   `json:"files"`
+}
+
+var (
+	// ErrUnlocked is returned when pins without digests are asked to verify.
+	ErrUnlocked = errors.New("pins are not locked")
+	// ErrInvalid is wrapped by every validation error of a pins file.
+	ErrInvalid = errors.New("invalid pins")
+)
+
+var (
+	hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// Locked reports whether the pins list files and every file has a sha256.
+func (p *Pins) Locked() bool {
+	if len(p.Files) == 0 {
+		return false
+	}
+	for _, f := range p.Files {
+		if f.SHA256 == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Lookup returns the pinned file with the given slash-separated path.
+func (p *Pins) Lookup(name string) (File, bool) {
+	for _, f := range p.Files {
+		if f.Path == name {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// TotalBytes is the sum of the pinned files' sizes.
+func (p *Pins) TotalBytes() int64 {
+	var n int64
+	for _, f := range p.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// CheckExpected compares a locked file list with the expected totals and
+// returns an error wrapping ErrInvalid when they disagree.
+func (p *Pins) CheckExpected() error {
+	if p.ExpectedFiles > 0 && len(p.Files) != p.ExpectedFiles {
+		return fmt.Errorf("%w: variant %s: want %d files, got %d", ErrInvalid, p.Variant, p.ExpectedFiles, len(p.Files))
+	}
+	if p.ExpectedBytes == 0 {
+		return nil
+	}
+	var n int64
+	for _, f := range p.Files {
+		if matchAny(p.ExpectedBytesOf, f.Path) {
+			n += f.Size
+		}
+	}
+	if n != p.ExpectedBytes {
+		return fmt.Errorf("%w: variant %s: files matching %s: want %d bytes, got %d",
+			ErrInvalid, p.Variant, strings.Join(p.ExpectedBytesOf, ", "), p.ExpectedBytes, n)
+	}
+	return nil
+}
+
+func matchAny(patterns []string, name string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, pat := range patterns {
+		if ok, _ := path.Match(pat, path.Base(name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks the fields and the file list, and sorts the files by path.
+func (p *Pins) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case p.Format != Format:
+		return bad("format: want %q, got %q", Format, p.Format)
+	case p.Variant == "":
+		return bad("variant is empty")
+	case p.Revision != "" && !hex40.MatchString(p.Revision):
+		return bad("revision %q is not a full 40-hex commit: pin a commit, not a branch or tag", p.Revision)
+	case p.Repo != "" && strings.Count(p.Repo, "/") != 1:
+		return bad("repo %q: want owner/name", p.Repo)
+	case p.RepoType != "" && p.RepoType != "model" && p.RepoType != "dataset":
+		return bad("repo_type %q: want model or dataset", p.RepoType)
+	}
+	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+	for i, f := range p.Files {
+		if err := validateFile(f); err != nil {
+			return bad("files[%d]: %v", i, err)
+		}
+		if i > 0 && p.Files[i-1].Path == f.Path {
+			return bad("files: %q listed twice", f.Path)
+		}
+	}
+	return nil
+}
+
+func validateFile(f File) error {
+	switch {
+	case !ValidPath(f.Path):
+		return fmt.Errorf("path %q: want a clean relative slash-separated path", f.Path)
+	case f.Size < 0:
+		return fmt.Errorf("%s: size %d is negative", f.Path, f.Size)
+	case f.SHA256 != "" && !hex64.MatchString(f.SHA256):
+		return fmt.Errorf("%s: sha256 %q: want 64 lower-case hex digits", f.Path, f.SHA256)
+	case f.GitSHA1 != "" && !hex40.MatchString(f.GitSHA1):
+		return fmt.Errorf("%s: git_sha1 %q: want 40 lower-case hex digits", f.Path, f.GitSHA1)
+	}
+	return nil
+}
+
+// ValidPath reports whether name is a clean, relative, slash-separated path
+// that stays inside its directory and does not enter drama's state folder.
+func ValidPath(name string) bool {
+	if name == "" || name == "." || path.Clean(name) != name || path.IsAbs(name) || strings.Contains(name, `\`) {
+		return false
+	}
+	first, _, _ := strings.Cut(name, "/")
+	return first != ".." && first != StateDirName && name != LockFileName
+}
+
+// Parse decodes and validates a pins file. name is used in errors. Unknown
+// fields are refused; a syntax error names its byte offset.
+func Parse(data []byte, name string) (*Pins, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Pins
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("pins: %s: %w", name, describeJSONError(err, dec.InputOffset()))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("pins: %s: %w: data after the JSON document at offset %d", name, ErrInvalid, dec.InputOffset())
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("pins: %s: %w", name, err)
+	}
+	return &p, nil
+}
+
+func describeJSONError(err error, offset int64) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%w: JSON syntax error at offset %d: %v", ErrInvalid, syn.Offset, err)
+	case errors.As(err, &typ):
+		return fmt.Errorf("%w: field %q at offset %d: want %s, got JSON %s", ErrInvalid, typ.Field, typ.Offset, typ.Type, typ.Value)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: empty file", ErrInvalid)
+	default:
+		return fmt.Errorf("%w: at offset %d: %v", ErrInvalid, offset, err)
+	}
+}
+
+// ReadFile reads and parses a pins file.
+func ReadFile(name string) (*Pins, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("pins: %w", err)
+	}
+	return Parse(data, name)
+}
+
+// Marshal returns the canonical JSON form of p: two-space indent, files
+// sorted by path, a final newline.
+func (p *Pins) Marshal() ([]byte, error) {
+	q := *p
+	q.Files = append([]File(nil), p.Files...)
+	sort.Slice(q.Files, func(i, j int) bool { return q.Files[i].Path < q.Files[j].Path })
+	if q.Files == nil {
+		q.Files = []File{}
+	}
+	if q.ServeFlags == nil {
+		q.ServeFlags = []string{}
+	}
+	data, err := json.MarshalIndent(&q, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// WriteFile writes p to name atomically: a temporary file beside it,
+// synced, then renamed.
+func (p *Pins) WriteFile(name string) error {
+	data, err := p.Marshal()
+	if err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	return WriteFileAtomic(name, data, 0o644)
+}
+
+// WriteFileAtomic writes data to name through a synced temporary file in
+// the same directory and a rename, so name holds either its old content or
+// all of data.
+func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(name)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_ = d.Sync() // not every filesystem syncs directories; the rename is already done
+	return nil
+}
