@@ -1,0 +1,44 @@
+package dtype
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/x448/float16"
+)
+
+// F16FromF32 rounds f to IEEE binary16 (nearest, ties to even) and returns
+// its bits. NaN becomes sign|0x7E00, as torch's .half() on the CPU gives.
+func F16FromF32(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7FFFFFFF > 0x7F800000 {
+		return uint16(u>>16)&0x8000 | 0x7E00
+	}
+	return float16.Fromfloat32(f).Bits()
+}
+
+// F16ToF32 returns the float32 value of the binary16 bits h (exact).
+func F16ToF32(h uint16) float32 { return float16.Frombits(h).Float32() }
+
+// EncodeF16 writes src as little-endian binary16 into dst, which must hold at
+// least 2*len(src) bytes.
+func EncodeF16(dst []byte, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	_ = dst[2*len(src)-1]
+	for i, f := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], F16FromF32(f))
+	}
+}
+
+// DecodeF16 reads len(dst) little-endian binary16 values from src.
+func DecodeF16(dst []float32, src []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	_ = src[2*len(dst)-1]
+	for i := range dst {
+		dst[i] = F16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+	}
+}

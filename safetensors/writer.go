@@ -1,0 +1,316 @@
+package safetensors
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// TensorHeader describes a tensor to be written: everything but its bytes.
+type TensorHeader struct {
+	Name  string
+	DType DType
+	Shape []int64
+}
+
+// PlannedTensor is a tensor of a Layout with its fixed place in the file.
+type PlannedTensor struct {
+	TensorHeader
+	Index  int   // position in Layout.Tensors
+	Offset int64 // absolute byte offset of the data in the file
+	Size   int64 // data bytes
+}
+
+// Layout is a planned safetensors file: its header bytes and the byte range
+// of every tensor. Build one with Plan.
+type Layout struct {
+	Tensors  []PlannedTensor // in data order, as given to Plan
+	Metadata map[string]string
+	Header   []byte // the 8-byte length and the JSON header, space-padded
+	Size     int64  // total file size
+}
+
+// DataSize returns the bytes of tensor data (the file minus its header).
+func (l *Layout) DataSize() int64 { return l.Size - int64(len(l.Header)) }
+
+// Plan lays out a file holding tensors in the given order, with metadata as
+// its __metadata__ (omitted when empty). The JSON header lists __metadata__
+// first, then the tensors in data order, and is padded with spaces so the
+// data starts at a multiple of 8 bytes.
+func Plan(tensors []TensorHeader, metadata map[string]string) (*Layout, error) {
+	l := &Layout{Metadata: metadata}
+	seen := make(map[string]bool, len(tensors))
+	var at int64
+	for i, h := range tensors {
+		if err := checkHeader(h, seen); err != nil {
+			return nil, err
+		}
+		size, _ := byteSize(h.DType, h.Shape)
+		h.Shape = append([]int64{}, h.Shape...)
+		l.Tensors = append(l.Tensors, PlannedTensor{TensorHeader: h, Index: i, Offset: at, Size: size})
+		at += size
+	}
+	hdr, err := encodeHeader(l.Tensors, metadata)
+	if err != nil {
+		return nil, err
+	}
+	l.Header = hdr
+	for i := range l.Tensors {
+		l.Tensors[i].Offset += int64(len(hdr))
+	}
+	l.Size = int64(len(hdr)) + at
+	return l, nil
+}
+
+func checkHeader(h TensorHeader, seen map[string]bool) error {
+	switch {
+	case h.Name == "" || h.Name == "__metadata__":
+		return fmt.Errorf("safetensors: plan: invalid tensor name %q", h.Name)
+	case seen[h.Name]:
+		return fmt.Errorf("safetensors: plan: tensor %q given twice", h.Name)
+	case !h.DType.Valid():
+		return fmt.Errorf("safetensors: plan: tensor %q: unsupported dtype %q", h.Name, h.DType)
+	}
+	if _, ok := byteSize(h.DType, h.Shape); !ok {
+		return fmt.Errorf("safetensors: plan: tensor %q: shape %v is negative or too large", h.Name, h.Shape)
+	}
+	seen[h.Name] = true
+	return nil
+}
+
+// encodeHeader returns the length prefix and the padded JSON header, with
+// data offsets relative to the data area as the format wants.
+func encodeHeader(ts []PlannedTensor, metadata map[string]string) ([]byte, error) {
+	var b bytes.Buffer
+	b.Write(make([]byte, 8))
+	b.WriteByte('{')
+	if len(metadata) > 0 {
+		m, err := json.Marshal(metadata) // map keys are sorted: deterministic
+		if err != nil {
+			return nil, fmt.Errorf("safetensors: plan: metadata: %w", err)
+		}
+		b.WriteString(`"__metadata__":`)
+		b.Write(m)
+	}
+	for i, t := range ts {
+		if i > 0 || len(metadata) > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(t.Name)
+		shape, _ := json.Marshal(t.Shape)
+		fmt.Fprintf(&b, `%s:{"dtype":"%s","shape":%s,"data_offsets":[%d,%d]}`, name, t.DType, shape, t.Offset, t.Offset+t.Size)
+	}
+	b.WriteByte('}')
+	for b.Len()%8 != 0 {
+		b.WriteByte(' ')
+	}
+	hdr := b.Bytes()
+	binary.LittleEndian.PutUint64(hdr, uint64(len(hdr)-8))
+	return hdr, nil
+}
+
+// Source supplies tensor bytes to Layout.WriteFile. WriteTensor must write
+// exactly t.Size bytes to w; it may be called from several goroutines at
+// once, each for a different tensor.
+type Source interface {
+	WriteTensor(ctx context.Context, t *PlannedTensor, w io.Writer) error
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func(ctx context.Context, t *PlannedTensor, w io.Writer) error
+
+// WriteTensor calls f.
+func (f SourceFunc) WriteTensor(ctx context.Context, t *PlannedTensor, w io.Writer) error {
+	return f(ctx, t, w)
+}
+
+// WriteOptions tune Layout.WriteFile.
+type WriteOptions struct {
+	// Workers is how many tensors are filled at once; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when set, is called after each tensor with the data bytes
+	// written so far and the total. Calls are serialized.
+	Progress func(done, total int64)
+	// Perm is the new file's mode; 0 means 0644.
+	Perm os.FileMode
+}
+
+// ErrShortTensor matches a Source that wrote fewer or more bytes than planned.
+var ErrShortTensor = errors.New("safetensors: tensor size mismatch")
+
+// WriteFile writes the planned file to path: the header, then every tensor's
+// bytes from src at their fixed offsets, filled by opts.Workers goroutines
+// with positioned writes. It writes to a temporary file in path's directory,
+// syncs it and renames it over path; on any error (or when ctx is cancelled)
+// the temporary file is removed and path is untouched.
+func (l *Layout) WriteFile(ctx context.Context, path string, src Source, opts WriteOptions) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("safetensors: create %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := l.fill(ctx, f, src, opts); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	return commit(f, path, opts.Perm)
+}
+
+// commit syncs and closes f, then renames it to path and syncs the directory.
+func commit(f *os.File, path string, perm os.FileMode) error {
+	if perm == 0 {
+		perm = 0o644
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("safetensors: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("safetensors: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("safetensors: close %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("safetensors: rename into %s: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// fill writes the header and all tensors into f.
+func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOptions) error {
+	if err := f.Truncate(l.Size); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(l.Header, 0); err != nil {
+		return err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p := &progress{fn: opts.Progress, total: l.DataSize()}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(l.Tensors), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				if err := l.fillOne(ctx, f, src, i); err != nil {
+					cancel(err)
+				}
+				p.add(l.Tensors[i].Size)
+			}
+		})
+	}
+	feed(ctx, next, l.fillOrder())
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// fillOrder hands out the largest tensors first, which keeps every worker
+// busy to the end; ties keep file order.
+func (l *Layout) fillOrder() []int {
+	order := make([]int, len(l.Tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return l.Tensors[order[a]].Size > l.Tensors[order[b]].Size })
+	return order
+}
+
+func feed(ctx context.Context, next chan<- int, order []int) {
+	defer close(next)
+	for _, i := range order {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (l *Layout) fillOne(ctx context.Context, f *os.File, src Source, i int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := &l.Tensors[i]
+	w := &boundedWriter{f: f, off: t.Offset, left: t.Size}
+	if err := src.WriteTensor(ctx, t, w); err != nil {
+		return fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	if w.left != 0 {
+		return fmt.Errorf("%w: tensor %q: want %d bytes, got %d", ErrShortTensor, t.Name, t.Size, t.Size-w.left)
+	}
+	return nil
+}
+
+// boundedWriter writes at increasing offsets of f and refuses to write past
+// the tensor's planned end.
+type boundedWriter struct {
+	f    *os.File
+	off  int64
+	left int64
+}
+
+func (w *boundedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > w.left {
+		return 0, fmt.Errorf("%w: %d bytes past the planned end", ErrShortTensor, int64(len(p))-w.left)
+	}
+	n, err := w.f.WriteAt(p, w.off)
+	w.off += int64(n)
+	w.left -= int64(n)
+	return n, err
+}
+
+type progress struct {
+	mu          sync.Mutex
+	fn          func(done, total int64)
+	done, total int64
+}
+
+func (p *progress) add(n int64) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	p.fn(p.done, p.total)
+}
+
+// ByName returns the planned tensors sorted by name, for lookups and reports.
+func (l *Layout) ByName() []PlannedTensor {
+	out := append([]PlannedTensor{}, l.Tensors...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
