@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -65,6 +66,9 @@ func listFiles(dir string) ([]string, error) {
 			return filepath.SkipDir
 		case d.IsDir(), rel == LockFileName:
 			return nil
+		}
+		if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+			return nil // sockets, pipes, devices and broken links are not model files
 		}
 		names = append(names, rel)
 		return nil

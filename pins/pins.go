@@ -196,7 +196,7 @@ func Parse(data []byte, name string) (*Pins, error) {
 	dec.DisallowUnknownFields()
 	var p Pins
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("pins: %s: %w", name, describeJSONError(err, dec.InputOffset()))
+		return nil, fmt.Errorf("pins: %s: %w", name, describeJSONError(err, data, dec.InputOffset()))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("pins: %s: %w: data after the JSON document at offset %d", name, ErrInvalid, dec.InputOffset())
@@ -207,14 +207,15 @@ func Parse(data []byte, name string) (*Pins, error) {
 	return &p, nil
 }
 
-func describeJSONError(err error, offset int64) error {
+func describeJSONError(err error, data []byte, offset int64) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%w: JSON syntax error at offset %d: %v", ErrInvalid, syn.Offset, err)
+		at := max(syn.Offset-1, 0) // the offending byte
+		return fmt.Errorf("%w: JSON syntax error at byte offset %d (%s): %v", ErrInvalid, at, lineCol(data, at), err)
 	case errors.As(err, &typ):
-		return fmt.Errorf("%w: field %q at offset %d: want %s, got JSON %s", ErrInvalid, typ.Field, typ.Offset, typ.Type, typ.Value)
+		return fmt.Errorf("%w: field %q at offset %d (%s): want %s, got JSON %s", ErrInvalid, typ.Field, typ.Offset, lineCol(data, typ.Offset), typ.Type, typ.Value)
 	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: empty file", ErrInvalid)
 	default:
@@ -299,4 +300,12 @@ func syncDir(dir string) error {
 	defer d.Close()
 	_ = d.Sync() // not every filesystem syncs directories; the rename is already done
 	return nil
+}
+
+// lineCol names the 1-based line and column of a byte offset.
+func lineCol(data []byte, off int64) string {
+	off = min(max(off, 0), int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n')) // 1-based
+	return fmt.Sprintf("line %d, column %d", line, col)
 }

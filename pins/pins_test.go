@@ -38,7 +38,7 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, data, want string
 	}{
-		{"syntax", `{"format": "drama-pins/1",, }`, "offset 27"},
+		{"syntax", `{"format": "drama-pins/1",, }`, "byte offset 26 (line 1, column 27)"},
 		{"type", `{"format": "drama-pins/1", "files": [{"path": "a", "size": "big"}]}`, `field "files.size"`},
 		{"unknown field", `{"format": "drama-pins/1", "bogus": 1}`, `unknown field "bogus"`},
 		{"empty", ``, "empty file"},

@@ -4,8 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/pinscmd"
+	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 )
 
 // addCommands adds every command group to root: one line per group.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
+	root.AddCommand(verifycmd.NewCmd(f, nil))
+	root.AddCommand(pinscmd.NewCmd(f))
 }

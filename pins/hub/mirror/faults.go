@@ -12,16 +12,16 @@ type FaultKind string
 
 // The fault kinds.
 const (
-	FaultDrop      FaultKind = "drop"      // send half the body, then drop the connection
-	FaultFull200   FaultKind = "full200"   // ignore Range: 200 with the whole file
-	FaultBadRange  FaultKind = "badrange"  // 206 whose Content-Range starts one byte late
-	FaultRange416  FaultKind = "416"       // 416 Range Not Satisfiable
-	FaultRateLimit FaultKind = "429"       // 429 with RateLimit and Retry-After headers
-	Fault5xx       FaultKind = "503"       // 503 Service Unavailable
-	FaultStall     FaultKind = "stall"     // send half the body, then hang until the client leaves
-	FaultFlip      FaultKind = "flip"      // flip one bit of the first byte sent
-	FaultExpire    FaultKind = "expire"    // 403 as for an expired signed URL
-	FaultShort     FaultKind = "short"     // 206 with the right headers but a body one byte short, then close
+	FaultDrop      FaultKind = "drop"     // send half the body, then drop the connection
+	FaultFull200   FaultKind = "full200"  // ignore Range: 200 with the whole file
+	FaultBadRange  FaultKind = "badrange" // 206 whose Content-Range starts one byte late
+	FaultRange416  FaultKind = "416"      // 416 Range Not Satisfiable
+	FaultRateLimit FaultKind = "429"      // 429 with RateLimit and Retry-After headers
+	Fault5xx       FaultKind = "503"      // 503 Service Unavailable
+	FaultStall     FaultKind = "stall"    // send half the body, then hang until the client leaves
+	FaultFlip      FaultKind = "flip"     // flip one bit of the first byte sent
+	FaultExpire    FaultKind = "expire"   // 403 as for an expired signed URL
+	FaultShort     FaultKind = "short"    // 206 with the right headers but a body one byte short, then close
 )
 
 var faultKinds = []FaultKind{FaultDrop, FaultFull200, FaultBadRange, FaultRange416, FaultRateLimit, Fault5xx, FaultStall, FaultFlip, FaultExpire, FaultShort}

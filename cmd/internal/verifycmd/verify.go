@@ -1,0 +1,152 @@
+// Package verifycmd implements `drama verify`.
+package verifycmd
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+)
+
+// Options are the inputs of `drama verify`.
+type Options struct {
+	F          *cmdutil.Factory
+	Level      string
+	PinsFile   string
+	Workers    int
+	NoRecord   bool
+	VariantSet bool
+}
+
+// NewCmd returns `drama verify`. runF, if not nil, replaces the run (tests).
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check an installed variant's files against its pins",
+		Long: strings.TrimSpace(`
+Check every pinned file of a variant under <root>/<variant>: missing files,
+wrong sizes and, with --level sha256, wrong contents. Files that are not
+pinned are listed as warnings.
+
+The pins come from --pins, else the variant's pins.lock.json in the root
+(written by a verified fetch), else the built-in pins.
+
+--level size is fast. It also reports a file as sha256-verified when an
+earlier full check recorded it and its size, mtime and inode are unchanged.
+--level sha256 reads every byte, one file per worker.`),
+		Example: strings.TrimSpace(`
+$ drama verify --variant nvfp4
+$ drama verify --level sha256 --json
+$ drama verify --root ./demo --pins demo.pins.json`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := pins.ParseLevel(opts.Level); err != nil {
+				return cmdutil.FlagErrorf("--level: %v", err)
+			}
+			if opts.Workers < 0 {
+				return cmdutil.FlagErrorf("--workers must be 0 (one per CPU) or more")
+			}
+			opts.VariantSet = cmd.Flags().Changed("variant")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Level, "level", "size", "how to check: size or sha256")
+	cmd.Flags().StringVar(&opts.PinsFile, "pins", "", "pins file to check against")
+	cmd.Flags().IntVar(&opts.Workers, "workers", 0, "files hashed at once (0: one per CPU)")
+	cmd.Flags().BoolVar(&opts.NoRecord, "no-record", false, "neither use nor update the verified-state record")
+	_ = cmd.RegisterFlagCompletionFunc("level", cobra.FixedCompletions([]string{"size", "sha256"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet)
+	if err != nil {
+		return err
+	}
+	root, err := f.Root()
+	if err != nil {
+		return err
+	}
+	level, _ := pins.ParseLevel(opts.Level)
+	var bar cmdutil.Progress
+	vo := pins.VerifyOptions{Level: level, Workers: opts.Workers, NoRecord: opts.NoRecord}
+	if level == pins.LevelSHA256 && p.Locked() {
+		bar = f.NewProgress("verify "+p.Variant, p.TotalBytes())
+		vo.Progress = bar.Add
+	}
+	rep, err := pins.Verify(ctx, filepath.Join(root, p.Variant), p, vo)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if err := printReport(f, rep); err != nil {
+		return err
+	}
+	return outcome(f, rep)
+}
+
+func printReport(f *cmdutil.Factory, rep *pins.Report) error {
+	for _, x := range rep.Extra {
+		f.Warnf("%s is not pinned (extra file)", filepath.Join(rep.Dir, x))
+	}
+	if rep.RecordError != "" {
+		f.Warnf("could not save the verified-state record: %s", rep.RecordError)
+	}
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, rep)
+	}
+	t := cmdutil.NewTable(f.IO, "path", "status", "size", "verified", "detail")
+	for _, r := range rep.Files {
+		t.AddRow(r.Path, string(r.Status), fmt.Sprint(r.GotSize), string(r.Verified), detail(r))
+	}
+	return t.Render()
+}
+
+func detail(r pins.Result) string {
+	switch r.Status {
+	case pins.StatusSizeMismatch:
+		return fmt.Sprintf("size: want %d, got %d", r.WantSize, r.GotSize)
+	case pins.StatusSHA256Mismatch:
+		return fmt.Sprintf("sha256: want %s, got %s", r.WantSHA256, r.GotSHA256)
+	case pins.StatusMissing:
+		return fmt.Sprintf("missing: want %d bytes", r.WantSize)
+	case pins.StatusUnreadable:
+		return r.Error
+	}
+	if r.FromRecord {
+		return "sha256 from the verified-state record"
+	}
+	return ""
+}
+
+func outcome(f *cmdutil.Factory, rep *pins.Report) error {
+	total := len(rep.Files)
+	bad := total - rep.Count(pins.StatusOK)
+	switch {
+	case rep.Mismatched():
+		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): run `drama fetch --variant %s` to repair them",
+			bad, total, rep.Variant, rep.Variant))
+	case bad > 0:
+		return fmt.Errorf("%d of %d files of %s could not be read (see above): check their permissions and run verify again", bad, total, rep.Variant)
+	}
+	sha := 0
+	for _, r := range rep.Files {
+		if r.Verified == pins.LevelSHA256 {
+			sha++
+		}
+	}
+	f.Infof("%d files of %s match the pins (%d by sha256, %d by size)", total, rep.Variant, sha, total-sha)
+	return nil
+}

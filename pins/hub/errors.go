@@ -1,0 +1,97 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Sentinel errors; every error of this package that fits one wraps it.
+var (
+	ErrUnauthorized = errors.New("unauthorized")           // 401
+	ErrGated        = errors.New("gated repository")       // 403 GatedRepo, or 403 from the endpoint
+	ErrNotFound     = errors.New("not found")              // 404
+	ErrOffline      = errors.New("offline mode")           // HF_HUB_OFFLINE and a file is missing
+	ErrNotHub       = errors.New("not a Hugging Face hub") // no X-Repo-Commit
+	ErrMismatch     = errors.New("mismatch")               // size, digest or commit differ from the pin
+	ErrBadResponse  = errors.New("bad response")           // a 200 for a range, a wrong Content-Range, a short body
+	ErrExpired      = errors.New("download URL expired")   // 403 from the signed data URL
+	ErrNoSpace      = errors.New("not enough disk space")
+	ErrLocked       = errors.New("locked by another fetch")
+)
+
+// StatusError is an HTTP answer the client could not use.
+type StatusError struct {
+	Method  string
+	URL     string // without its query, which may carry a signature
+	Status  int
+	Code    string // X-Error-Code
+	Message string // X-Error-Message
+	Repo    string
+	// TokenSource says where the token came from ("HF_TOKEN", a file), or
+	// "" when none was sent.
+	TokenSource string
+	RetryAfter  time.Duration
+}
+
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("hub: %s %s: %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	if e.Code != "" {
+		msg += " (" + e.Code + ")"
+	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg + e.advice()
+}
+
+// advice says what to do next for the statuses a user can act on.
+func (e *StatusError) advice() string {
+	tok := "no token was sent; set HF_TOKEN to a token with read access"
+	if e.TokenSource != "" {
+		tok = "the token from " + e.TokenSource + " was refused or lacks read access"
+	}
+	switch errors.Unwrap(e) {
+	case ErrUnauthorized:
+		return "; the repository is private, gated or missing, or " + tok
+	case ErrGated:
+		return fmt.Sprintf("; %s is gated: accept its terms at https://huggingface.co/%s while logged in, then set HF_TOKEN to a token of that account (%s)", e.Repo, e.Repo, tok)
+	case ErrNotFound:
+		return "; check the repository, the pinned revision and --endpoint"
+	}
+	return ""
+}
+
+// Unwrap maps the status to a sentinel.
+func (e *StatusError) Unwrap() error {
+	switch {
+	case e.Status == http.StatusUnauthorized:
+		return ErrUnauthorized
+	case e.Status == http.StatusForbidden && e.Code == "GatedRepo":
+		return ErrGated
+	case e.Status == http.StatusForbidden && e.Method == "GET" && e.Code == "":
+		return ErrExpired
+	case e.Status == http.StatusForbidden:
+		return ErrGated
+	case e.Status == http.StatusNotFound:
+		return ErrNotFound
+	}
+	return nil
+}
+
+// retryable reports whether a status is worth another try.
+func retryable(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+}
+
+// redact drops the query (signatures) from a URL for messages.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(bad URL)"
+	}
+	p.RawQuery, p.User = "", nil
+	return p.String()
+}
