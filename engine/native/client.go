@@ -1,0 +1,471 @@
+package native
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxChunk is the most PCM bytes the client hands over in one call.
+const MaxChunk = 32 << 10
+
+// Defaults of the busy retry: the server may answer 503 for a moment after a
+// cancelled synthesis.
+const (
+	DefaultBusyRetry   = 50 * time.Millisecond
+	DefaultBusyTimeout = 10 * time.Second
+)
+
+// AudioFunc receives PCM: whole little-endian 16-bit samples, at most
+// MaxChunk bytes. The slice is valid only during the call.
+type AudioFunc func(pcm []byte) error
+
+// Result describes a finished synthesis.
+type Result struct {
+	FinishReason     string        // stop, length or silence
+	LongFormSegments string        // X-Long-Form-Segments as sent, or ""
+	Bytes            int64         // PCM bytes delivered
+	BusyRetries      int           // 503 answers retried
+	FirstAudio       time.Duration // from the call to the first audio
+	Total            time.Duration // from the call to the end
+}
+
+// Client speaks the native server's HTTP contract on a raw connection: it
+// writes the request, reads the status, headers, chunked body and trailer
+// itself, and closes the connection when the context is cancelled. One
+// connection serves one request. A Client is safe for concurrent use.
+type Client struct {
+	Addr        string        // host:port of the server
+	BusyRetry   time.Duration // pause between 503 retries; 0 means 50 ms
+	BusyTimeout time.Duration // give up retrying after this; 0 means 10 s
+	Dialer      net.Dialer
+}
+
+// NewClient returns a client of the server at addr with the default retry.
+func NewClient(addr string) *Client { return &Client{Addr: addr} }
+
+// Synthesize sends req and hands the PCM to fn as it arrives (see Open and
+// Stream.Next), returning the result once the reply is complete.
+func (c *Client) Synthesize(ctx context.Context, req *SpeechRequest, fn AudioFunc) (*Result, error) {
+	st, err := c.Open(ctx, req)
+	if err != nil {
+		return st.resultOrEmpty(), err
+	}
+	defer st.Close()
+	for {
+		p, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			return st.Result(), nil
+		}
+		if err != nil {
+			return st.Result(), err
+		}
+		if err := fn(p); err != nil {
+			return st.Result(), err
+		}
+	}
+}
+
+// Open sends req and returns once the server accepted it: after a 200 and,
+// for a whole WAV, its header. A 503 is retried every BusyRetry for up to
+// BusyTimeout; a 400 is ErrInvalid in the server's words. Cancelling ctx
+// closes the connection, which is how the server learns of the cancel. The
+// caller must Close the stream.
+func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("native: encode request: %w", err)
+	}
+	start := time.Now()
+	deadline := start.Add(c.busyTimeout())
+	retries := 0
+	for {
+		st, err := c.openOnce(ctx, body, req.ResponseFormat)
+		if err == nil {
+			st.start, st.res.BusyRetries = start, retries
+			return st, nil
+		}
+		if !errors.Is(err, ErrBusy) || time.Now().Add(c.busyRetry()).After(deadline) {
+			return nil, err
+		}
+		retries++
+		if err := sleepCtx(ctx, c.busyRetry()); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (c *Client) openOnce(ctx context.Context, body []byte, format string) (*Stream, error) {
+	conn, resp, err := c.roundTrip(ctx, "POST", SpeechPath, body)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{ctx: ctx, conn: conn, resp: resp, body: resp.body, buf: make([]byte, MaxChunk)}
+	st.stop = context.AfterFunc(ctx, func() { conn.Close() })
+	if format == "" || format == FormatWAV {
+		info, err := ReadWAVHeader(resp.body)
+		if err != nil {
+			st.Close()
+			if !errors.Is(err, ErrTruncated) {
+				err = fmt.Errorf("%w: %w", ErrProtocol, err)
+			}
+			return nil, st.wrap(fmt.Errorf("native: reply: %w", err))
+		}
+		st.body = &exactReader{r: io.LimitReader(resp.body, info.DataSize), left: info.DataSize}
+	}
+	return st, nil
+}
+
+// Stream is one accepted synthesis: PCM comes from Next.
+type Stream struct {
+	ctx     context.Context
+	conn    net.Conn
+	resp    *response
+	body    io.Reader
+	buf     []byte
+	carry   int // an odd byte kept for the next call
+	pending byte
+	stop    func() bool
+	start   time.Time
+	res     Result
+	done    bool
+	err     error
+}
+
+// Next returns the next PCM: whole samples, at most MaxChunk bytes, valid
+// until the next call. After the last it returns io.EOF, with Result
+// filled; any other error means the audio is incomplete.
+func (s *Stream) Next() ([]byte, error) {
+	if s.done || s.err != nil {
+		return nil, s.final()
+	}
+	if s.carry > 0 {
+		s.buf[0] = s.pending
+	}
+	for {
+		n, err := s.body.Read(s.buf[s.carry:])
+		n += s.carry
+		whole := n &^ 1
+		s.carry = n - whole
+		if whole > 0 {
+			s.deliver(whole)
+			if err != nil && !errors.Is(err, io.EOF) {
+				s.err = s.wrap(errTruncatedOr(err))
+			}
+			return s.buf[:whole], nil
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, s.end()
+		}
+		if err != nil {
+			s.err = s.wrap(errTruncatedOr(err))
+			return nil, s.err
+		}
+	}
+}
+
+// deliver accounts for whole bytes about to be returned and keeps an odd
+// trailing byte for the next call (it is copied to the front then).
+func (s *Stream) deliver(whole int) {
+	if s.res.Bytes == 0 {
+		s.res.FirstAudio = time.Since(s.start)
+	}
+	s.res.Bytes += int64(whole)
+	if s.carry > 0 {
+		s.pending = s.buf[whole]
+	}
+}
+
+func (s *Stream) end() error {
+	if s.carry != 0 {
+		s.err = fmt.Errorf("%w: odd byte count: the PCM ends inside a sample", ErrProtocol)
+		return s.err
+	}
+	s.done = true
+	if err := s.resp.finish(&s.res); err != nil {
+		s.err = err
+		return err
+	}
+	s.res.Total = time.Since(s.start)
+	return io.EOF
+}
+
+func (s *Stream) final() error {
+	if s.err != nil {
+		return s.err
+	}
+	return io.EOF
+}
+
+// wrap reports a cancel as the context's error rather than a broken reply.
+func (s *Stream) wrap(err error) error {
+	if s.ctx.Err() != nil {
+		return fmt.Errorf("native: synthesis cancelled: %w", s.ctx.Err())
+	}
+	return err
+}
+
+// Result returns the result so far; complete after Next returned io.EOF.
+func (s *Stream) Result() *Result {
+	r := s.res
+	return &r
+}
+
+func (s *Stream) resultOrEmpty() *Result {
+	if s == nil {
+		return &Result{}
+	}
+	return s.Result()
+}
+
+// Header returns a header of the reply, such as X-Long-Form-Segments when
+// the server sent it before the audio.
+func (s *Stream) Header(key string) string { return s.resp.header.Get(key) }
+
+// Close closes the connection; closing before io.EOF cancels the synthesis.
+func (s *Stream) Close() error {
+	s.stop()
+	return s.conn.Close()
+}
+
+// Health asks the server's health route; nil means it answered 200.
+func (c *Client) Health(ctx context.Context) error {
+	conn, _, err := c.roundTrip(ctx, "GET", HealthPath, nil)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+func (c *Client) busyRetry() time.Duration {
+	if c.BusyRetry > 0 {
+		return c.BusyRetry
+	}
+	return DefaultBusyRetry
+}
+
+func (c *Client) busyTimeout() time.Duration {
+	if c.BusyTimeout > 0 {
+		return c.BusyTimeout
+	}
+	return DefaultBusyTimeout
+}
+
+// response is a parsed status line and header with the body still on r.
+type response struct {
+	code   int
+	header textproto.MIMEHeader
+	r      *bufio.Reader
+	body   io.Reader
+	chunks *chunkedReader
+}
+
+// roundTrip dials, writes one request and reads the status and header. A
+// status other than 200 is returned as a *StatusError after reading its
+// body; the connection is then closed.
+func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte) (net.Conn, *response, error) {
+	conn, err := c.Dialer.DialContext(ctx, "tcp", c.Addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("native: %s %s: %w", method, path, ctx.Err())
+		}
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Addr, err)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	resp, err := c.exchange(conn, method, path, body)
+	if err == nil && resp.code != 200 {
+		err = resp.statusError()
+	}
+	if err != nil {
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("native: %s %s: %w", method, path, ctx.Err())
+		}
+		return nil, nil, err
+	}
+	return conn, resp, nil
+}
+
+func (c *Client) exchange(conn net.Conn, method, path string, body []byte) (*response, error) {
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nTE: trailers\r\nConnection: close\r\n", method, path, c.Addr)
+	if body != nil {
+		fmt.Fprintf(&req, "Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
+	}
+	req.WriteString("\r\n")
+	req.Write(body)
+	if _, err := conn.Write(req.Bytes()); err != nil {
+		return nil, fmt.Errorf("%w: %s %s: write request: %v", ErrUnreachable, method, path, err)
+	}
+	return readResponse(bufio.NewReaderSize(conn, 64<<10))
+}
+
+func readResponse(r *bufio.Reader) (*response, error) {
+	tp := textproto.NewReader(r)
+	line, err := tp.ReadLine()
+	if err != nil {
+		return nil, fmt.Errorf("%w: no status line: %v", ErrServer, err)
+	}
+	proto, status, ok := strings.Cut(line, " ")
+	code, cerr := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
+	if !ok || !strings.HasPrefix(proto, "HTTP/1.") || cerr != nil {
+		return nil, fmt.Errorf("%w: status line %q", ErrProtocol, line)
+	}
+	h, err := tp.ReadMIMEHeader()
+	if err != nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrProtocol, err)
+	}
+	resp := &response{code: code, header: h, r: r}
+	return resp, resp.setBody()
+}
+
+func (resp *response) setBody() error {
+	if strings.EqualFold(resp.header.Get("Transfer-Encoding"), "chunked") {
+		resp.chunks = newChunkedReader(resp.r)
+		resp.body = resp.chunks
+		return nil
+	}
+	if cl := resp.header.Get("Content-Length"); cl != "" {
+		n, err := strconv.ParseInt(cl, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: Content-Length %q", ErrProtocol, cl)
+		}
+		resp.body = &exactReader{r: io.LimitReader(resp.r, n), left: n}
+		return nil
+	}
+	resp.body = resp.r
+	return nil
+}
+
+// statusError reads a short error body and returns the server's words,
+// taken from a JSON {"error": ...} body when there is one.
+func (resp *response) statusError() error {
+	b, _ := io.ReadAll(io.LimitReader(resp.body, 8<<10))
+	return &StatusError{Code: resp.code, Message: serverWords(b)}
+}
+
+func serverWords(b []byte) string {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &v) == nil && len(v.Error) > 0 {
+		var s string
+		if json.Unmarshal(v.Error, &s) == nil {
+			return s
+		}
+		var m struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(v.Error, &m) == nil && m.Message != "" {
+			return m.Message
+		}
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "(no message)"
+	}
+	return s
+}
+
+func (resp *response) finish(res *Result) error {
+	get := func(k string) string {
+		if resp.chunks != nil && resp.chunks.trailer.Get(k) != "" {
+			return resp.chunks.trailer.Get(k)
+		}
+		return resp.header.Get(k)
+	}
+	res.FinishReason = get(HeaderFinishReason)
+	res.LongFormSegments = get(HeaderLongFormSegments)
+	if res.FinishReason == "" {
+		res.FinishReason = FinishStop
+	}
+	if !ValidFinishReason(res.FinishReason) {
+		return fmt.Errorf("%w: %s: want stop, length or silence, got %q", ErrProtocol, HeaderFinishReason, res.FinishReason)
+	}
+	if _, _, err := ParseLongFormSegments(res.LongFormSegments); err != nil {
+		return err
+	}
+	return nil
+}
+
+// errTruncatedOr maps an early end of the body to ErrTruncated.
+func errTruncatedOr(err error) error {
+	if errors.Is(err, ErrTruncated) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	return err
+}
+
+// exactReader is a length-limited body that fails with ErrTruncated when the
+// connection ends before the announced length.
+type exactReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.left == 0 {
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	e.left -= int64(n)
+	if err == io.EOF && e.left > 0 {
+		return n, fmt.Errorf("%w: %d bytes missing from the body", ErrTruncated, e.left)
+	}
+	if err != nil && err != io.EOF {
+		return n, fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	return n, err
+}
+
+// ParseLongFormSegments parses X-Long-Form-Segments, "N;S2,S3,...": the
+// number of segments and the first frame of each segment after the first.
+// An empty value is zero segments.
+func ParseLongFormSegments(v string) (n int, starts []int, err error) {
+	if v == "" {
+		return 0, nil, nil
+	}
+	bad := func() (int, []int, error) {
+		return 0, nil, fmt.Errorf("%w: %s: want N;S2,S3,..., got %q", ErrProtocol, HeaderLongFormSegments, v)
+	}
+	head, rest, _ := strings.Cut(v, ";")
+	n, err = strconv.Atoi(strings.TrimSpace(head))
+	if err != nil || n < 1 {
+		return bad()
+	}
+	for _, s := range strings.Split(rest, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		x, err := strconv.Atoi(s)
+		if err != nil || x < 0 {
+			return bad()
+		}
+		starts = append(starts, x)
+	}
+	if len(starts) != n-1 {
+		return bad()
+	}
+	return n, starts, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("native: synthesis cancelled: %w", ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}

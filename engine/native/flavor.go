@@ -1,0 +1,106 @@
+package native
+
+import (
+	"strconv"
+)
+
+// Flavor is one build of the native engine: its binaries, the argument
+// shapes of its server and its voice encoder, and what it supports. The
+// argument shapes beyond the flags named in the deployment notes are defined
+// here and nowhere else (see docs/native.md).
+type Flavor struct {
+	Name         string // "cuda" or "metal"
+	GOOS         string // the only OS the build runs on
+	ServerBinary string // default file name of the server binary
+	EncodeBinary string // default file name of the voice encoder
+	MaxFrames    int    // the most max_frames the server accepts
+	References   bool   // references accepted in a request
+	LongForm     bool   // long form available
+	VoiceFormat  string // format of the files in --voices
+	// AlwaysGuidance: the build always serves with classifier-free guidance.
+	AlwaysGuidance bool
+}
+
+// The two builds.
+var (
+	CUDA = &Flavor{
+		Name: "cuda", GOOS: "linux",
+		ServerBinary: "tensorfold-native", EncodeBinary: "tensorfold-native",
+		MaxFrames: 1024, References: true, LongForm: true,
+		VoiceFormat: "drama3-voice/1",
+	}
+	Metal = &Flavor{
+		Name: "metal", GOOS: "darwin",
+		ServerBinary: "drama3-generate", EncodeBinary: "drama3-generate",
+		MaxFrames: 8190, VoiceFormat: "drama3-http-voice/1",
+		AlwaysGuidance: true,
+	}
+)
+
+// ServeOptions are the settings turned into the server's flags.
+type ServeOptions struct {
+	Port         int
+	Model        string // directory of the variant's weights
+	Codec        string // path of codec.pth
+	Variant      string // full, nvfp4 or macos
+	MaxFrames    int    // 0: the flavor's default (1024 on CUDA, 8190 on Metal)
+	Voices       string // voices directory, or ""
+	DefaultVoice string
+	LongForm     bool // CUDA only
+	NoGuidance   bool // serve nvfp4 without --cfg-gamma 1.5 --cfg-batched
+	Extra        []string
+}
+
+// Guidance reports whether the server runs with classifier-free guidance:
+// always on Metal, for nvfp4 on CUDA unless turned off.
+func (f *Flavor) Guidance(o ServeOptions) bool {
+	return f.AlwaysGuidance || (o.Variant == "nvfp4" && !o.NoGuidance)
+}
+
+// ServeArgs returns the server's arguments. CUDA:
+//
+//	serve --port P --parallel 1 --prompt-cache-gib 0 --max-frames N
+//	      [--model DIR] [--codec PATH] [--voices DIR] [--default-voice ID]
+//	      [--long-form --long-form-chars 500 --long-form-history 1]
+//	      [--cfg-gamma 1.5 --cfg-batched]
+//
+// Metal: "--serve" in place of "serve --parallel 1 --prompt-cache-gib 0",
+// no long form, guidance always on.
+func (f *Flavor) ServeArgs(o ServeOptions) []string {
+	frames := o.MaxFrames
+	if frames == 0 {
+		frames = f.MaxFrames
+	}
+	var a []string
+	if f == Metal {
+		a = []string{"--serve", "--port", strconv.Itoa(o.Port)}
+	} else {
+		a = []string{"serve", "--port", strconv.Itoa(o.Port), "--parallel", "1", "--prompt-cache-gib", "0"}
+	}
+	a = append(a, "--max-frames", strconv.Itoa(frames))
+	a = appendIf(a, o.Model != "", "--model", o.Model)
+	a = appendIf(a, o.Codec != "", "--codec", o.Codec)
+	a = appendIf(a, o.Voices != "", "--voices", o.Voices)
+	a = appendIf(a, o.DefaultVoice != "", "--default-voice", o.DefaultVoice)
+	a = appendIf(a, f.LongForm && o.LongForm, "--long-form", "--long-form-chars", "500", "--long-form-history", "1")
+	a = appendIf(a, f.Guidance(o), "--cfg-gamma", "1.5", "--cfg-batched")
+	return append(a, o.Extra...)
+}
+
+// EncodeArgs returns the voice encoder's arguments for one clip. CUDA:
+// "voice encode --codec CODEC --audio CLIP --out OUT"; Metal:
+// "--codec CODEC --ref-audio CLIP --encode OUT". Either writes a codes file
+// (see ReadCodes) at OUT.
+func (f *Flavor) EncodeArgs(codec, clip, out string) []string {
+	if f == Metal {
+		return []string{"--codec", codec, "--ref-audio", clip, "--encode", out}
+	}
+	return []string{"voice", "encode", "--codec", codec, "--audio", clip, "--out", out}
+}
+
+func appendIf(a []string, ok bool, v ...string) []string {
+	if ok {
+		return append(a, v...)
+	}
+	return a
+}
