@@ -119,7 +119,6 @@ func TestServerWords(t *testing.T) {
 	}
 }
 
-
 func TestParseLongFormSegments(t *testing.T) {
 	for in, want := range map[string]int{"": 0, "1;": 1, "3;100,200": 3, " 2 ; 7 ": 2} {
 		n, _, err := native.ParseLongFormSegments(in)
