@@ -1,0 +1,111 @@
+package voices
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ReadFile reads and checks the voice file at name, like Parse; errors name
+// the file. A file larger than MaxFileSize is refused before it is read.
+func ReadFile(name string, opts *Options) (*Voice, error) {
+	data, err := readLimited(name)
+	if err != nil {
+		return nil, err
+	}
+	return parseNamed(name, data, opts)
+}
+
+// readLimited reads a file of at most MaxFileSize bytes.
+func readLimited(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("voices: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("voices: read %s: %w", name, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, &FieldError{File: name, Offset: -1, Err: fmt.Errorf("%w: want at most %d bytes, got more", ErrTooLarge, MaxFileSize)}
+	}
+	return data, nil
+}
+
+// WriteFile writes v canonically to name, atomically, with v.FileMode():
+// 0600 for a clone. It returns the hex sha256 of the bytes written.
+func WriteFile(name string, v *Voice, opts *Options) (string, error) {
+	data, err := Marshal(v, opts)
+	if err != nil {
+		return "", err
+	}
+	if err := WriteAtomic(name, data, v.FileMode()); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// WriteAtomic writes data to name without ever leaving a partial file: it
+// writes a temporary file beside name, syncs it, sets perm, renames it over
+// name and syncs the directory. On error name is untouched.
+func WriteAtomic(name string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("voices: write %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name()) // best effort: the error below is what matters
+		}
+	}()
+	if err = writeSynced(tmp, data, perm); err != nil {
+		return fmt.Errorf("voices: write %s: %w", name, err)
+	}
+	if err = os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("voices: write %s: %w", name, err)
+	}
+	return syncDir(dir)
+}
+
+func writeSynced(f *os.File, data []byte, perm fs.FileMode) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("voices: sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("voices: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// FileSHA256 returns the hex sha256 of data, the digest a voice file is
+// pinned by.
+func FileSHA256(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
