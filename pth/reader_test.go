@@ -1,0 +1,153 @@
+package pth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"testing"
+)
+
+type manifestTensor struct {
+	Name   string  `json:"name"`
+	DType  string  `json:"dtype"`
+	Shape  []int64 `json:"shape"`
+	SHA256 string  `json:"sha256"`
+}
+
+type manifestFile struct {
+	Format  string           `json:"format"`
+	Tensors []manifestTensor `json:"tensors"`
+}
+
+func loadManifest(t *testing.T) map[string]manifestFile {
+	t.Helper()
+	b, err := os.ReadFile("testdata/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]manifestFile{}
+	for k, v := range raw {
+		if k == "torch" {
+			continue
+		}
+		var f manifestFile
+		if err := json.Unmarshal(v, &f); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = f
+	}
+	return out
+}
+
+var torchDTypes = map[string]DType{
+	"f64": F64, "f32": F32, "f16": F16, "bf16": BF16, "f8_e4m3fn": F8E4M3, "f8_e5m2": F8E5M2,
+	"u16": U16, "i64": I64, "i32": I32, "i16": I16, "i8": I8, "u8": U8, "bool": Bool,
+}
+
+func tensorSHA(t *testing.T, x *Tensor) string {
+	t.Helper()
+	h := sha256.New()
+	if _, err := io.Copy(h, x.Open()); err != nil {
+		t.Fatalf("%s: %v", x.Name, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestFixturesMatchTorch reads every fixture made by torch and compares
+// each tensor's name, dtype, shape and the sha256 of its contiguous bytes
+// with what torch computed.
+func TestFixturesMatchTorch(t *testing.T) {
+	for file, want := range loadManifest(t) {
+		t.Run(file, func(t *testing.T) {
+			r, err := OpenReader("testdata/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if string(r.Format) != want.Format {
+				t.Errorf("format: want %s, got %s", want.Format, r.Format)
+			}
+			got := StripPrefix(r.Tensors, "generator.")
+			if len(got) != len(want.Tensors) {
+				t.Fatalf("tensors: want %d, got %d", len(want.Tensors), len(got))
+			}
+			for i, w := range want.Tensors {
+				g := got[i]
+				if g.Name != w.Name || g.DType != torchDTypes[w.DType] || !slices.Equal(g.Shape, w.Shape) {
+					t.Errorf("tensor %d: want %s %s %v, got %s %s %v", i, w.Name, w.DType, w.Shape, g.Name, g.DType, g.Shape)
+				}
+				if s := tensorSHA(t, g); s != w.SHA256 {
+					t.Errorf("%s: sha256 want %s, got %s", w.Name, w.SHA256, s)
+				}
+			}
+		})
+	}
+}
+
+func TestReaderMetadata(t *testing.T) {
+	r, err := OpenReader("testdata/dtypes.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Prefix != "dtypes" || r.Version != 3 || r.ByteOrder != "little" || r.Format != FormatZip {
+		t.Errorf("got prefix %q version %d byteorder %q format %s", r.Prefix, r.Version, r.ByteOrder, r.Format)
+	}
+	base, same, cols := r.Tensor("base"), r.Tensor("same"), r.Tensor("view_cols")
+	if base.Storage != same.Storage || base.Storage != cols.Storage {
+		t.Error("views of one storage do not share it")
+	}
+	if !base.Contiguous() || cols.Contiguous() || r.Tensor("transposed").Contiguous() {
+		t.Error("contiguity misreported")
+	}
+	if s := r.Tensor("scalar"); len(s.Shape) != 0 || s.Numel() != 1 || s.Len() != 4 {
+		t.Errorf("0-d tensor: shape %v numel %d", s.Shape, s.Numel())
+	}
+	if e := r.Tensor("empty"); e.Numel() != 0 || e.Len() != 0 {
+		t.Errorf("empty tensor: numel %d", e.Numel())
+	}
+	g, err := OpenReader("testdata/generator.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if g.Container != "state_dict" || !slices.Equal(g.Skipped, nil) {
+		t.Errorf("container %q skipped %v", g.Container, g.Skipped)
+	}
+}
+
+func TestReadAtPartial(t *testing.T) {
+	r, err := OpenReader("testdata/dtypes.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, name := range []string{"base", "transposed", "step", "broadcast", "view_cols"} {
+		x := r.Tensor(name)
+		whole := make([]byte, x.Len())
+		if _, err := x.ReadAt(whole, 0); err != nil {
+			t.Fatal(err)
+		}
+		// Unaligned pieces must agree with the whole.
+		for off := int64(0); off < x.Len(); off += 7 {
+			p := make([]byte, 5)
+			n, err := x.ReadAt(p, off)
+			if err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+			if string(p[:n]) != string(whole[off:off+int64(n)]) {
+				t.Fatalf("%s at %d: want % x, got % x", name, off, whole[off:off+int64(n)], p[:n])
+			}
+		}
+		if _, err := x.ReadAt(make([]byte, 1), x.Len()); err != io.EOF {
+			t.Errorf("%s: read at end: want EOF, got %v", name, err)
+		}
+	}
+}
