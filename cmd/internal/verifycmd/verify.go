@@ -94,7 +94,7 @@ func run(ctx context.Context, opts *Options) error {
 	if err := printReport(f, rep); err != nil {
 		return err
 	}
-	return outcome(f, rep)
+	return outcome(f, p, rep)
 }
 
 func printReport(f *cmdutil.Factory, rep *pins.Report) error {
@@ -131,13 +131,20 @@ func detail(r pins.Result) string {
 	return ""
 }
 
-func outcome(f *cmdutil.Factory, rep *pins.Report) error {
+func repairHint(p *pins.Pins) string {
+	if p.Repo == "" {
+		return "restore them from where they came from"
+	}
+	return fmt.Sprintf("run `drama fetch --variant %s` to repair them", p.Variant)
+}
+
+func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report) error {
 	total := len(rep.Files)
 	bad := total - rep.Count(pins.StatusOK)
 	switch {
 	case rep.Mismatched():
-		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): run `drama fetch --variant %s` to repair them",
-			bad, total, rep.Variant, rep.Variant))
+		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): %s",
+			bad, total, rep.Variant, repairHint(p)))
 	case bad > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (see above): check their permissions and run verify again", bad, total, rep.Variant)
 	}
