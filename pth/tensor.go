@@ -27,7 +27,8 @@ type Tensor struct {
 	Stride       []int64 // in elements
 	Offset       int64   // storage offset, in elements
 	RequiresGrad bool
-	Storage      *Storage
+	Storage      *Storage // nil for a folded weight
+	fold         *fold
 }
 
 // maxGatherSpan bounds the storage bytes read at once to gather a
@@ -85,9 +86,12 @@ func (t *Tensor) ReadAt(p []byte, off int64) (int, error) {
 		p = p[:rest]
 	}
 	var err error
-	if t.Contiguous() {
+	switch {
+	case t.fold != nil:
+		err = t.fold.readAt(p, off)
+	case t.Contiguous():
 		err = t.readRun(p, t.FileOffset()+off)
-	} else {
+	default:
 		err = t.gather(p, off)
 	}
 	if err != nil {
