@@ -1,0 +1,87 @@
+package pinscmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+)
+
+func execute(t *testing.T, cmd *cobra.Command, args string) error {
+	t.Helper()
+	cmd.SetArgs(strings.Fields(args))
+	cmd.SetOut(&strings.Builder{})
+	cmd.SetErr(&strings.Builder{})
+	return cmd.Execute()
+}
+
+func TestMakeFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *MakeOptions
+	runF := func(_ context.Context, o *MakeOptions) error { got = o; return nil }
+	if err := execute(t, NewCmdMake(f, runF), "dir -o out.json --repo a/b --serve-flag=--x --serve-flag=1 --memory-gib 2.5 --local"); err != nil {
+		t.Fatal(err)
+	}
+	if got.Dir != "dir" || got.Output != "out.json" || got.Repo != "a/b" || strings.Join(got.ServeFlags, " ") != "--x 1" || got.MemoryGiB != 2.5 || !got.Local {
+		t.Fatalf("%+v", got)
+	}
+	if err := execute(t, NewCmdMake(f, runF), "dir"); err == nil || !strings.Contains(err.Error(), "-o FILE is required") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := execute(t, NewCmdMake(f, runF), ""); err == nil {
+		t.Fatal("no DIR accepted")
+	}
+}
+
+func TestDiffAndShowFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var d *DiffOptions
+	if err := execute(t, NewCmdDiff(f, func(_ context.Context, o *DiffOptions) error { d = o; return nil }), "full nvfp4"); err != nil || d.A != "full" || d.B != "nvfp4" {
+		t.Fatalf("%v %+v", err, d)
+	}
+	if err := execute(t, NewCmdDiff(f, nil), "full"); err == nil {
+		t.Fatal("one argument accepted")
+	}
+	var s *ShowOptions
+	if err := execute(t, NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), "--pins p.json"); err != nil || s.PinsFile != "p.json" {
+		t.Fatalf("%v %+v", err, s)
+	}
+}
+
+func TestMakeShowDiffRun(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "codec.pth"), []byte("codec"), 0o644)
+	os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("weights"), 0o644)
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	f.Global.Variant = "nvfp4"
+	outFile := filepath.Join(t.TempDir(), "p.json")
+	if err := runMake(context.Background(), &MakeOptions{F: f, Dir: dir, Output: outFile}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pins.ReadFile(outFile)
+	if err != nil || !p.Locked() || p.Repo != "plotarmordev/drama-3-NVFP4-Pruned" || len(p.Files) != 2 {
+		t.Fatalf("%v %+v", err, p)
+	}
+	if err := runShow(context.Background(), &ShowOptions{F: f, PinsFile: outFile}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "codec.pth\t5\t") {
+		t.Fatalf("show: %q", out.String())
+	}
+	out.Reset()
+	if err := runDiff(context.Background(), &DiffOptions{F: f, A: outFile, B: "nvfp4"}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "codec.pth\tremoved\t5\t-\nmodel.safetensors\tremoved\t7\t-\n" {
+		t.Fatalf("diff: %q", out.String())
+	}
+}
