@@ -1,0 +1,129 @@
+package clip
+
+import "math"
+
+// Resampler design: a Kaiser-windowed sinc low-pass at 95 % of the lower
+// Nyquist frequency with a transition band of 10 % of it, so the stop band
+// starts exactly at the lower Nyquist frequency and nothing above it folds
+// back. The window's beta gives about 90 dB of stop-band attenuation; the
+// pass band (up to 90 % of the lower Nyquist frequency) is flat to well under
+// 0.01 dB.
+const (
+	resampleCutoff     = 0.95 // cutoff / lower Nyquist
+	resampleTransition = 0.10 // transition width / lower Nyquist
+	resampleAtten      = 90.0 // stop-band attenuation, dB
+	maxPhases          = 4096 // filter phases kept in the table
+)
+
+// Resample returns x, sampled at from Hz, resampled to to Hz with a
+// windowed-sinc filter (see the design above). The output holds
+// ceil(len(x)*to/from) samples. For a ratio whose reduced numerator is over
+// 4096 the filter phase is rounded to the nearest 1/4096 of an input sample.
+func Resample(x []float32, from, to int) []float32 {
+	if from == to || len(x) == 0 {
+		return append([]float32(nil), x...)
+	}
+	g := gcd(from, to)
+	up, down := to/g, from/g
+	k := newKernel(from, to, min(up, maxPhases))
+	n := int((int64(len(x))*int64(up) + int64(down) - 1) / int64(down))
+	out := make([]float32, n)
+	for i := range out {
+		num := int64(i) * int64(down)
+		base := int(num / int64(up))
+		phase := int(num % int64(up))
+		if k.phases != up {
+			p := (int64(phase)*int64(k.phases) + int64(up)/2) / int64(up)
+			if p == int64(k.phases) {
+				p, base = 0, base+1
+			}
+			phase = int(p)
+		}
+		out[i] = k.apply(x, base, phase)
+	}
+	return out
+}
+
+// kernel is a table of filter phases: taps[p] holds the 2*half taps for an
+// output time p/phases of an input sample past the base sample.
+type kernel struct {
+	half   int
+	phases int
+	taps   [][]float32
+}
+
+func newKernel(from, to, phases int) *kernel {
+	nyq := float64(min(from, to)) / 2
+	fc := resampleCutoff * nyq / float64(from)     // cycles per input sample
+	tw := resampleTransition * nyq / float64(from) // cycles per input sample
+	length := (resampleAtten - 7.95) / (2.285 * 2 * math.Pi * tw)
+	half := int(math.Ceil(length/2)) + 1
+	beta := 0.1102 * (resampleAtten - 8.7)
+	k := &kernel{half: half, phases: phases, taps: make([][]float32, phases)}
+	i0b := besselI0(beta)
+	for p := range k.taps {
+		frac := float64(p) / float64(phases)
+		taps := make([]float64, 2*half)
+		var sum float64
+		for j := range taps {
+			t := float64(j-half+1) - frac // input sample minus output time
+			taps[j] = 2 * fc * sinc(2*fc*t) * besselI0(beta*math.Sqrt(max(0, 1-sq(t/float64(half))))) / i0b
+			sum += taps[j]
+		}
+		k.taps[p] = make([]float32, len(taps))
+		for j, v := range taps {
+			k.taps[p][j] = float32(v / sum)
+		}
+	}
+	return k
+}
+
+// apply filters around input sample base (taps cover base-half+1 .. base+half).
+func (k *kernel) apply(x []float32, base, phase int) float32 {
+	taps := k.taps[phase]
+	lo := base - k.half + 1
+	if lo >= 0 && lo+len(taps) <= len(x) {
+		var s float32
+		seg := x[lo : lo+len(taps)]
+		for j, t := range taps {
+			s += seg[j] * t
+		}
+		return s
+	}
+	var s float32
+	for j, t := range taps {
+		if i := lo + j; i >= 0 && i < len(x) {
+			s += x[i] * t
+		}
+	}
+	return s
+}
+
+func sinc(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	return math.Sin(math.Pi*x) / (math.Pi * x)
+}
+
+func sq(x float64) float64 { return x * x }
+
+// besselI0 is the modified Bessel function of the first kind, order zero.
+func besselI0(x float64) float64 {
+	sum, term := 1.0, 1.0
+	for k := 1; k < 200; k++ {
+		term *= sq(x / (2 * float64(k)))
+		sum += term
+		if term < sum*1e-17 {
+			break
+		}
+	}
+	return sum
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}

@@ -1,0 +1,333 @@
+package clip
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// WAV codings (the fmt chunk's format tag).
+const (
+	wavPCM        = 1
+	wavFloat      = 3
+	wavExtensible = 0xFFFE
+)
+
+// MaxDataBytes is the largest WAV data chunk read: 1 GiB, over an hour of
+// 48 kHz stereo float. Longer recordings must be cut first.
+const MaxDataBytes = 1 << 30
+
+// Audio is decoded audio: interleaved samples in [-1, 1] (float input may
+// exceed that range) at Rate frames a second.
+type Audio struct {
+	Rate     int       // sample frames a second
+	Channels int       // 1 or more
+	Coding   string    // e.g. "pcm16", "pcm24", "pcm32", "float32"
+	Data     []float32 // len(Data) = frames * Channels
+}
+
+// Frames returns the number of sample frames.
+func (a *Audio) Frames() int {
+	if a.Channels <= 0 {
+		return 0
+	}
+	return len(a.Data) / a.Channels
+}
+
+// Duration returns the length of the audio.
+func (a *Audio) Duration() time.Duration {
+	if a.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(a.Frames()) / float64(a.Rate) * float64(time.Second))
+}
+
+// Mono returns the mean of the channels.
+func (a *Audio) Mono() []float32 {
+	n, c := a.Frames(), a.Channels
+	if c == 1 {
+		return append([]float32(nil), a.Data[:n]...)
+	}
+	out := make([]float32, n)
+	inv := 1 / float32(c)
+	for i := range out {
+		var s float32
+		for _, v := range a.Data[i*c : i*c+c] {
+			s += v
+		}
+		out[i] = s * inv
+	}
+	return out
+}
+
+// wavFmt is the content of a fmt chunk.
+type wavFmt struct {
+	tag        uint16
+	channels   int
+	rate       int
+	blockAlign int
+	bits       int
+}
+
+// ReadWAV reads a whole RIFF/WAVE stream: PCM 16, 24 or 32-bit integer or
+// 32-bit float, any rate, any number of channels (WAVE_FORMAT_EXTENSIBLE
+// included). Other codings are refused with ErrUnsupported.
+func ReadWAV(r io.Reader) (*Audio, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxDataBytes+1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("clip: read WAV: %w", err)
+	}
+	return parseWAV(b)
+}
+
+// ReadWAVFile reads the WAV file at path; errors name the file.
+func ReadWAVFile(path string) (*Audio, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("clip: %w", err)
+	}
+	defer f.Close()
+	a, err := ReadWAV(f)
+	if fe, ok := err.(*FormatError); ok {
+		fe.Name = path
+	}
+	return a, err
+}
+
+func formatErr(off int64, field, format string, args ...any) error {
+	return &FormatError{Offset: off, Field: field, Msg: fmt.Sprintf(format, args...), Err: ErrFormat}
+}
+
+func unsupportedErr(off int64, field, format string, args ...any) error {
+	return &FormatError{Offset: off, Field: field, Msg: fmt.Sprintf(format, args...), Err: ErrUnsupported}
+}
+
+func parseWAV(b []byte) (*Audio, error) {
+	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
+		if len(b) >= 4 && string(b[0:4]) == "RF64" {
+			return nil, unsupportedErr(0, "riff", "RF64 (over 4 GiB) WAV is not read: cut the recording or decode it with ffmpeg")
+		}
+		return nil, formatErr(0, "riff", "want RIFF....WAVE header, got %q", head(b, 12))
+	}
+	var fm *wavFmt
+	off := int64(12)
+	for off+8 <= int64(len(b)) {
+		id := string(b[off : off+4])
+		size := int64(binary.LittleEndian.Uint32(b[off+4:]))
+		body := off + 8
+		switch id {
+		case "fmt ":
+			if body+size > int64(len(b)) {
+				return nil, formatErr(off, "fmt", "chunk of %d bytes runs past the end of the file (%d bytes)", size, len(b))
+			}
+			f, err := parseFmt(b[body:body+size], body)
+			if err != nil {
+				return nil, err
+			}
+			fm = f
+		case "data":
+			if fm == nil {
+				return nil, formatErr(off, "data", "data chunk before the fmt chunk")
+			}
+			return decodeData(b, body, size, fm)
+		}
+		off = body + size + size&1
+	}
+	if fm == nil {
+		return nil, formatErr(off, "fmt", "no fmt chunk")
+	}
+	return nil, formatErr(off, "data", "no data chunk")
+}
+
+func head(b []byte, n int) []byte {
+	if len(b) < n {
+		return b
+	}
+	return b[:n]
+}
+
+func parseFmt(c []byte, off int64) (*wavFmt, error) {
+	if len(c) < 16 {
+		return nil, formatErr(off, "fmt", "want at least 16 bytes, got %d", len(c))
+	}
+	f := &wavFmt{
+		tag:        binary.LittleEndian.Uint16(c[0:]),
+		channels:   int(binary.LittleEndian.Uint16(c[2:])),
+		rate:       int(binary.LittleEndian.Uint32(c[4:])),
+		blockAlign: int(binary.LittleEndian.Uint16(c[12:])),
+		bits:       int(binary.LittleEndian.Uint16(c[14:])),
+	}
+	if f.tag == wavExtensible {
+		if len(c) < 40 {
+			return nil, formatErr(off, "fmt.extensible", "want 40 bytes for WAVE_FORMAT_EXTENSIBLE, got %d", len(c))
+		}
+		f.tag = binary.LittleEndian.Uint16(c[24:]) // the sub-format GUID starts with the tag
+	}
+	return f, checkFmt(f, off)
+}
+
+func checkFmt(f *wavFmt, off int64) error {
+	switch {
+	case f.channels < 1:
+		return formatErr(off+2, "fmt.channels", "want at least 1 channel, got %d", f.channels)
+	case f.rate < 1000 || f.rate > 768000:
+		return formatErr(off+4, "fmt.sample_rate", "want 1000..768000 Hz, got %d", f.rate)
+	}
+	if _, err := codingName(f, off); err != nil {
+		return err
+	}
+	if want := f.channels * f.bits / 8; f.blockAlign != want {
+		return formatErr(off+12, "fmt.block_align", "want %d (channels x bytes per sample), got %d", want, f.blockAlign)
+	}
+	return nil
+}
+
+func codingName(f *wavFmt, off int64) (string, error) {
+	switch {
+	case f.tag == wavPCM && (f.bits == 16 || f.bits == 24 || f.bits == 32):
+		return fmt.Sprintf("pcm%d", f.bits), nil
+	case f.tag == wavFloat && f.bits == 32:
+		return "float32", nil
+	case f.tag == wavPCM || f.tag == wavFloat:
+		return "", unsupportedErr(off+14, "fmt.bits_per_sample", "%d-bit %s is not read (16, 24 or 32-bit PCM, or 32-bit float): convert it, e.g. with sox or ffmpeg", f.bits, tagName(f.tag))
+	}
+	return "", unsupportedErr(off, "fmt.audio_format", "coding %s is not read (PCM or IEEE float only): decode it with ffmpeg, or install ffmpeg so drama can", tagName(f.tag))
+}
+
+func tagName(tag uint16) string {
+	switch tag {
+	case wavPCM:
+		return "PCM"
+	case wavFloat:
+		return "IEEE float"
+	case 2:
+		return "0x0002 (Microsoft ADPCM)"
+	case 6:
+		return "0x0006 (A-law)"
+	case 7:
+		return "0x0007 (mu-law)"
+	case 0x55:
+		return "0x0055 (MP3)"
+	}
+	return fmt.Sprintf("0x%04X", tag)
+}
+
+// decodeData converts the data chunk. A size of 0 or 0xFFFFFFFF in a final
+// chunk (a stream whose writer could not seek back) means "to the end".
+func decodeData(b []byte, body, size int64, f *wavFmt) (*Audio, error) {
+	avail := int64(len(b)) - body
+	if size == 0xFFFFFFFF || (size == 0 && avail > 0) {
+		size = avail - avail%int64(f.blockAlign)
+	}
+	if size > MaxDataBytes {
+		return nil, unsupportedErr(body-4, "data.size", "%d bytes of audio is over the %d-byte limit: cut the recording", size, MaxDataBytes)
+	}
+	if size > avail {
+		return nil, formatErr(body-4, "data.size", "want %d bytes of audio, got %d: the file is truncated", size, avail)
+	}
+	if size%int64(f.blockAlign) != 0 {
+		return nil, formatErr(body-4, "data.size", "%d bytes is not a whole number of %d-byte sample frames", size, f.blockAlign)
+	}
+	name, _ := codingName(f, 0)
+	a := &Audio{Rate: f.rate, Channels: f.channels, Coding: name}
+	a.Data = convertSamples(b[body:body+size], f)
+	return a, nil
+}
+
+func convertSamples(d []byte, f *wavFmt) []float32 {
+	bps := f.bits / 8
+	out := make([]float32, len(d)/bps)
+	switch {
+	case f.tag == wavFloat:
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[i*4:]))
+		}
+	case bps == 2:
+		for i := range out {
+			out[i] = float32(int16(binary.LittleEndian.Uint16(d[i*2:]))) / (1 << 15)
+		}
+	case bps == 3:
+		for i := range out {
+			v := int32(uint32(d[i*3])<<8|uint32(d[i*3+1])<<16|uint32(d[i*3+2])<<24) >> 8
+			out[i] = float32(v) / (1 << 23)
+		}
+	default:
+		for i := range out {
+			out[i] = float32(float64(int32(binary.LittleEndian.Uint32(d[i*4:]))) / (1 << 31))
+		}
+	}
+	return out
+}
+
+// EncodeWAV returns mono 16-bit PCM WAV bytes of x at rate. Samples are
+// rounded to the nearest step and held to the 16-bit range.
+func EncodeWAV(x []float32, rate int) []byte {
+	var buf bytes.Buffer
+	n := len(x) * 2
+	buf.Grow(44 + n)
+	buf.WriteString("RIFF")
+	le32(&buf, uint32(36+n))
+	buf.WriteString("WAVEfmt ")
+	le32(&buf, 16)
+	le16(&buf, wavPCM)
+	le16(&buf, 1)
+	le32(&buf, uint32(rate))
+	le32(&buf, uint32(rate*2))
+	le16(&buf, 2)
+	le16(&buf, 16)
+	buf.WriteString("data")
+	le32(&buf, uint32(n))
+	s := make([]byte, n)
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(s[i*2:], uint16(toPCM16(v)))
+	}
+	buf.Write(s)
+	return buf.Bytes()
+}
+
+func toPCM16(v float32) int16 {
+	f := math.Round(float64(v) * (1 << 15))
+	return int16(max(-32768, min(32767, f)))
+}
+
+func le16(b *bytes.Buffer, v uint16) { b.Write(binary.LittleEndian.AppendUint16(nil, v)) }
+func le32(b *bytes.Buffer, v uint32) { b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+
+// WriteFileAtomic writes data to path through a temporary file beside it,
+// synced and then renamed, so path is never half written.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("clip: write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("clip: write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("clip: write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("clip: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("clip: write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("clip: write %s: %w", path, err)
+	}
+	ok = true
+	return nil
+}
