@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// BF16NaN is the bit pattern BF16FromF32 gives for every NaN.
-const BF16NaN uint16 = 0x7FC0
+// BF16NaN is the bit pattern BF16FromF32 gives for every NaN, as torch's
+// tensor cast on the CPU does.
+const BF16NaN uint16 = 0xFFFF
 
 // BF16FromF32 rounds f to bfloat16 (nearest, ties to even) and returns its bits.
 func BF16FromF32(f float32) uint16 {

@@ -133,16 +133,17 @@ func TestSpecialValues(t *testing.T) {
 		name      string
 		got, want uint32
 	}{
-		{"bf16 NaN", uint32(BF16FromF32(nan)), 0x7FC0},
-		{"bf16 -NaN", uint32(BF16FromF32(-nan)), 0x7FC0},
+		{"bf16 NaN", uint32(BF16FromF32(nan)), 0xFFFF},
+		{"bf16 -NaN", uint32(BF16FromF32(-nan)), 0xFFFF},
 		{"bf16 +Inf", uint32(BF16FromF32(inf)), 0x7F80},
 		{"bf16 -Inf", uint32(BF16FromF32(-inf)), 0xFF80},
 		{"bf16 max rounds up to Inf", uint32(BF16FromF32(math.MaxFloat32)), 0x7F80},
 		{"bf16 1.0", uint32(BF16FromF32(1)), 0x3F80},
 		{"bf16 tie to even down", uint32(BF16FromF32(math.Float32frombits(0x3F808000))), 0x3F80},
 		{"bf16 tie to even up", uint32(BF16FromF32(math.Float32frombits(0x3F818000))), 0x3F82},
-		{"f16 NaN", uint32(F16FromF32(nan)), 0x7E00},
-		{"f16 -NaN", uint32(F16FromF32(float32(math.Copysign(math.NaN(), -1)))), 0xFE00},
+		{"f16 NaN", uint32(F16FromF32(math.Float32frombits(0x7FC00000))), 0x7E00},
+		{"f16 -NaN", uint32(F16FromF32(math.Float32frombits(0xFF800001))), 0xFE00},
+		{"f16 NaN payload", uint32(F16FromF32(math.Float32frombits(0x7F810000))), 0x7E08},
 		{"f16 65520 to Inf", uint32(F16FromF32(65520)), 0x7C00},
 		{"f16 65519 to max", uint32(F16FromF32(65519)), 0x7BFF},
 		{"e4m3 NaN", uint32(E4M3FromF32(nan)), 0x7F},
@@ -217,6 +218,7 @@ func TestE2M1Rounding(t *testing.T) {
 		{1, 2}, {1.25, 2}, {next(1.25), 3}, {prev(1.75), 3}, {1.75, 4}, {2.5, 4},
 		{next(2.5), 5}, {prev(3.5), 5}, {3.5, 6}, {5, 6}, {next(5), 7}, {6, 7}, {100, 7},
 		{-0.1, 8}, {-0.25, 8}, {-0.75, 0xA}, {-5, 0xE}, {-6.5, 0xF},
+		{float32(math.NaN()), 7}, {float32(math.Inf(1)), 7}, {float32(math.Inf(-1)), 0xF},
 	}
 	for _, tt := range tests {
 		if got := E2M1FromF32(tt.in); got != tt.want {

@@ -18,14 +18,16 @@ var negZero = func() float32 { var z float32; return -z }()
 // E2M1FromF32 rounds y to E2M1: nearest with ties to the even code (0.25 to 0,
 // 0.75 to 1, 1.25 to 1, 1.75 to 2, 2.5 to 2, 3.5 to 4, 5 to 4), magnitudes
 // above 5 to 6. The sign bit is set when y < 0, so -0.0 gives 0x0 and -0.1
-// gives 0x8. NaN gives 0x0; callers reject NaN input before quantizing.
+// gives 0x8. NaN gives 0x7, as a sorted search of the rounding bounds places
+// it (this is the code PyTorch references give to the 0/0 of a block whose
+// scale underflows to zero).
 func E2M1FromF32(y float32) uint8 {
 	a := y
 	if a < 0 {
 		a = -a
 	}
-	c := b2u(a > 0.25) + b2u(a >= 0.75) + b2u(a > 1.25) + b2u(a >= 1.75) +
-		b2u(a > 2.5) + b2u(a >= 3.5) + b2u(a > 5)
+	c := 7 - b2u(a <= 0.25) - b2u(a < 0.75) - b2u(a <= 1.25) - b2u(a < 1.75) -
+		b2u(a <= 2.5) - b2u(a < 3.5) - b2u(a <= 5)
 	return c | b2u(y < 0)<<3
 }
 

@@ -8,11 +8,12 @@ import (
 )
 
 // F16FromF32 rounds f to IEEE binary16 (nearest, ties to even) and returns
-// its bits. NaN becomes sign|0x7E00, as torch's .half() on the CPU gives.
+// its bits. A NaN stays a quiet NaN with its sign and the top of its
+// payload (sign|0x7E00|payload>>13), as torch's .half() on the CPU gives.
 func F16FromF32(f float32) uint16 {
 	u := math.Float32bits(f)
 	if u&0x7FFFFFFF > 0x7F800000 {
-		return uint16(u>>16)&0x8000 | 0x7E00
+		return uint16(u>>16)&0x8000 | 0x7E00 | uint16(u&0x7FFFFF>>13)
 	}
 	return float16.Fromfloat32(f).Bits()
 }

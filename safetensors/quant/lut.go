@@ -1,0 +1,96 @@
+package quant
+
+import "github.com/drama-tts/drama/safetensors/dtype"
+
+// QuantizeBlockFP8 quantizes a block-FP8 matrix straight to NVFP4 with the
+// global scale global, giving the same bytes as Dequantize followed by
+// QuantizeNVFP4 at a fraction of the cost. Inside one 128 x 128 block every
+// element's value depends only on its byte, so a 16-block's scale depends
+// only on its largest byte m, and each element's code only on (byte, m): the
+// kernel builds one small code table per (block, m) seen and then quantizes
+// by table lookup. src must be valid (see BlockFP8.Validate); src.Cols must
+// be a multiple of 16.
+func QuantizeBlockFP8(q *NVFP4, src *BlockFP8, global float32, bf16 bool) {
+	q.Global = global
+	k := &lutKernel{src: src, q: q, global: global, sixG: 6 * global, bf16: bf16}
+	_, bc := BlockDims(src.Rows, src.Cols)
+	k.tables = make([]codeTable, bc*128)
+	k.vals = make([][128]float32, bc)
+	for r := range src.Rows {
+		if r%FP8Block == 0 {
+			k.startBand(r)
+		}
+		k.row(r)
+	}
+}
+
+// codeTable maps an FP8 byte to its E2M1 code for one (block, largest byte).
+type codeTable struct {
+	ready bool
+	scale uint8
+	code  [256]uint8
+}
+
+type lutKernel struct {
+	src          *BlockFP8
+	q            *NVFP4
+	global, sixG float32
+	bf16         bool
+	tables       []codeTable    // per block column, per largest byte
+	vals         [][128]float32 // per block column: value of each magnitude byte
+}
+
+// startBand resets the tables for the row band starting at row r.
+func (k *lutKernel) startBand(r int) {
+	for i := range k.tables {
+		k.tables[i].ready = false
+	}
+	for bcol := range k.vals {
+		s := k.src.scale(r, bcol*FP8Block)
+		for m := range 128 {
+			v := dtype.E4M3ToF32(uint8(m)) * s
+			if k.bf16 {
+				v = dtype.RoundBF16(v)
+			}
+			k.vals[bcol][m] = v
+		}
+	}
+}
+
+// table returns the code table of block column bcol for largest byte m.
+func (k *lutKernel) table(bcol int, m uint8) *codeTable {
+	t := &k.tables[bcol*128+int(m)]
+	if t.ready {
+		return t
+	}
+	vals := &k.vals[bcol]
+	var div float32
+	t.scale, div = blockScale(vals[m], k.sixG, k.global)
+	for b := range int(m) + 1 {
+		y := vals[b] / div
+		t.code[b] = dtype.E2M1FromF32(y)
+		t.code[b|0x80] = dtype.E2M1FromF32(-y)
+	}
+	t.ready = true
+	return t
+}
+
+func (k *lutKernel) row(r int) {
+	cols := k.src.Cols
+	w := k.src.Weight[r*cols : (r+1)*cols]
+	packed := k.q.Packed[r*cols/2 : (r+1)*cols/2]
+	scales := k.q.Scales[r*cols/GroupSize : (r+1)*cols/GroupSize]
+	for g := range cols / GroupSize {
+		blk := w[g*GroupSize : (g+1)*GroupSize : (g+1)*GroupSize]
+		var m uint8
+		for _, b := range blk {
+			m = max(m, b&0x7F)
+		}
+		t := k.table(g*GroupSize/FP8Block, m)
+		scales[g] = t.scale
+		out := packed[g*GroupSize/2 : (g+1)*GroupSize/2 : (g+1)*GroupSize/2]
+		for i := range out {
+			out[i] = t.code[blk[2*i]] | t.code[blk[2*i+1]]<<4
+		}
+	}
+}
