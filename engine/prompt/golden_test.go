@@ -1,0 +1,77 @@
+package prompt
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGolden requires the ids of Hugging Face's tokenizers (Rust, 0.23.2)
+// for every corpus string, exactly.
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		tok  func(testing.TB) *Tokenizer
+	}{
+		{"golden-qwen3.jsonl", qwen},
+		{"golden-drama.jsonl", drama},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			tok := tc.tok(t)
+			cases := readGolden(t, tc.file)
+			if len(cases) < 3000 {
+				t.Fatalf("corpus has %d strings, want at least 3000", len(cases))
+			}
+			bad := 0
+			for i, c := range cases {
+				got, err := tok.Encode(c.Text)
+				if err != nil {
+					t.Errorf("line %d %q: %v", i+1, c.Text, err)
+					continue
+				}
+				if !slices.Equal(got, c.IDs) {
+					if bad++; bad <= 20 {
+						t.Errorf("line %d %q:\n got %v\nwant %v", i+1, c.Text, got, c.IDs)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d strings differ", bad, len(cases))
+			}
+		})
+	}
+}
+
+// TestGoldenTokens runs the golden corpus through EncodeTokens (sugarme's
+// pipeline) and checks its ids and that its offsets stay inside the text and
+// in order.
+func TestGoldenTokens(t *testing.T) {
+	tok := qwen(t)
+	cases := readGolden(t, "golden-qwen3.jsonl")
+	if testing.Short() {
+		cases = cases[:500]
+	}
+	bad := 0
+	for i, c := range cases {
+		toks, err := tok.EncodeTokens(c.Text)
+		if err != nil {
+			t.Fatalf("line %d %q: %v", i+1, c.Text, err)
+		}
+		ids := make([]int, len(toks))
+		last := 0
+		for j, k := range toks {
+			ids[j] = k.ID
+			if k.Start < last || k.End < k.Start || k.End > len(c.Text) {
+				t.Errorf("line %d %q: token %d %q has offsets [%d,%d) after %d", i+1, c.Text, j, k.Value, k.Start, k.End, last)
+			}
+			last = k.Start
+		}
+		if !slices.Equal(ids, c.IDs) {
+			if bad++; bad <= 10 {
+				t.Errorf("line %d %q:\n got %v\nwant %v", i+1, c.Text, ids, c.IDs)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d strings differ", bad, len(cases))
+	}
+}
