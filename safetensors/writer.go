@@ -229,7 +229,7 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 			}
 		})
 	}
-	feed(ctx, next, l.fillOrder())
+	feed(ctx, next, len(l.Tensors))
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return err
@@ -237,20 +237,11 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 	return nil
 }
 
-// fillOrder hands out the largest tensors first, which keeps every worker
-// busy to the end; ties keep file order.
-func (l *Layout) fillOrder() []int {
-	order := make([]int, len(l.Tensors))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return l.Tensors[order[a]].Size > l.Tensors[order[b]].Size })
-	return order
-}
-
-func feed(ctx context.Context, next chan<- int, order []int) {
+// feed hands out tensors in file order, so a Source that produces several
+// neighbouring tensors together holds few results at a time.
+func feed(ctx context.Context, next chan<- int, n int) {
 	defer close(next)
-	for _, i := range order {
+	for i := range n {
 		select {
 		case next <- i:
 		case <-ctx.Done():
