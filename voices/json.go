@@ -19,6 +19,10 @@ type parser struct {
 // maxDepth bounds the nesting of skipped values.
 const maxDepth = 64
 
+// maxKeys bounds the keys of an object kept for checking; a voice object has
+// at most seven, so any beyond are unknown fields and already reported.
+const maxKeys = 64
+
 func (p *parser) fail(field string, sentinel error, format string, args ...any) error {
 	return &FieldError{Offset: int64(p.pos), Field: field, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)}
 }
@@ -85,6 +89,7 @@ func (p *parser) object(field string, fn func(key string, off int64) error) ([]k
 		return nil, err
 	}
 	var keys []keyAt
+	seen := map[string]bool{}
 	if p.peek() == '}' {
 		p.pos++
 		return keys, nil
@@ -98,12 +103,13 @@ func (p *parser) object(field string, fn func(key string, off int64) error) ([]k
 		if err != nil {
 			return keys, err
 		}
-		for _, k := range keys {
-			if k.name == key {
-				return keys, &FieldError{Offset: off, Field: join(field, key), Err: fmt.Errorf("%w: %q appears twice", ErrDuplicate, key)}
-			}
+		if seen[key] {
+			return keys, &FieldError{Offset: off, Field: join(field, key), Err: fmt.Errorf("%w: %q appears twice", ErrDuplicate, key)}
 		}
-		keys = append(keys, keyAt{key, off})
+		seen[key] = true
+		if len(keys) < maxKeys {
+			keys = append(keys, keyAt{key, off})
+		}
 		if err := p.expect(join(field, key), ':', "':'"); err != nil {
 			return keys, err
 		}
