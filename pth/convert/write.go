@@ -1,0 +1,165 @@
+package convert
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/drama-tts/drama/safetensors"
+)
+
+// Write converts into path. It writes a temporary file beside path: the
+// tensors at their planned offsets by several workers with pwrite while
+// another goroutine hashes the source, then the header with the digest, then
+// syncs the file and renames it over path. On any error, or when ctx is
+// cancelled, the temporary file is removed and path is untouched.
+func (p *Plan) Write(ctx context.Context, path string) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Truncate(p.Layout.Size); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hashed := make(chan hashResult, 1)
+	go func() { hashed <- hashFile(ctx, p.src, p.size) }()
+	if err := p.fill(ctx, cancel, f); err != nil {
+		return err
+	}
+	h := <-hashed
+	if h.err != nil {
+		return h.err
+	}
+	if err := p.writeHeader(f, h.sum); err != nil {
+		return err
+	}
+	return commit(f, path)
+}
+
+// fill writes every tensor, largest first, with the plan's workers.
+func (p *Plan) fill(ctx context.Context, cancel context.CancelCauseFunc, f *os.File) error {
+	order := make([]int, len(p.Layout.Tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p.Layout.Tensors[order[a]].Size > p.Layout.Tensors[order[b]].Size })
+	workers := p.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(order), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				pt := &p.Layout.Tensors[i]
+				if err := p.writeTensor(ctx, pt.Index, f, pt.Offset); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	feed(ctx, next, order)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+func feed(ctx context.Context, next chan<- int, order []int) {
+	defer close(next)
+	for _, i := range order {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// writeHeader re-plans the header with the source digest (a fixed-length
+// string, so every offset stays) and writes it at the start of f.
+func (p *Plan) writeHeader(f *os.File, sum string) error {
+	l, err := safetensors.Plan(p.headers(), p.metadata(sum))
+	if err != nil {
+		return err
+	}
+	if len(l.Header) != len(p.Layout.Header) {
+		return fmt.Errorf("convert: header length changed: want %d, got %d", len(p.Layout.Header), len(l.Header))
+	}
+	p.Layout = l
+	if _, err := f.WriteAt(l.Header, 0); err != nil {
+		return fmt.Errorf("convert: write header: %w", err)
+	}
+	return nil
+}
+
+// commit syncs and closes f, renames it to path and syncs the directory.
+func commit(f *os.File, path string) error {
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("convert: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("convert: close %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("convert: rename into %s: %w", path, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+type hashResult struct {
+	sum string
+	err error
+}
+
+// hashFile returns the sha256 of the first size bytes of r.
+func hashFile(ctx context.Context, r io.ReaderAt, size int64) hashResult {
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < size; off += int64(len(buf)) {
+		if err := ctx.Err(); err != nil {
+			return hashResult{err: context.Cause(ctx)}
+		}
+		n := min(int64(len(buf)), size-off)
+		if _, err := r.ReadAt(buf[:n], off); err != nil {
+			return hashResult{err: fmt.Errorf("convert: hash source: %w", err)}
+		}
+		h.Write(buf[:n])
+	}
+	return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
+}
+
+func (p *Plan) progress(n int64) {
+	if p.opts.Progress == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	p.opts.Progress(p.done, p.Layout.DataSize())
+}
