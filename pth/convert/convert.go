@@ -2,8 +2,8 @@ package convert
 
 import (
 	"context"
-		"encoding/binary"
-		"errors"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
