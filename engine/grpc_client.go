@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/drama-tts/drama/engine/enginepb"
+)
+
+// grpcClient is an Engine reached over the engine gRPC service.
+type grpcClient struct {
+	c pb.EngineClient
+}
+
+// NewGRPCClient returns an Engine that calls the engine service on conn.
+// The host package uses it through go-plugin; tests may use it directly.
+func NewGRPCClient(conn grpc.ClientConnInterface) Engine {
+	return &grpcClient{c: pb.NewEngineClient(conn)}
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+func (c *grpcClient) Describe(ctx context.Context) (Description, error) {
+	d, err := c.c.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return Description{}, fromStatus(ctx, "describe", err)
+	}
+	return descriptionFromPB(d), nil
+}
+
+// Start relays lifecycle events until the plugin's stream ends. A stream
+// that ends without a ready event is an engine failure.
+func (c *grpcClient) Start(ctx context.Context, req StartRequest, events func(LifecycleEvent)) error {
+	stream, err := c.c.Start(ctx, startToPB(req))
+	if err != nil {
+		return fromStatus(ctx, "start", err)
+	}
+	ready := false
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			if !ready {
+				return Errorf(KindFailed, "start: the plugin ended the start without a ready event")
+			}
+			return nil
+		}
+		if err != nil {
+			return fromStatus(ctx, "start", err)
+		}
+		e := eventFromPB(ev)
+		ready = e.Phase == PhaseReady
+		if events != nil {
+			events(e)
+		}
+	}
+}
+
+func (c *grpcClient) Health(ctx context.Context) (Health, error) {
+	h, err := c.c.Health(ctx, &pb.HealthRequest{})
+	if err != nil {
+		return Health{}, fromStatus(ctx, "health", err)
+	}
+	return healthFromPB(h), nil
+}
+
+func (c *grpcClient) Stop(ctx context.Context, req StopRequest) (StopResult, error) {
+	r, err := c.c.Stop(ctx, &pb.StopRequest{GraceMs: req.Grace.Milliseconds()})
+	if err != nil {
+		return StopResult{}, fromStatus(ctx, "stop", err)
+	}
+	return stopResultFromPB(r), nil
+}
+
+func (c *grpcClient) Voices(ctx context.Context) ([]Voice, error) {
+	r, err := c.c.Voices(ctx, &pb.VoicesRequest{})
+	if err != nil {
+		return nil, fromStatus(ctx, "voices", err)
+	}
+	return voicesFromPB(r), nil
+}
+
+// Synthesize opens the stream and waits for its header, so that errors
+// before the audio (invalid input, busy, not ready) come back here.
+func (c *grpcClient) Synthesize(ctx context.Context, req SynthesisRequest) (AudioStream, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	stream, err := c.c.Synthesize(sctx, synthesisToPB(req))
+	if err != nil {
+		cancel()
+		return nil, fromStatus(ctx, "synthesize", err)
+	}
+	ev, err := stream.Recv()
+	if err != nil {
+		cancel()
+		if errors.Is(err, io.EOF) {
+			return nil, Errorf(KindFailed, "synthesize: the plugin ended the stream before the audio header")
+		}
+		return nil, fromStatus(ctx, "synthesize", err)
+	}
+	h := ev.GetHeader()
+	if h == nil {
+		cancel()
+		return nil, Errorf(KindFailed, "synthesize: first event: want audio header, got %T", ev.GetEvent())
+	}
+	return &clientStream{ctx: ctx, stream: stream, cancel: cancel, header: headerFromPB(h)}, nil
+}
+
+// clientStream is the host's view of a Synthesize stream.
+type clientStream struct {
+	ctx    context.Context
+	stream pb.Engine_SynthesizeClient
+	cancel context.CancelFunc
+	header AudioHeader
+	final  Final
+	done   bool
+	err    error
+}
+
+func (s *clientStream) Header() AudioHeader { return s.header }
+func (s *clientStream) Final() Final        { return s.final }
+
+// Next returns the next chunk; io.EOF only after a final event followed by a
+// clean end of the stream.
+func (s *clientStream) Next() ([]byte, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	ev, err := s.stream.Recv()
+	switch {
+	case errors.Is(err, io.EOF):
+		s.err = Errorf(KindFailed, "synthesize: the plugin ended the stream without a final event")
+		return nil, s.err
+	case err != nil:
+		s.err = fromStatus(s.ctx, "synthesize", err)
+		return nil, s.err
+	}
+	switch e := ev.GetEvent().(type) {
+	case *pb.SynthesisEvent_Audio:
+		return e.Audio.GetPcm(), nil
+	case *pb.SynthesisEvent_Final:
+		return nil, s.finish(e.Final)
+	}
+	s.err = Errorf(KindFailed, "synthesize: want audio or final event, got %T", ev.GetEvent())
+	return nil, s.err
+}
+
+// finish records the final event and checks that the stream ends cleanly
+// after it.
+func (s *clientStream) finish(f *pb.Final) error {
+	if _, err := s.stream.Recv(); !errors.Is(err, io.EOF) {
+		if err == nil {
+			s.err = Errorf(KindFailed, "synthesize: events after the final event")
+		} else {
+			s.err = fromStatus(s.ctx, "synthesize", err)
+		}
+		return s.err
+	}
+	s.final = finalFromPB(f)
+	s.done = true
+	return io.EOF
+}
+
+func (s *clientStream) Close() error {
+	s.cancel()
+	return nil
+}
+
+// Encode relays progress and collects the clips.
+func (c *grpcClient) Encode(ctx context.Context, req EncodeRequest, progress func(EncodeProgress)) ([]EncodedClip, error) {
+	stream, err := c.c.Encode(ctx, encodeToPB(req))
+	if err != nil {
+		return nil, fromStatus(ctx, "encode", err)
+	}
+	var out []EncodedClip
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fromStatus(ctx, "encode", err)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *pb.EncodeEvent_Progress:
+			if progress != nil {
+				progress(progressFromPB(e.Progress))
+			}
+		case *pb.EncodeEvent_Clip:
+			out = append(out, encodedFromPB(e.Clip))
+		}
+	}
+	if len(out) != len(req.Clips) {
+		return nil, Errorf(KindFailed, "encode: want %d clips back, got %d", len(req.Clips), len(out))
+	}
+	return out, nil
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// PluginName is the name under which a plugin binary offers its engine.
+const PluginName = "engine"
+
+// MaxMessage is the largest gRPC message either side accepts: 64 MiB, well
+// above gRPC's 4 MiB default, so clips and long reference lists fit.
+const MaxMessage = 64 << 20
+
+// Handshake is the go-plugin handshake shared by drama and every engine
+// plugin. The cookie only keeps a plugin binary from being run by hand by
+// mistake; it is not a secret.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  APIVersion,
+	MagicCookieKey:   "DRAMA_ENGINE_PLUGIN",
+	MagicCookieValue: "8f3d2b7c1e6a4f09b5d8c3a2e1f7064b",
+}
+
+// Plugin is the go-plugin glue for an Engine: the host sets no Impl and
+// dispenses an Engine; a plugin sets Impl to the engine it serves.
+type Plugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl Engine
+}
+
+// GRPCServer registers the engine service for p.Impl.
+func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	registerEngine(s, p.Impl)
+	return nil
+}
+
+// GRPCClient returns an Engine over conn.
+func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return NewGRPCClient(conn), nil
+}
+
+// VersionedPlugins returns the plugin sets by API version, with impl
+// served (nil on the host side).
+func VersionedPlugins(impl Engine) map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{APIVersion: {PluginName: &Plugin{Impl: impl}}}
+}
+
+// ServerOptions are the gRPC server options a plugin serves with: message
+// limits raised to MaxMessage.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage)}
+}
+
+// DialOptions are the gRPC dial options the host uses: message limits
+// raised to MaxMessage.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(
+		grpc.MaxCallRecvMsgSize(MaxMessage), grpc.MaxCallSendMsgSize(MaxMessage))}
+}
+
+// NewLogger returns the logger a plugin should use: hclog JSON on stderr,
+// which the host turns into structured log lines. A plugin never writes to
+// stdout: the go-plugin handshake lives there.
+func NewLogger(name string) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, JSONFormat: true, Level: hclog.Info})
+}
+
+// stopGrace bounds the Stop a plugin makes on its way out.
+const stopGrace = 10 * time.Second
+
+// Serve runs impl as an engine plugin; call it from a plugin's main. It
+// returns when the host has shut the plugin down, after stopping impl.
+//
+// The plugin also ends, stopping impl first, when its parent dies: it
+// asks the kernel for SIGTERM on its parent's death where the OS can
+// (Linux), watches its parent process on every OS, and treats SIGTERM as
+// a request to stop.
+func Serve(impl Engine) {
+	logger := NewLogger("engine")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		watchParent(ctx, hostPID(), parentPoll)
+		logger.Warn("parent process gone: stopping the engine")
+		shutdown(impl, logger, 0)
+	}()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-sigs; ok {
+			logger.Info("SIGTERM: stopping the engine")
+			shutdown(impl, logger, 0)
+		}
+	}()
+	setParentDeathSignal(logger)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: VersionedPlugins(impl),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, ServerOptions()...)...)
+		},
+		Logger: logger,
+	})
+	signal.Stop(sigs)
+	stopImpl(impl, logger)
+}
+
+// shutdown stops impl and exits the process.
+func shutdown(impl Engine, logger hclog.Logger, code int) {
+	stopImpl(impl, logger)
+	os.Exit(code)
+}
+
+func stopImpl(impl Engine, logger hclog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace+2*time.Second)
+	defer cancel()
+	if _, err := impl.Stop(ctx, StopRequest{Grace: stopGrace}); err != nil {
+		logger.Error("stop on exit", "error", err)
+	}
+}
+
+// HostPIDEnv is the variable in which the host gives a plugin its pid, so a
+// plugin whose host died before it could look is not fooled by the process
+// it was handed to.
+const HostPIDEnv = "DRAMA_HOST_PID"
+
+// hostPID returns the pid of the host: $DRAMA_HOST_PID when set, else the
+// parent's pid.
+func hostPID() int {
+	if v, err := strconv.Atoi(os.Getenv(HostPIDEnv)); err == nil && v > 0 {
+		return v
+	}
+	return os.Getppid()
+}
+
+// parentPoll is how often the parent watcher looks.
+const parentPoll = 250 * time.Millisecond
+
+// watchParent returns when the process's parent is no longer ppid (it died
+// and the process was re-parented) or ctx ends.
+func watchParent(ctx context.Context, ppid int, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if os.Getppid() != ppid {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
