@@ -83,12 +83,7 @@ func (k *kernel) apply(x []float32, base, phase int) float32 {
 	taps := k.taps[phase]
 	lo := base - k.half + 1
 	if lo >= 0 && lo+len(taps) <= len(x) {
-		var s float32
-		seg := x[lo : lo+len(taps)]
-		for j, t := range taps {
-			s += seg[j] * t
-		}
-		return s
+		return dot(x[lo:lo+len(taps)], taps)
 	}
 	var s float32
 	for j, t := range taps {
@@ -97,6 +92,24 @@ func (k *kernel) apply(x []float32, base, phase int) float32 {
 		}
 	}
 	return s
+}
+
+// dot returns the dot product of a and b (len(a) == len(b)), four
+// products at a time.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func sinc(x float64) float64 {
