@@ -1,0 +1,4 @@
+package native
+
+// ProcIdentity exposes procIdentity to the tests.
+var ProcIdentity = procIdentity

@@ -1,0 +1,38 @@
+package native_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// standinBin is the stand-in binary built for the tests that need a real
+// engine process.
+var standinBin string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperMain())
+	}
+	dir, err := os.MkdirTemp("", "native-test-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	standinBin = filepath.Join(dir, "tensorfold-standin")
+	build := exec.Command("go", "build", "-o", standinBin, "github.com/drama-tts/drama/engine/native/standin/cmd/tensorfold-standin")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the stand-in:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// helperEnv makes the test binary act as a supervisor that launches the
+// stand-in and prints its pid, for the parent-death tests.
+const helperEnv = "NATIVE_TEST_HELPER"

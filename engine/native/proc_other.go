@@ -1,0 +1,20 @@
+//go:build !linux && !darwin
+
+package native
+
+import "syscall"
+
+const supported = false
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+func procIdentity(pid int) (string, uint64, error) { return "", 0, ErrUnsupported }
+
+func signalGroup(pgid int, sig syscall.Signal) error { return ErrUnsupported }
+
+func sameExe(recorded, running string) bool { return false }
+
+var (
+	sigTerm = syscall.Signal(15)
+	sigKill = syscall.Signal(9)
+)
