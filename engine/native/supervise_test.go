@@ -173,5 +173,4 @@ func alive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil
 }
 
-
 func fault(name string) string { return standin.EnvFault + "=" + name }
