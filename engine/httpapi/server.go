@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/voices"
+)
+
+// Status is what GET /ready reports while the engine is not serving.
+type Status struct {
+	Phase    string  `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed
+	Progress float64 `json:"progress,omitempty"` // 0..1 while loading
+	Message  string  `json:"message,omitempty"`
+	Ready    bool    `json:"ready"`
+	Restarts int     `json:"restarts"`
+}
+
+// StatusSource reports the engine's state. The supervisor implements it.
+type StatusSource interface {
+	Status() Status
+}
+
+// FailureReporter is told when a synthesis finds the engine failed, so the
+// engine can be restarted. The supervisor implements it.
+type FailureReporter interface {
+	EngineFailed(err error)
+}
+
+// Config configures a Server.
+type Config struct {
+	Engine engine.Engine // required
+	// Caps are the engine's capabilities (from Describe).
+	Caps engine.Capabilities
+	// Model is the id listed by GET /v1/models, e.g. "drama-3-nvfp4".
+	Model string
+	// MaxQueue is how many requests may wait for the engine (default 32).
+	MaxQueue int
+	// QueueTimeout is the longest a request waits in the queue (default 5 min).
+	QueueTimeout time.Duration
+	// BusyRetry is how long the engine's busy answer is retried (default 10 s).
+	BusyRetry time.Duration
+	// Status reports readiness; nil means always ready.
+	Status StatusSource
+	// Failures is told about engine failures; may be nil.
+	Failures FailureReporter
+	// Voices lists the cloned voices of the root and handles cloning; may
+	// be nil (only the engine's voices then).
+	Voices VoiceStore
+	// VoiceOptions are the transcript rules for references.
+	VoiceOptions *voices.Options
+	// FFmpeg is the ffmpeg binary for mp3, opus, flac and aac; empty
+	// offers wav and pcm only.
+	FFmpeg string
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API. Create it with New; it is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	caps    engine.Capabilities
+	queue   *queue
+	metrics *metrics
+	log     *slog.Logger
+
+	voicesMu     sync.Mutex
+	engineVoices map[string]string // voice id -> origin
+	voicesAt     time.Time
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = 32
+	}
+	if cfg.QueueTimeout <= 0 {
+		cfg.QueueTimeout = 5 * time.Minute
+	}
+	if cfg.BusyRetry <= 0 {
+		cfg.BusyRetry = 10 * time.Second
+	}
+	if cfg.Model == "" {
+		cfg.Model = "drama-3"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, caps: cfg.Caps, queue: newQueue(cfg.MaxQueue), log: log}
+	s.metrics = newMetrics(s.queue.depth)
+	return s
+}
+
+// Handler returns the API's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/audio/speech", s.handleSpeech)
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /v1/voices", s.handleListVoices)
+	mux.HandleFunc("POST /v1/voices", s.handleCreateVoice)
+	mux.HandleFunc("DELETE /v1/voices/{id}", s.handleDeleteVoice)
+	mux.HandleFunc("GET /health", s.handleHealth)
+	mux.HandleFunc("GET /ready", s.handleReady)
+	mux.HandleFunc("GET /metrics", s.metrics.serve)
+	return s.withRequestID(mux)
+}
+
+// EngineRestarted counts a restart of the engine in the metrics.
+func (s *Server) EngineRestarted() { s.metrics.restarts.Add(1) }
+
+// QueueDepth is the number of requests waiting for the engine.
+func (s *Server) QueueDepth() int { return s.queue.depth() }
+
+type ctxKey struct{}
+
+// withRequestID gives every request an id, echoed as X-Request-Id (a
+// client's own X-Request-Id is kept when it is short and printable).
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !printableID(id) {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = "req_" + hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
+	})
+}
+
+func printableID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if c < '!' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKey{}).(string)
+	return id
+}
+
+func (s *Server) status() Status {
+	if s.cfg.Status == nil {
+		return Status{Phase: "ready", Ready: true}
+	}
+	return s.cfg.Status.Status()
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
+	st := s.status()
+	code := http.StatusOK
+	if !st.Ready {
+		code = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, code, st)
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
+		{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0},
+	}})
+}
