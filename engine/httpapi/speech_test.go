@@ -149,7 +149,10 @@ func TestBadRequests(t *testing.T) {
 			resp := post(t, ts.URL, tt.body)
 			defer resp.Body.Close()
 			var e struct {
-				Error struct{ Message, Type, Code string; Param *string }
+				Error struct {
+					Message, Type, Code string
+					Param               *string
+				}
 			}
 			json.NewDecoder(resp.Body).Decode(&e)
 			if resp.StatusCode != 400 || e.Error.Message == "" || e.Error.Type != "invalid_request_error" {
