@@ -44,8 +44,9 @@ type Options struct {
 	StripPrefix    string         // see pth.StripPrefix; empty keeps names
 	Drop           *regexp.Regexp // drop tensors whose (stripped) name matches
 	Workers        int            // 0 means GOMAXPROCS
-	// Progress, when set, is called with the output data bytes written.
-	Progress func(done, total int64)
+	// Progress, when set, is called with the number of output bytes just
+	// written, from several goroutines at once.
+	Progress func(n int64)
 }
 
 // Item is one output tensor and where its bytes come from.
@@ -64,9 +65,6 @@ type Plan struct {
 	src     io.ReaderAt
 	size    int64
 	name    string
-
-	mu   sync.Mutex
-	done int64
 }
 
 // New plans the conversion of r's tensors. src and size give the checkpoint
@@ -207,7 +205,9 @@ func (p *Plan) writeTensor(ctx context.Context, i int, w io.WriterAt, at int64) 
 		if _, err := w.WriteAt(dst, at+e*out); err != nil {
 			return fmt.Errorf("convert: write tensor %q: %w", t.Name, err)
 		}
-		p.progress(int64(len(dst)))
+		if p.opts.Progress != nil {
+			p.opts.Progress(int64(len(dst)))
+		}
 	}
 	return nil
 }

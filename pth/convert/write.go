@@ -153,13 +153,3 @@ func hashFile(ctx context.Context, r io.ReaderAt, size int64) hashResult {
 	}
 	return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
 }
-
-func (p *Plan) progress(n int64) {
-	if p.opts.Progress == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done += n
-	p.opts.Progress(p.done, p.Layout.DataSize())
-}

@@ -5,11 +5,15 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
+	"github.com/drama-tts/drama/cmd/internal/pthcmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
+	"github.com/drama-tts/drama/cmd/internal/voicecmd"
 )
 
 // addCommands adds every command group to root: one line per group.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
 	root.AddCommand(pinscmd.NewCmd(f))
+	root.AddCommand(pthcmd.NewCmd(f))
+	root.AddCommand(voicecmd.NewCmd(f))
 }

@@ -1,0 +1,176 @@
+package pthcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pth"
+	"github.com/drama-tts/drama/safetensors"
+)
+
+const testdata = "../../../pth/testdata/"
+
+func execute(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(&strings.Builder{})
+	cmd.SetErr(&strings.Builder{})
+	return cmd.Execute()
+}
+
+func TestConvertFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *ConvertOptions
+	runF := func(_ context.Context, o *ConvertOptions) error { got = o; return nil }
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+		check   func(*ConvertOptions) bool
+	}{
+		{[]string{"in.pth", "-o", "out.st"}, "", func(o *ConvertOptions) bool {
+			return o.File == "in.pth" && o.Output == "out.st" && o.DType == "keep" && o.StripPrefix == "generator." && !o.FoldWeightNorm
+		}},
+		{[]string{"in.pth", "--output=o", "--dtype", "bf16", "--fold-weight-norm", "--strip-prefix", "", "--drop", "^disc", "--workers", "3", "--force"}, "", func(o *ConvertOptions) bool {
+			return o.DType == "bf16" && o.FoldWeightNorm && o.StripPrefix == "" && o.Drop == "^disc" && o.Workers == 3 && o.Force
+		}},
+		{[]string{"in.pth"}, "-o OUT.safetensors is required", nil},
+		{[]string{"in.pth", "-o", "x", "--dtype", "f8"}, `--dtype "f8"`, nil},
+		{[]string{"in.pth", "-o", "x", "--drop", "("}, "--drop", nil},
+		{[]string{"in.pth", "-o", "x", "--workers", "-1"}, "--workers", nil},
+		{[]string{"-o", "x"}, "accepts 1 arg", nil},
+	} {
+		got = nil
+		err := execute(NewCmdConvert(f, runF), tc.args...)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: want error %q, got %v", tc.args, tc.wantErr, err)
+			}
+			continue
+		}
+		if err != nil || got == nil || !tc.check(got) {
+			t.Errorf("%v: err %v, options %+v", tc.args, err, got)
+		}
+	}
+	var fe *cmdutil.FlagError
+	if err := execute(NewCmdConvert(f, runF), "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
+		t.Errorf("bad --dtype: want a usage error, got %T", err)
+	}
+}
+
+func TestInspectFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *InspectOptions
+	if err := execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "codec.pth"); err != nil || got.File != "codec.pth" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if err := execute(NewCmdInspect(f, nil)); err == nil {
+		t.Error("no FILE accepted")
+	}
+}
+
+func TestInspectText(t *testing.T) {
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	if err := runInspect(context.Background(), &InspectOptions{F: f, File: testdata + "dtypes.pth"}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"format:   zip (archive prefix \"dtypes\", version 3)", "tensors:  23 in 16 storages", "F8_E4M3 x1", "not the Drama codec", "\ntransposed\tF32\t[6, 4]\n", "\nscalar\tF32\t[]\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestInspectJSON(t *testing.T) {
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.JSON = true
+	if err := runInspect(context.Background(), &InspectOptions{F: f, File: testdata + "generator.pth"}); err != nil {
+		t.Fatal(err)
+	}
+	var s Summary
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Format != pth.FormatZip || s.Container != "state_dict" || s.TensorCount != 5 || s.Tensors[0].Name != "generator.a" || s.DTypes["F32"] != 3 {
+		t.Errorf("%+v", s)
+	}
+}
+
+func TestInspectBadFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pth")
+	os.WriteFile(bad, []byte("PYTORCH1 and more"), 0o644)
+	ios, _, _, _ := cmdutil.Test()
+	err := runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), File: bad})
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !errors.Is(err, pth.ErrFormat) {
+		t.Errorf("want exit 3 wrapping ErrFormat, got %d: %v", cmdutil.ExitCode(err), err)
+	}
+	err = runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), File: filepath.Join(dir, "none.pth")})
+	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: want exit 1, got %d: %v", cmdutil.ExitCode(err), err)
+	}
+}
+
+func TestConvertRun(t *testing.T) {
+	ios, _, out, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.JSON = true
+	dst := filepath.Join(t.TempDir(), "wn.safetensors")
+	opts := &ConvertOptions{F: f, File: testdata + "wn.pth", Output: dst, DType: "f16", FoldWeightNorm: true, Drop: `^alpha$`}
+	if err := runConvert(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	var res ConvertResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.Tensors != 8 || res.Folded != 4 || len(res.Dropped) != 1 || len(res.SourceSHA256) != 64 || errOut.Len() != 0 {
+		t.Errorf("%+v, stderr %q", res, errOut)
+	}
+	st, err := safetensors.OpenReader(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if x, err := st.Tensor("up.weight"); err != nil || x.DType != safetensors.F16 || st.Metadata["source_sha256"] != res.SourceSHA256 {
+		t.Errorf("up.weight: %v %+v", err, st.Metadata)
+	}
+	// An existing output is kept unless --force.
+	err = runConvert(context.Background(), opts)
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Errorf("existing output: want exit 2, got %v", err)
+	}
+	opts.Force = true
+	if err := runConvert(context.Background(), opts); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+	same := &ConvertOptions{F: f, File: dst, Output: dst, DType: "keep", Force: true}
+	if err := runConvert(context.Background(), same); err == nil || !strings.Contains(err.Error(), "is the input file") {
+		t.Errorf("output = input: %v", err)
+	}
+}
+
+func TestConvertCancelled(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := runConvert(ctx, &ConvertOptions{F: cmdutil.TestFactory(ios), File: testdata + "casts.pth", Output: filepath.Join(dir, "o.safetensors"), DType: "keep"})
+	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
+		t.Errorf("want exit 130, got %d: %v", cmdutil.ExitCode(err), err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left %v", ents)
+	}
+}
