@@ -216,6 +216,10 @@ func checkKeys(p *problems, field string, f Format, keys []keyAt, want []string)
 // the format is unknown, and the references whose codes could not be read.
 func (w *wireVoice) toVoice(p *problems) (*Voice, map[int]bool) {
 	f := Format(w.format)
+	if !slices.ContainsFunc(w.keys, func(k keyAt) bool { return k.name == "format" }) {
+		p.addf("format", ErrMissingField, "not a voice file: want a format field (%s)", formatList())
+		return nil, nil
+	}
 	if !slices.Contains(Formats, f) {
 		p.addf("format", ErrUnknownFormat, "want one of %s, got %q", formatList(), w.format)
 		return nil, nil
