@@ -1,0 +1,190 @@
+package quant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/drama-tts/drama/safetensors"
+)
+
+// Target is what routed experts are converted to.
+type Target string
+
+// The conversion targets.
+const (
+	ToNVFP4    Target = "nvfp4"     // NVFP4, 16-element E4M3 block scales and an F32 global scale
+	ToFP8Block Target = "fp8-block" // F8_E4M3 with one F32 scale per 128x128 block
+	ToBF16     Target = "bf16"      // dequantized, for checks
+)
+
+// Layout is the tensor naming of an NVFP4 output.
+type Layout string
+
+// The NVFP4 layouts.
+const (
+	LayoutModelOpt          Layout = "modelopt"
+	LayoutCompressedTensors Layout = "compressed-tensors"
+)
+
+// Options control Quantize.
+type Options struct {
+	Target  Target
+	Layout  Layout  // for ToNVFP4; "" means modelopt
+	Recipe  *Recipe // nil means DefaultRecipe
+	Keep    KeepList
+	Workers int // tensors written at once; 0 means GOMAXPROCS
+	// F32Intermediate skips the BF16 rounding of dequantized FP8 sources
+	// (the reference tools round to BF16 before quantizing again).
+	F32Intermediate bool
+	// Progress is called with output data bytes written so far and the total.
+	Progress func(done, total int64)
+}
+
+// Result summarizes a conversion.
+type Result struct {
+	Shards      []string `json:"shards"`
+	Converted   int      `json:"converted"`   // expert projections converted
+	PassThrough int      `json:"passthrough"` // tensors copied byte for byte
+	Pruned      int      `json:"pruned"`      // experts dropped
+	Kept        int      `json:"kept"`        // experts kept
+	BytesIn     int64    `json:"bytes_in"`    // tensor bytes of the input
+	BytesOut    int64    `json:"bytes_out"`   // tensor bytes of the output
+	Keep        KeepList `json:"drama_experts,omitempty"`
+}
+
+// ErrOutputExists matches an output directory that already holds files.
+var ErrOutputExists = errors.New("quant: output directory is not empty")
+
+// Quantize converts the checkpoint in inDir into outDir: routed experts (by
+// opts.Recipe) to opts.Target, pruned experts dropped, every other tensor
+// copied byte for byte, shards named as in the input, the index and config
+// rewritten and other files copied. Everything is written into a temporary
+// directory beside outDir and renamed into place at the end, so a failure
+// leaves nothing behind. outDir must not exist or be empty.
+func Quantize(ctx context.Context, inDir, outDir string, opts Options) (*Result, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	in, err := safetensors.OpenCheckpoint(inDir)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	p, err := plan(in, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutDir(outDir); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(outDir)), "."+filepath.Base(outDir)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("quant: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := p.write(ctx, tmp, &opts); err != nil {
+		return nil, err
+	}
+	if err := finishDir(inDir, tmp, p, &opts); err != nil {
+		return nil, err
+	}
+	os.Remove(outDir) // an empty directory, checked above
+	if err := os.Rename(tmp, outDir); err != nil {
+		return nil, fmt.Errorf("quant: %w", err)
+	}
+	return p.result, nil
+}
+
+func (o *Options) normalize() error {
+	if o.Recipe == nil {
+		o.Recipe = DefaultRecipe()
+	}
+	if o.Layout == "" {
+		o.Layout = LayoutModelOpt
+	}
+	switch {
+	case o.Target != ToNVFP4 && o.Target != ToFP8Block && o.Target != ToBF16:
+		return fmt.Errorf("quant: unknown target %q (want nvfp4, fp8-block or bf16)", o.Target)
+	case o.Layout != LayoutModelOpt && o.Layout != LayoutCompressedTensors:
+		return fmt.Errorf("quant: unknown layout %q (want modelopt or compressed-tensors)", o.Layout)
+	}
+	return nil
+}
+
+func checkOutDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("quant: %w", err)
+	case len(entries) > 0:
+		return fmt.Errorf("%w: %s holds %d entries; choose a new directory", ErrOutputExists, dir, len(entries))
+	}
+	return nil
+}
+
+// shardPlan is one output shard: its layout and where each tensor comes from.
+type shardPlan struct {
+	name   string
+	layout *safetensors.Layout
+	copyOf map[string]*safetensors.Tensor // pass-through tensors by name
+	jobOf  map[string]*job                // converted tensors by name
+}
+
+// planned is the whole conversion, decided before any tensor data is read.
+type planned struct {
+	shards []*shardPlan
+	result *Result
+}
+
+// write fills every shard in dir, one shard at a time, opts.Workers tensors
+// at once.
+func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
+	var base, total int64
+	for _, s := range p.shards {
+		total += s.layout.DataSize()
+	}
+	for _, s := range p.shards {
+		wo := safetensors.WriteOptions{Workers: opts.Workers}
+		if opts.Progress != nil {
+			b := base
+			wo.Progress = func(done, _ int64) { opts.Progress(b+done, total) }
+		}
+		if err := s.layout.WriteFile(ctx, filepath.Join(dir, s.name), s, wo); err != nil {
+			return err
+		}
+		base += s.layout.DataSize()
+	}
+	return nil
+}
+
+// WriteTensor produces one output tensor: a copy, or a converted result.
+func (s *shardPlan) WriteTensor(ctx context.Context, t *safetensors.PlannedTensor, w io.Writer) error {
+	if src, ok := s.copyOf[t.Name]; ok {
+		buf := make([]byte, min(src.Size, 1<<20))
+		_, err := io.CopyBuffer(w, src.Open(), buf)
+		return err
+	}
+	b, err := s.jobOf[t.Name].take(t.Name)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// sortedKeys returns a map's int keys in order.
+func sortedKeys[V any](m map[int]V) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
