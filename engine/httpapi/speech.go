@@ -109,8 +109,8 @@ func (s *Server) engineError(err error) *apiError {
 	if errors.Is(err, context.Canceled) {
 		return &apiError{Status: 499, Type: "client_closed", Code: "client_closed", Message: "client closed the request"}
 	}
-	if kind, _ := engine.KindOf(err); kind == engine.KindFailed && s.cfg.Failures != nil {
-		s.cfg.Failures.EngineFailed(err)
+	if kind, _ := engine.KindOf(err); (kind == engine.KindFailed || kind == engine.KindNotReady) && s.cfg.Failures != nil {
+		s.cfg.Failures.EngineFailed(err) // a not-ready engine behind a ready status has died
 	}
 	return fromEngine(err)
 }

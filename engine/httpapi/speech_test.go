@@ -212,7 +212,7 @@ func TestQueueBoundGives503WithRetryAfter(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp := post(t, ts.URL, `{"input":"a long enough text to keep the engine busy"}`)
+			resp := post(t, ts.URL, `{"input":"a long enough text to keep the engine busy","stream":true}`)
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			mu.Lock()
