@@ -85,6 +85,10 @@ const stopGrace = 10 * time.Second
 // a request to stop.
 func Serve(impl Engine) {
 	logger := NewLogger("engine")
+	// With the host gone, a log line to stderr would raise SIGPIPE and end
+	// the plugin before it stops its engine; an ignored SIGPIPE makes it a
+	// write error instead.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

@@ -33,3 +33,9 @@ func TestToneDeterministic(t *testing.T) {
 		t.Fatal("Tone is not a function of its seed")
 	}
 }
+
+func TestSuiteSubprocess(t *testing.T) {
+	path := TestBinaryPlugin(t, "fake")
+	p := Subprocess(t, path, ServeEnv+"=fake")
+	Run(t, fakeConfig(p))
+}

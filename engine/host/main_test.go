@@ -1,0 +1,57 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/host"
+)
+
+// modeEnv makes the re-executed test binary act as a host for the kill
+// tests: it opens the plugin named by the variable, starts its engine,
+// prints "PIDS <plugin> <native>" and waits to be killed.
+const modeEnv = "DRAMA_HOSTTEST_HOST"
+
+func TestMain(m *testing.M) {
+	enginetest.ServeChild(map[string]func() engine.Engine{
+		"fake": func() engine.Engine { return enginetest.NewFake() },
+		"stdout": func() engine.Engine {
+			fmt.Println("hello from a plugin that prints")
+			return enginetest.NewFake()
+		},
+	})
+	if path := os.Getenv(modeEnv); path != "" {
+		os.Exit(actAsHost(path))
+	}
+	os.Exit(m.Run())
+}
+
+func actAsHost(path string) int {
+	ctx := context.Background()
+	p, err := host.Open(ctx, path, host.Options{Env: []string{enginetest.ServeEnv + "=fake"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var native int
+	err = p.Start(ctx, engine.StartRequest{}, func(e engine.LifecycleEvent) {
+		if e.PID > 0 {
+			native = e.PID
+		}
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, "PIDS %d %d\n", p.PID(), native)
+	w.Flush()
+	time.Sleep(time.Hour)
+	return 0
+}
