@@ -34,6 +34,9 @@ type StatusError struct {
 	// "" when none was sent.
 	TokenSource string
 	RetryAfter  time.Duration
+	// Data marks a ranged GET of file bytes (a 403 there is an expired
+	// signed URL, not a refusal of the repository).
+	Data bool
 }
 
 func (e *StatusError) Error() string {
@@ -71,7 +74,7 @@ func (e *StatusError) Unwrap() error {
 		return ErrUnauthorized
 	case e.Status == http.StatusForbidden && e.Code == "GatedRepo":
 		return ErrGated
-	case e.Status == http.StatusForbidden && e.Method == "GET" && e.Code == "":
+	case e.Status == http.StatusForbidden && e.Data && e.Code != "GatedRepo":
 		return ErrExpired
 	case e.Status == http.StatusForbidden:
 		return ErrGated

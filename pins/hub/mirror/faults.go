@@ -39,7 +39,7 @@ type Fault struct {
 func ParseFault(s string) (Fault, error) {
 	f := Fault{Times: 1}
 	rest := s
-	if i := strings.LastIndexByte(rest, 'x'); i > 0 {
+	if i := strings.LastIndexByte(rest, 'x'); i > 0 && !isKind(rest) {
 		n, err := strconv.Atoi(rest[i+1:])
 		if err != nil || n < 1 {
 			return f, fmt.Errorf("mirror: fault %q: times %q: want a positive integer", s, rest[i+1:])
@@ -60,6 +60,15 @@ func ParseFault(s string) (Fault, error) {
 		}
 	}
 	return f, fmt.Errorf("mirror: fault %q: unknown kind %q: want one of %v", s, rest, faultKinds)
+}
+
+func isKind(s string) bool {
+	for _, k := range faultKinds {
+		if string(k) == s {
+			return true
+		}
+	}
+	return false
 }
 
 // String returns the form ParseFault reads.

@@ -1,0 +1,183 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/drama-tts/drama/pins"
+)
+
+// HFHome returns HF_HOME, else $XDG_CACHE_HOME/huggingface, else
+// ~/.cache/huggingface.
+func HFHome(getenv func(string) string) string {
+	if v := getenv("HF_HOME"); v != "" {
+		return v
+	}
+	if v := getenv("XDG_CACHE_HOME"); v != "" {
+		return filepath.Join(v, "huggingface")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".cache", "huggingface")
+}
+
+// HubCacheDir returns HF_HUB_CACHE, else the legacy HUGGINGFACE_HUB_CACHE,
+// else HFHome/hub.
+func HubCacheDir(getenv func(string) string) string {
+	for _, k := range []string{"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"} {
+		if v := getenv(k); v != "" {
+			return v
+		}
+	}
+	return filepath.Join(HFHome(getenv), "hub")
+}
+
+// Cache is a Hugging Face hub cache directory:
+//
+//	<Dir>/models--<owner>--<name>/blobs/<etag>
+//	<Dir>/models--<owner>--<name>/snapshots/<commit>/<path> -> ../../blobs/<etag>
+//	<Dir>/models--<owner>--<name>/refs/<name>  (a commit, no newline)
+type Cache struct{ Dir string }
+
+// RepoDir is a repository's folder in the cache.
+func (c Cache) RepoDir(repo string) string {
+	return filepath.Join(c.Dir, "models--"+strings.ReplaceAll(repo, "/", "--"))
+}
+
+// BlobPath is where the blob named etag lives.
+func (c Cache) BlobPath(repo, etag string) string {
+	return filepath.Join(c.RepoDir(repo), "blobs", etag)
+}
+
+// SnapshotPath is the snapshot entry of path at commit.
+func (c Cache) SnapshotPath(repo, commit, path string) string {
+	return filepath.Join(c.RepoDir(repo), "snapshots", commit, filepath.FromSlash(path))
+}
+
+// BlobName is the cache's name for a pinned file's blob: the sha256 for an
+// LFS file, the git blob sha1 for a small one (the Hub's ETag for each),
+// else the sha256.
+func BlobName(f pins.File) string {
+	if !f.LFS && f.GitSHA1 != "" {
+		return f.GitSHA1
+	}
+	return f.SHA256
+}
+
+// Link makes the snapshot entry of path point at its blob with a relative
+// symlink (right for nested paths), replacing a different entry.
+func (c Cache) Link(repo, commit, path, etag string) error {
+	link := c.SnapshotPath(repo, commit, path)
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return err
+	}
+	target, err := filepath.Rel(filepath.Dir(link), c.BlobPath(repo, etag))
+	if err != nil {
+		return err
+	}
+	if cur, err := os.Readlink(link); err == nil && cur == target {
+		return nil
+	}
+	tmp := link + ".drama-link.tmp"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+// WriteRef records commit under refs/name, without a trailing newline, as
+// huggingface_hub reads it.
+func (c Cache) WriteRef(repo, name, commit string) error {
+	p := filepath.Join(c.RepoDir(repo), "refs", filepath.FromSlash(name))
+	if cur, err := os.ReadFile(p); err == nil && string(cur) == commit {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return pins.WriteFileAtomic(p, []byte(commit), 0o644)
+}
+
+// ReadRef returns the commit refs/name holds, trimmed.
+func (c Cache) ReadRef(repo, name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(c.RepoDir(repo), "refs", filepath.FromSlash(name)))
+	return strings.TrimSpace(string(data)), err
+}
+
+// FindBlob looks for a blob named etag of the given size in any repository
+// of the cache, the repo's own first, and returns its path.
+func (c Cache) FindBlob(repo, etag string, size int64) (string, bool) {
+	own := c.BlobPath(repo, etag)
+	if blobOK(own, size) {
+		return own, true
+	}
+	matches, _ := filepath.Glob(filepath.Join(c.Dir, "*--*", "blobs", etag))
+	for _, m := range matches {
+		if m != own && blobOK(m, size) {
+			return m, true
+		}
+	}
+	return "", false
+}
+
+func blobOK(p string, size int64) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == size
+}
+
+// shareBlob puts the blob at src (another repository's) at dst: a hard
+// link on the same filesystem, else a copy through a temporary file.
+func shareBlob(src, dst string) (linked bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return false, err
+	}
+	if err := os.Link(src, dst); err == nil || errors.Is(err, fs.ErrExist) {
+		return true, nil
+	}
+	return false, copyFile(src, dst)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*.drama-copy.incomplete")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// writeCacheTag writes CACHEDIR.TAG at the cache root if missing.
+func (c Cache) writeCacheTag() {
+	p := filepath.Join(c.Dir, "CACHEDIR.TAG")
+	if _, err := os.Stat(p); err == nil {
+		return
+	}
+	_ = pins.WriteFileAtomic(p, []byte("Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag: the Hugging Face hub cache.\n"), 0o644)
+}

@@ -1,0 +1,303 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errStalled is a stream that sent nothing for the idle timeout.
+var errStalled = errors.New("stream stalled")
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// fetchChunk downloads one chunk, retrying transient failures; a partly
+// received chunk resumes from its last byte. It returns only fatal errors.
+func (d *Downloader) fetchChunk(ctx context.Context, q *queue, t task) error {
+	j := t.j
+	first := int64(t.idx) * j.chunk
+	last := first + j.chunkLen(t.idx) - 1
+	off := first
+	for attempt := 0; ; attempt++ {
+		meta, err := d.metaFor(ctx, j)
+		if err != nil {
+			return err
+		}
+		n, err := d.stream(ctx, j, meta.URL, off, last)
+		off += n
+		if err == nil {
+			q.success()
+			return d.chunkDone(q, j, t.idx)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if fatal(err) {
+			return fmt.Errorf("fetch %s: bytes %d-%d: %w", j.t.File.Path, off, last, err)
+		}
+		if n > 0 {
+			attempt = 0 // progress: the stream was alive
+		}
+		if attempt+1 >= d.attempts() {
+			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, d.attempts(), err)
+		}
+		d.afterFailure(q, j, meta, err)
+		if err := sleep(ctx, d.Client.delay(attempt, err)); err != nil {
+			return err
+		}
+	}
+}
+
+// afterFailure records a transient failure: an expired URL or a 416 asks
+// for a fresh HEAD; repeated failures lower the number of streams.
+func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, err error) {
+	var se *StatusError
+	if errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
+		j.invalidate(meta.URL)
+	}
+	d.emit(Event{Kind: EventRetry, Path: j.t.File.Path, Error: err.Error()})
+	if n, changed := q.failure(); changed {
+		d.emit(Event{Kind: EventWorkers, Workers: n})
+	}
+}
+
+// fatal reports whether a chunk error ends the fetch.
+func fatal(err error) bool {
+	var de *diskErr
+	if errors.As(err, &de) || errors.Is(err, ErrMismatch) || errors.Is(err, ErrNotHub) {
+		return true
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return !retryable(se.Status) && !errors.Is(err, ErrExpired) && se.Status != http.StatusRequestedRangeNotSatisfiable
+	}
+	return false
+}
+
+// metaFor returns the file's HEAD answer, asking once per file (and again
+// after invalidate), and checks it against the pin.
+func (d *Downloader) metaFor(ctx context.Context, j *job) (FileMeta, error) {
+	j.metaMu.Lock()
+	defer j.metaMu.Unlock()
+	if j.meta != nil {
+		return *j.meta, nil
+	}
+	f := j.t.File
+	m, err := d.Client.Head(ctx, d.Repo, d.Commit, f.Path)
+	if err != nil {
+		return m, err
+	}
+	want := BlobName(f)
+	switch {
+	case m.Commit != d.Commit:
+		return m, fmt.Errorf("%w: %s: X-Repo-Commit: want %s, got %s", ErrMismatch, f.Path, d.Commit, m.Commit)
+	case m.Size >= 0 && m.Size != f.Size:
+		return m, fmt.Errorf("%w: %s: size: want %d, got %d", ErrMismatch, f.Path, f.Size, m.Size)
+	case m.ETag != "" && m.ETag != want && m.ETag != f.SHA256:
+		return m, fmt.Errorf("%w: %s: etag: want %s, got %s", ErrMismatch, f.Path, want, m.ETag)
+	}
+	j.meta = &m
+	if !j.started {
+		j.started = true
+		d.emit(Event{Kind: EventStart, Path: f.Path, Size: f.Size})
+	}
+	return m, nil
+}
+
+// invalidate drops the cached HEAD answer if it is still url.
+func (j *job) invalidate(url string) {
+	j.metaMu.Lock()
+	defer j.metaMu.Unlock()
+	if j.meta != nil && j.meta.URL == url {
+		j.meta = nil
+	}
+}
+
+// stream GETs bytes [first, last] and writes them in place, returning how
+// many it wrote. A stream idle for the idle timeout is cut.
+func (d *Downloader) stream(ctx context.Context, j *job, url string, first, last int64) (int64, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var idled atomic.Bool
+	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
+	defer timer.Stop()
+	body, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
+	if err != nil {
+		return 0, stallErr(err, idled.Load())
+	}
+	defer body.Close()
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	off := first
+	for off <= last {
+		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), last-off+1)])
+		if n > 0 {
+			timer.Reset(d.idle())
+			if _, werr := j.f.WriteAt((*bp)[:n], off); werr != nil {
+				return off - first, diskError(j.t.Partial, werr)
+			}
+			off += int64(n)
+			if d.Progress != nil {
+				d.Progress(j.t.File.Path, int64(n))
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return off - first, stallErr(rerr, idled.Load())
+		}
+	}
+	if off <= last {
+		return off - first, fmt.Errorf("%w: body ended at byte %d of %d-%d", ErrBadResponse, off, first, last)
+	}
+	return off - first, nil
+}
+
+func stallErr(err error, idled bool) error {
+	if idled {
+		return fmt.Errorf("%w: no bytes for the idle timeout: %v", errStalled, err)
+	}
+	return err
+}
+
+// chunkDone marks a chunk finished, saves the sidecar and, unless another
+// goroutine is at it, advances the file's hash.
+func (d *Downloader) chunkDone(q *queue, j *job, idx int) error {
+	j.mu.Lock()
+	setBit(j.done, idx)
+	j.lastByte = time.Now()
+	err := j.saveLocked()
+	busy := j.hashing
+	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if busy {
+		return nil
+	}
+	return d.advanceHash(q, j)
+}
+
+// advanceHash feeds the contiguous finished prefix to the file's hashes
+// (from the page cache) and finishes the file when the prefix is whole.
+func (d *Downloader) advanceHash(q *queue, j *job) error {
+	j.mu.Lock()
+	if j.hashing {
+		j.mu.Unlock()
+		return nil
+	}
+	j.hashing = true
+	for {
+		end := j.hashed
+		for i := numChunks(j.hashed, j.chunk); i < j.n && bit(j.done, i); i++ {
+			end += j.chunkLen(i)
+		}
+		if end == j.hashed {
+			break
+		}
+		from := j.hashed
+		j.mu.Unlock()
+		err := hashRange(j.f, j.dig, from, end)
+		s256, s1 := j.dig.marshal()
+		j.mu.Lock()
+		if err != nil {
+			j.hashing = false
+			j.mu.Unlock()
+			return fmt.Errorf("fetch %s: read back: %w", j.t.File.Path, err)
+		}
+		j.hashed, j.hstate = end, [2][]byte{s256, s1}
+		if err := j.saveLocked(); err != nil {
+			j.hashing = false
+			j.mu.Unlock()
+			return err
+		}
+	}
+	complete := j.hashed == j.t.File.Size
+	j.mu.Unlock()
+	if complete {
+		return d.finish(q, j)
+	}
+	j.mu.Lock()
+	j.hashing = false
+	j.mu.Unlock()
+	// A chunk may have finished between the last check and the release.
+	if j.nextDone() {
+		return d.advanceHash(q, j)
+	}
+	return nil
+}
+
+func (j *job) nextDone() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	i := numChunks(j.hashed, j.chunk)
+	return !j.hashing && i < j.n && bit(j.done, i)
+}
+
+func hashRange(f *os.File, w io.Writer, from, to int64) error {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	_, err := io.CopyBuffer(w, io.NewSectionReader(f, from, to-from), *bp)
+	return err
+}
+
+// finish checks the digest and, when it matches, syncs the partial and
+// renames it to its final name; a mismatch starts the file over once.
+func (d *Downloader) finish(q *queue, j *job) error {
+	f := j.t.File
+	if err := j.dig.check(f); err != nil {
+		return d.restart(q, j, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return diskError(j.t.Partial, err)
+	}
+	if err := os.Chmod(j.t.Partial, 0o644); err != nil {
+		return diskError(j.t.Partial, err)
+	}
+	if err := os.Rename(j.t.Partial, j.t.Final); err != nil {
+		return diskError(j.t.Final, err)
+	}
+	_ = os.Remove(j.statePath())
+	j.mu.Lock()
+	lag := time.Duration(0)
+	if !j.lastByte.IsZero() {
+		lag = time.Since(j.lastByte)
+	}
+	j.mu.Unlock()
+	d.emit(Event{Kind: EventVerified, Path: f.Path, Size: f.Size, VerifyLag: lag})
+	q.jobDone()
+	return nil
+}
+
+// restart throws away a file whose digest did not match and queues it
+// again; a second mismatch is fatal.
+func (d *Downloader) restart(q *queue, j *job, cause error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.restarts++
+	_ = os.Remove(j.statePath())
+	if j.restarts > 1 {
+		_ = os.Remove(j.t.Partial)
+		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
+	}
+	d.emit(Event{Kind: EventRestart, Path: j.t.File.Path, Error: cause.Error()})
+	if d.Progress != nil {
+		d.Progress(j.t.File.Path, -j.t.File.Size)
+	}
+	j.done = make([]byte, len(j.done))
+	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false
+	j.metaMu.Lock()
+	j.meta = nil
+	j.metaMu.Unlock()
+	for i := range j.n {
+		q.push(task{j, i})
+	}
+	return nil
+}

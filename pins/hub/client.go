@@ -1,0 +1,472 @@
+package hub
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultEndpoint is the Hub's address when HF_ENDPOINT is not set.
+const DefaultEndpoint = "https://huggingface.co"
+
+// Client speaks the Hub's HTTP protocol: HEADs of resolve URLs, the tree
+// API, and ranged GETs of the data URLs the HEADs point to.
+type Client struct {
+	Endpoint    string // e.g. https://huggingface.co, no trailing slash
+	Token       string // sent as a Bearer token, only to Endpoint's host
+	TokenSource string // where Token came from, for messages
+	UserAgent   string
+	// API serves HEADs and API calls; it must not follow redirects (New
+	// sets this up). Data serves ranged GETs.
+	API, Data *http.Client
+	// Retries is how many times a HEAD or API call is retried after a
+	// 408, 429, 5xx or network error; Backoff is the first delay, doubled
+	// each time up to MaxBackoff.
+	Retries             int
+	Backoff, MaxBackoff time.Duration
+	// HeadTimeout bounds one HEAD or API call.
+	HeadTimeout time.Duration
+}
+
+// New returns a Client for endpoint with a transport fit for parallel
+// ranged downloads: HTTP/1.1 only (one TCP connection per stream), enough
+// idle connections for conns streams, no transparent compression.
+func New(endpoint, token string, conns int) *Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     false,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		MaxIdleConns:          2*conns + 4,
+		MaxIdleConnsPerHost:   2*conns + 4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		DisableCompression:    true,
+		ReadBufferSize:        256 << 10,
+	}
+	c := &Client{
+		Endpoint:    strings.TrimRight(endpoint, "/"),
+		Token:       token,
+		UserAgent:   "drama-fetch",
+		Retries:     5,
+		Backoff:     time.Second,
+		MaxBackoff:  16 * time.Second,
+		HeadTimeout: 30 * time.Second,
+		Data:        &http.Client{Transport: tr},
+	}
+	c.API = &http.Client{Transport: tr, CheckRedirect: sameHostRedirects}
+	return c
+}
+
+// sameHostRedirects follows relative redirects (a renamed repository) and
+// stops at an absolute one (the data URL), as huggingface_hub does.
+func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	loc := ""
+	if req.Response != nil {
+		loc = req.Response.Header.Get("Location")
+	}
+	if len(via) >= 5 || strings.Contains(loc, "://") || strings.HasPrefix(loc, "//") || req.URL.Host != via[0].URL.Host {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// TokenFromEnv finds a token the way huggingface_hub does: HF_TOKEN (or
+// the legacy HUGGING_FACE_HUB_TOKEN), else the file HF_TOKEN_PATH or
+// $HF_HOME/token, unless HF_HUB_DISABLE_IMPLICIT_TOKEN is set. source
+// names where it came from; the token itself is never printed.
+func TokenFromEnv(getenv func(string) string) (token, source string) {
+	for _, k := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"} {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v, k
+		}
+	}
+	if truthy(getenv("HF_HUB_DISABLE_IMPLICIT_TOKEN")) {
+		return "", ""
+	}
+	p := getenv("HF_TOKEN_PATH")
+	if p == "" {
+		p = filepath.Join(HFHome(getenv), "token")
+	}
+	data, err := os.ReadFile(p)
+	if v := strings.TrimSpace(string(data)); err == nil && v != "" {
+		return v, p
+	}
+	return "", ""
+}
+
+// Endpoint returns HF_ENDPOINT without a trailing slash, else
+// DefaultEndpoint.
+func Endpoint(getenv func(string) string) string {
+	if v := strings.TrimRight(getenv("HF_ENDPOINT"), "/"); v != "" {
+		return v
+	}
+	return DefaultEndpoint
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// Offline reports whether HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set.
+func Offline(getenv func(string) string) bool {
+	return truthy(getenv("HF_HUB_OFFLINE")) || truthy(getenv("TRANSFORMERS_OFFLINE"))
+}
+
+// resolveURL is the resolve URL of a file at a commit.
+func (c *Client) resolveURL(repo, commit, path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return c.Endpoint + "/" + repo + "/resolve/" + url.PathEscape(commit) + "/" + strings.Join(segs, "/")
+}
+
+// sameHost reports whether u is on the endpoint's host (so the token may
+// go there).
+func (c *Client) sameHost(u string) bool {
+	a, err1 := url.Parse(u)
+	b, err2 := url.Parse(c.Endpoint)
+	return err1 == nil && err2 == nil && a.Scheme == b.Scheme && a.Host == b.Host
+}
+
+// newRequest builds a request with drama's headers; the token only goes
+// to the endpoint's host.
+func (c *Client) newRequest(ctx context.Context, method, u string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("User-Agent", c.UserAgent)
+	if c.Token != "" && c.sameHost(u) {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	return req, nil
+}
+
+// statusError describes resp as an error.
+func (c *Client) statusError(resp *http.Response, repo string, data bool) *StatusError {
+	e := &StatusError{
+		Method: resp.Request.Method, URL: redact(resp.Request.URL.String()), Status: resp.StatusCode,
+		Code: resp.Header.Get("X-Error-Code"), Message: resp.Header.Get("X-Error-Message"),
+		Repo: repo, Data: data,
+	}
+	if resp.Request.Header.Get("Authorization") != "" {
+		e.TokenSource = c.TokenSource
+		if e.TokenSource == "" {
+			e.TokenSource = "the configured token"
+		}
+	}
+	e.RetryAfter, _ = RetryDelay(resp.Header.Get("RateLimit"), resp.Header.Get("Retry-After"))
+	return e
+}
+
+// delay is the wait before retry number attempt (0-based): the server's
+// own figure when it gave one, else doubling backoff with jitter.
+func (c *Client) delay(attempt int, err error) time.Duration {
+	var se *StatusError
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		return se.RetryAfter
+	}
+	d := c.Backoff << min(attempt, 16)
+	if c.MaxBackoff > 0 && d > c.MaxBackoff {
+		d = c.MaxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// isTransient reports whether err (a network error or a retryable
+// status) is worth retrying.
+func isTransient(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return retryable(se.Status)
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, ErrMismatch) && !errors.Is(err, ErrNotHub)
+}
+
+// withRetry runs call until it succeeds, fails for good, or runs out of
+// retries.
+func (c *Client) withRetry(ctx context.Context, call func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, c.headTimeout())
+		err := call(cctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !isTransient(err) || attempt >= c.Retries {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if err := sleep(ctx, c.delay(attempt, err)); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Client) headTimeout() time.Duration {
+	if c.HeadTimeout > 0 {
+		return c.HeadTimeout
+	}
+	return 30 * time.Second
+}
+
+// FileMeta is what a HEAD of a resolve URL says about a file.
+type FileMeta struct {
+	Commit string // X-Repo-Commit
+	ETag   string // X-Linked-Etag (sha256 of an LFS file) else ETag (git blob sha1)
+	Size   int64  // X-Linked-Size, else Content-Length of a non-redirect
+	URL    string // where the bytes are: the redirect's Location, else the resolve URL
+	LFS    bool   // X-Linked-Etag was present
+}
+
+// Head asks the Hub where a file's bytes are and what they are.
+func (c *Client) Head(ctx context.Context, repo, commit, path string) (FileMeta, error) {
+	var m FileMeta
+	u := c.resolveURL(repo, commit, path)
+	err := c.withRetry(ctx, func(ctx context.Context) error {
+		var err error
+		m, err = c.head(ctx, repo, u)
+		return err
+	})
+	if err != nil {
+		return m, fmt.Errorf("hub: HEAD %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func (c *Client) head(ctx context.Context, repo, u string) (FileMeta, error) {
+	req, err := c.newRequest(ctx, http.MethodHead, u)
+	if err != nil {
+		return FileMeta{}, err
+	}
+	resp, err := c.API.Do(req)
+	if err != nil {
+		return FileMeta{}, err
+	}
+	resp.Body.Close()
+	redirect := resp.StatusCode >= 300 && resp.StatusCode < 400
+	if resp.StatusCode != http.StatusOK && !redirect {
+		return FileMeta{}, c.statusError(resp, repo, false)
+	}
+	h := resp.Header
+	m := FileMeta{Commit: h.Get("X-Repo-Commit"), URL: resp.Request.URL.String(), Size: -1}
+	if m.Commit == "" {
+		return m, fmt.Errorf("%w: %s answered without X-Repo-Commit (a proxy or firewall in the way?)", ErrNotHub, redact(u))
+	}
+	m.ETag, m.LFS = NormalizeETag(h.Get("X-Linked-Etag")), h.Get("X-Linked-Etag") != ""
+	if m.ETag == "" {
+		m.ETag = NormalizeETag(h.Get("ETag"))
+	}
+	if v := h.Get("X-Linked-Size"); v != "" {
+		m.Size, _ = strconv.ParseInt(v, 10, 64)
+	} else if !redirect {
+		m.Size = resp.ContentLength
+	}
+	if loc := h.Get("Location"); redirect && loc != "" {
+		ref, err := resp.Request.URL.Parse(loc)
+		if err != nil {
+			return m, fmt.Errorf("%w: bad Location %q", ErrBadResponse, loc)
+		}
+		m.URL = ref.String()
+	}
+	return m, nil
+}
+
+// TreeFile is one file of a tree listing.
+type TreeFile struct {
+	Path    string
+	Size    int64
+	GitOID  string // git blob sha1 (of the pointer file, for LFS files)
+	SHA256  string // LFS oid: sha256 of the content; "" for git files
+	LFS     bool
+	XetHash string
+}
+
+type treeEntry struct {
+	Type    string `json:"type"`
+	OID     string `json:"oid"`
+	Size    int64  `json:"size"`
+	Path    string `json:"path"`
+	XetHash string `json:"xetHash"`
+	LFS     *struct {
+		OID  string `json:"oid"`
+		Size int64  `json:"size"`
+	} `json:"lfs"`
+}
+
+// Tree lists every file of a repository at a commit, following the Link
+// pagination.
+func (c *Client) Tree(ctx context.Context, repo, commit string) ([]TreeFile, error) {
+	next := c.Endpoint + "/api/models/" + repo + "/tree/" + url.PathEscape(commit) + "?recursive=true&expand=false"
+	var out []TreeFile
+	for page := 0; next != ""; page++ {
+		if page > 100000 || !c.sameHost(next) {
+			return nil, fmt.Errorf("hub: tree of %s@%s: %w: bad next page %s", repo, commit, ErrBadResponse, redact(next))
+		}
+		var entries []treeEntry
+		var link string
+		err := c.withRetry(ctx, func(ctx context.Context) error {
+			var err error
+			entries, link, err = c.getJSONPage(ctx, repo, next)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("hub: tree of %s@%s: %w", repo, commit, err)
+		}
+		out = appendFiles(out, entries)
+		next = link
+	}
+	return out, nil
+}
+
+func appendFiles(out []TreeFile, entries []treeEntry) []TreeFile {
+	for _, e := range entries {
+		if e.Type != "file" {
+			continue
+		}
+		f := TreeFile{Path: e.Path, Size: e.Size, GitOID: e.OID, XetHash: e.XetHash}
+		if e.LFS != nil {
+			f.SHA256, f.LFS, f.Size = e.LFS.OID, true, e.LFS.Size
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (c *Client) getJSONPage(ctx context.Context, repo, u string) ([]treeEntry, string, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, u)
+	if err != nil {
+		return nil, "", err
+	}
+	resp, err := c.API.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", c.statusError(resp, repo, false)
+	}
+	var entries []treeEntry
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&entries); err != nil {
+		return nil, "", fmt.Errorf("%w: tree page %s: %v", ErrBadResponse, redact(u), err)
+	}
+	next := NextLink(resp.Header.Get("Link"))
+	if next != "" {
+		ref, err := resp.Request.URL.Parse(next)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: Link %q", ErrBadResponse, next)
+		}
+		next = ref.String()
+	}
+	return entries, next, nil
+}
+
+// Refs returns the repository's branches and their commits.
+func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, error) {
+	var out struct {
+		Branches []struct {
+			Name         string `json:"name"`
+			TargetCommit string `json:"targetCommit"`
+		} `json:"branches"`
+	}
+	err := c.withRetry(ctx, func(ctx context.Context) error {
+		req, err := c.newRequest(ctx, http.MethodGet, c.Endpoint+"/api/models/"+repo+"/refs")
+		if err != nil {
+			return err
+		}
+		resp, err := c.API.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return c.statusError(resp, repo, false)
+		}
+		return json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&out)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hub: refs of %s: %w", repo, err)
+	}
+	m := map[string]string{}
+	for _, b := range out.Branches {
+		m[b.Name] = b.TargetCommit
+	}
+	return m, nil
+}
+
+// GetRange asks for bytes [first, last] of a file of size bytes at u and
+// returns the body only when the answer is a 206 with exactly that
+// Content-Range; anything else is an error and its body is discarded.
+func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (io.ReadCloser, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, u)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(u, c.Endpoint+"/"+repo+"/resolve/") {
+		req.Header.Del("Authorization") // a redirect target is signed: never send the token there
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", first, last))
+	resp, err := c.Data.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRange(resp, first, last, size); err != nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
+			return nil, c.statusError(resp, repo, true)
+		}
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+func checkRange(resp *http.Response, first, last, size int64) error {
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return fmt.Errorf("%w: asked for bytes %d-%d, got 200 with the whole body (Range ignored)", ErrBadResponse, first, last)
+	case resp.StatusCode != http.StatusPartialContent:
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	cr, err := ParseContentRange(resp.Header.Get("Content-Range"))
+	if err != nil {
+		return err
+	}
+	if cr.First != first || cr.Last != last || cr.Size != size {
+		return fmt.Errorf("%w: want Content-Range bytes %d-%d/%d, got %q", ErrBadResponse, first, last, size, resp.Header.Get("Content-Range"))
+	}
+	if resp.ContentLength >= 0 && resp.ContentLength != last-first+1 {
+		return fmt.Errorf("%w: want Content-Length %d, got %d", ErrBadResponse, last-first+1, resp.ContentLength)
+	}
+	return nil
+}

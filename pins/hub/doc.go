@@ -1,0 +1,58 @@
+// Package hub fetches pinned files from the Hugging Face Hub (or any
+// server speaking its protocol, such as package mirror) into the Hugging
+// Face cache layout: fast, resumable and verified.
+//
+// # Protocol
+//
+// A Client lists a commit's files with the tree API
+// (/api/models/{repo}/tree/{commit}?recursive=true, following Link
+// pagination) and sends one HEAD per missing file to its resolve URL
+// ({endpoint}/{repo}/resolve/{commit}/{path}), reading X-Repo-Commit,
+// X-Linked-Etag or ETag, X-Linked-Size and Location. Only relative
+// redirects are followed. Bytes are fetched with ranged GETs from the
+// Location; a 206 with exactly the Content-Range asked for is the only
+// answer whose bytes are written. The token (HF_TOKEN, else the token
+// file) goes only to resolve and API URLs of the endpoint, never to a
+// redirect target. 408, 429 and 5xx are retried with backoff that honours
+// RateLimit (t=) and Retry-After; a 403 from a data URL (expired signature)
+// or a 416 triggers a fresh HEAD; 401, 403 (gated) and 404 are reported
+// with what to do.
+//
+// # Download
+//
+// A Downloader splits files into chunks (DefaultChunkSize) queued in file
+// order and fetched by Workers streams over HTTP/1.1 connections (HTTP/2
+// would put every stream on one TCP connection). Each chunk is written in
+// place (pwrite) into a preallocated blobs/<etag>.drama.incomplete. The
+// contiguous finished prefix is hashed as it grows (sha256, plus the git
+// blob sha1 for small files), so the digest is ready soon after the last
+// byte. A sidecar, <partial>.state (JSON: chunk size, a bitmap of finished
+// chunks, the hashed offset and the marshalled hash states), is rewritten
+// after every chunk, so a process killed with SIGKILL loses at most the
+// chunks in flight, and a resumed file is neither fetched nor re-read
+// again. A stream idle for IdleTimeout is cut and its range re-issued from
+// the last byte written; three failures in a row halve the number of
+// active streams, eight successes raise it by one.
+//
+// Verified before visible: a file is renamed to blobs/<etag> only after
+// its size and digest match the pin; a mismatch discards it and downloads
+// it once more, a second mismatch is an error. ENOSPC is fatal, never
+// retried, and leaves the partial files for resume.
+//
+// # Cache
+//
+// Cache follows huggingface_hub's layout: models--{owner}--{name}/blobs/
+// <sha256 for LFS files, git blob sha1 for others>, snapshots/<commit>/
+// <path> as relative symlinks (right for nested paths), refs/<name>
+// holding a commit without a trailing newline. Fetch writes refs/
+// drama-pinned, plus refs/<branch> for every branch whose head is the
+// pinned commit. A blob with the same name and size in another repository
+// of the cache is hard-linked (else copied) instead of downloaded. One
+// fetch per repository folder at a time: a flock on
+// .locks/<repo folder>/drama-fetch.lock with a bounded wait.
+//
+// Limits: blobs already in the cache (written by drama or by
+// huggingface_hub) are trusted by size; a full sha256 check of an install
+// is drama verify's job. Xet's native protocol is not used: the Hub's
+// bridge answers plain ranged GETs for Xet-backed files.
+package hub

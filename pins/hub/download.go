@@ -1,0 +1,295 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/drama-tts/drama/pins"
+)
+
+// Defaults of a Downloader.
+const (
+	DefaultWorkers     = 8
+	DefaultChunkSize   = 16 << 20
+	DefaultIdleTimeout = 20 * time.Second
+	DefaultMaxAttempts = 10
+)
+
+// Target is one file to download: its pin, and where its partial and
+// final blob go.
+type Target struct {
+	File    pins.File
+	Partial string // the growing file; its resume sidecar is Partial+".state"
+	Final   string // the verified blob
+}
+
+// Downloader fetches files by parallel ranged GETs into preallocated
+// partial files, hashing each file's contiguous prefix as it fills, and
+// renames a file to its final name only after its size and digest match.
+type Downloader struct {
+	Client      *Client
+	Repo        string
+	Commit      string
+	Workers     int           // parallel streams over all files (default DefaultWorkers)
+	ChunkSize   int64         // bytes per ranged GET (default DefaultChunkSize)
+	IdleTimeout time.Duration // a stream with no bytes for this long is re-issued
+	MaxAttempts int           // tries per chunk before giving up
+	// Progress, if set, is called with each file's newly written bytes (a
+	// negative count when a file starts over).
+	Progress func(path string, delta int64)
+	// Event, if set, gets file events; it must be safe for concurrent use.
+	Event func(Event)
+}
+
+// EventKind names a fetch event.
+type EventKind string
+
+// The fetch events.
+const (
+	EventPlan     EventKind = "plan"     // a file will be downloaded (Bytes already on disk)
+	EventPresent  EventKind = "present"  // a file is already in the cache
+	EventShared   EventKind = "shared"   // a file was linked or copied from another repository's blob
+	EventStart    EventKind = "start"    // the first byte of a file was asked for
+	EventRetry    EventKind = "retry"    // a chunk failed and will be retried
+	EventRestart  EventKind = "restart"  // a file's digest did not match; it is downloaded again
+	EventVerified EventKind = "verified" // a file matched its pin and got its final name
+	EventWorkers  EventKind = "workers"  // the number of active streams changed
+	EventDone     EventKind = "done"     // the fetch ended
+)
+
+// Event is one step of a fetch, for progress displays and NDJSON logs.
+type Event struct {
+	Kind    EventKind `json:"event"`
+	Path    string    `json:"path,omitempty"`
+	Size    int64     `json:"size,omitempty"`
+	Bytes   int64     `json:"bytes,omitempty"`
+	Workers int       `json:"workers,omitempty"`
+	Error   string    `json:"error,omitempty"`
+	// VerifyLag is the time from a file's last byte to its verified rename.
+	VerifyLag time.Duration `json:"verify_lag_ns,omitempty"`
+}
+
+func (d *Downloader) emit(e Event) {
+	if d.Event != nil {
+		d.Event(e)
+	}
+}
+
+func (d *Downloader) workers() int     { return orDefault(d.Workers, DefaultWorkers) }
+func (d *Downloader) chunkSize() int64 { return orDefault(d.ChunkSize, DefaultChunkSize) }
+func (d *Downloader) idle() time.Duration {
+	return orDefault(d.IdleTimeout, DefaultIdleTimeout)
+}
+func (d *Downloader) attempts() int { return orDefault(d.MaxAttempts, DefaultMaxAttempts) }
+
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Run downloads targets and returns when all are verified, one fails for
+// good, or ctx ends. Partial files and their sidecars stay for a later run.
+func (d *Downloader) Run(ctx context.Context, targets []Target) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q := newQueue(d.workers(), len(targets))
+	stop := context.AfterFunc(ctx, func() { q.fail(ctx.Err()) })
+	defer stop()
+	var jobs []*job
+	for _, t := range targets {
+		j, err := d.open(t)
+		if err != nil {
+			q.fail(err)
+			break
+		}
+		jobs = append(jobs, j)
+		d.emit(Event{Kind: EventPlan, Path: t.File.Path, Size: t.File.Size, Bytes: j.haveBytes()})
+		if tasks := j.pending(); len(tasks) > 0 {
+			q.push(tasks...)
+		} else if err := d.advanceHash(q, j); err != nil { // complete already: verify, ask nothing
+			q.fail(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range d.workers() {
+		wg.Go(func() { d.work(ctx, q, i) })
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		j.close()
+	}
+	return q.result()
+}
+
+func (d *Downloader) work(ctx context.Context, q *queue, id int) {
+	for {
+		t, ok := q.take(id)
+		if !ok {
+			return
+		}
+		if err := d.fetchChunk(ctx, q, t); err != nil {
+			q.fail(err)
+			return
+		}
+	}
+}
+
+// job is one file being downloaded.
+type job struct {
+	t     Target
+	f     *os.File
+	chunk int64
+	n     int // chunks
+
+	mu       sync.Mutex
+	done     []byte // bitmap
+	hashed   int64
+	hashing  bool
+	hstate   [2][]byte // marshalled digests at hashed
+	dig      *digester // touched only by the goroutine that set hashing
+	restarts int
+	started  bool
+	lastByte time.Time
+
+	metaMu sync.Mutex
+	meta   *FileMeta
+}
+
+type task struct {
+	j   *job
+	idx int
+}
+
+// open prepares a target's partial file, resuming from its sidecar when the
+// two agree, else starting over with a preallocated file.
+func (d *Downloader) open(t Target) (*job, error) {
+	if err := os.MkdirAll(filepath.Dir(t.Partial), 0o755); err != nil {
+		return nil, diskError(t.Partial, err)
+	}
+	f, err := os.OpenFile(t.Partial, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, diskError(t.Partial, err)
+	}
+	j := &job{t: t, f: f, dig: newDigester(t.File)}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, diskError(t.Partial, err)
+	}
+	if st := loadState(j.statePath(), t.File.Path, t.File.Size); st != nil && fi.Size() == t.File.Size && j.resume(st) {
+		return j, nil
+	}
+	j.chunk = d.chunkSize()
+	j.n = numChunks(t.File.Size, j.chunk)
+	j.done = make([]byte, (j.n+7)/8)
+	if err := preallocate(f, t.File.Size); err != nil {
+		f.Close()
+		return nil, diskError(t.Partial, err)
+	}
+	return j, nil
+}
+
+func (j *job) statePath() string { return j.t.Partial + ".state" }
+
+// resume adopts a sidecar's chunks and hash state.
+func (j *job) resume(st *partState) bool {
+	j.chunk, j.n, j.done, j.hashed = st.Chunk, numChunks(st.Size, st.Chunk), st.Done, st.Hashed
+	if st.Hashed > 0 && j.dig.unmarshal(st.SHA256, st.GitSHA1) != nil {
+		return false
+	}
+	j.hstate = [2][]byte{st.SHA256, st.GitSHA1}
+	return true
+}
+
+// preallocate reserves size bytes so that a full disk shows up now, not
+// mid-download; it falls back to a sparse truncate where fallocate is not
+// supported.
+func preallocate(f *os.File, size int64) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if size == 0 {
+		return nil
+	}
+	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if err == nil || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return err
+	}
+	return f.Truncate(size)
+}
+
+func (j *job) haveBytes() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var n int64
+	for i := range j.n {
+		if bit(j.done, i) {
+			n += j.chunkLen(i)
+		}
+	}
+	return n
+}
+
+func (j *job) chunkLen(i int) int64 {
+	return min(j.chunk, j.t.File.Size-int64(i)*j.chunk)
+}
+
+func (j *job) pending() []task {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var ts []task
+	for i := range j.n {
+		if !bit(j.done, i) {
+			ts = append(ts, task{j, i})
+		}
+	}
+	return ts
+}
+
+func (j *job) close() {
+	if j.f != nil {
+		j.f.Close()
+	}
+}
+
+// saveLocked writes the sidecar; j.mu is held.
+func (j *job) saveLocked() error {
+	st := partState{Version: stateVersion, Path: j.t.File.Path, Size: j.t.File.Size, Chunk: j.chunk,
+		Done: j.done, Hashed: j.hashed, SHA256: j.hstate[0], GitSHA1: j.hstate[1]}
+	if err := st.save(j.statePath()); err != nil {
+		return diskError(j.statePath(), err)
+	}
+	return nil
+}
+
+// diskErr marks a local write failure: fatal, not retried.
+type diskErr struct {
+	path string
+	err  error
+}
+
+func (e *diskErr) Error() string {
+	if errors.Is(e.err, syscall.ENOSPC) || errors.Is(e.err, syscall.EDQUOT) {
+		return fmt.Sprintf("write %s: %v: free some space and run again; the partial files stay for resume", e.path, e.err)
+	}
+	return fmt.Sprintf("write %s: %v", e.path, e.err)
+}
+
+func (e *diskErr) Unwrap() []error {
+	if errors.Is(e.err, syscall.ENOSPC) || errors.Is(e.err, syscall.EDQUOT) {
+		return []error{e.err, ErrNoSpace}
+	}
+	return []error{e.err}
+}
+
+func diskError(path string, err error) error { return &diskErr{path, err} }

@@ -1,0 +1,384 @@
+package hub
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/pins/hub/mirror"
+)
+
+const repoA = "org/model"
+
+func TestFetchClean(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	res, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	for _, r := range res.Files {
+		if r.How != HowDownloaded {
+			t.Errorf("%s: want downloaded, got %s", r.Path, r.How)
+		}
+	}
+	st := fx.srv.Stats()
+	if st.HeadRequests != 3 {
+		t.Errorf("HEADs: want one per file (3), got %d", st.HeadRequests)
+	}
+	var total int64
+	for _, b := range files {
+		total += int64(len(b))
+	}
+	if st.BytesServed != total {
+		t.Errorf("bytes served: want %d, got %d", total, st.BytesServed)
+	}
+	// A second run asks nothing.
+	res, err = f.Fetch(ctxT(t), repoA, commitA, pf)
+	if err != nil || fx.srv.Stats().Resolves != st.Resolves || fx.srv.Stats().DataRequests != st.DataRequests {
+		t.Fatalf("second run: err %v, stats %+v", err, fx.srv.Stats())
+	}
+	if res.Files[0].How != HowPresent {
+		t.Errorf("second run: want present, got %s", res.Files[0].How)
+	}
+}
+
+// TestFaultMatrix: every fault ends with correct files and no corrupt file
+// under a final name.
+func TestFaultMatrix(t *testing.T) {
+	for _, fs := range []string{"drop", "full200", "badrange", "416", "429", "503x3", "stall", "flip", "expire", "short",
+		"drop@3x2", "flip@5", "503@2x4"} {
+		t.Run(fs, func(t *testing.T) {
+			fx := newFixture(t)
+			files := threeFiles()
+			pf := fx.addRepo(repoA, commitA, files)
+			fault, err := mirror.ParseFault(fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx.srv.SetFaults([]mirror.Fault{fault})
+			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+			if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+				t.Fatalf("fetch: %v", err)
+			}
+			checkCache(t, f.Cache, repoA, commitA, files)
+			if got := fx.srv.Stats().Faults[fault.Kind]; got != fault.Times {
+				t.Errorf("faults fired: want %d, got %d", fault.Times, got)
+			}
+			if fault.Kind == mirror.FaultFlip && fx.count(EventRestart) != 1 {
+				t.Errorf("flip: want one restart, got %d", fx.count(EventRestart))
+			}
+		})
+	}
+}
+
+// TestPersistentFaults: a server that keeps failing gives a clear error and
+// leaves no file under its final name.
+func TestPersistentFaults(t *testing.T) {
+	for _, c := range []struct {
+		fault string
+		want  error
+	}{
+		{"full200x1000", ErrBadResponse},
+		{"badrange x1000", ErrBadResponse},
+		{"flipx1000", ErrMismatch},
+		{"503x1000", nil},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			fx := newFixture(t)
+			files := threeFiles()
+			pf := fx.addRepo(repoA, commitA, files)
+			fault, err := mirror.ParseFault(strings.ReplaceAll(c.fault, " ", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx.srv.SetFaults([]mirror.Fault{fault})
+			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+			_, err = f.Fetch(ctxT(t), repoA, commitA, pf)
+			if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+				t.Fatalf("want %v, got %v", c.want, err)
+			}
+			for _, p := range pf {
+				if _, err := os.Stat(f.Cache.BlobPath(repoA, BlobName(p))); err == nil && p.LFS {
+					if got, _ := os.ReadFile(f.Cache.BlobPath(repoA, BlobName(p))); string(got) != string(files[p.Path]) {
+						t.Errorf("%s: a corrupt file got its final name", p.Path)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestExpiringURLs(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	fx.srv.URLTTL = 30 * time.Millisecond
+	fx.srv.BytesPerSec = 4 << 20 // 300 KiB takes ~75 ms per stream
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.Workers = 1
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if st := fx.srv.Stats(); st.HeadRequests <= 3 {
+		t.Errorf("want fresh HEADs after expiry, got %d HEADs", st.HeadRequests)
+	}
+}
+
+func TestWorkersReducedOnErrors(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	fx.srv.SetFaults([]mirror.Fault{{Kind: mirror.Fault5xx, Times: 4}})
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.Workers = 1 // serial, so the failures are consecutive
+	f.Download.MaxAttempts = 10
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	f2 := fx.fetcher(filepath.Join(fx.dir, "cache2"))
+	f2.Download.Workers = 4
+	f2.Download.MaxAttempts = 10
+	fx.srv.SetFaults([]mirror.Fault{{Kind: mirror.Fault5xx, Times: 6}})
+	if _, err := f2.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	if fx.count(EventWorkers) == 0 {
+		t.Error("want the worker count lowered after repeated errors")
+	}
+}
+
+func TestResumeAfterCancel(t *testing.T) {
+	fx := newFixture(t)
+	files := map[string][]byte{"big.safetensors": content(7, 2<<20)}
+	pf := fx.addRepo(repoA, commitA, files)
+	fx.srv.BytesPerSec = 8 << 20
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	ctx, cancel := contextWithCancel(t)
+	var got atomic.Int64
+	f.Download.Progress = func(_ string, n int64) {
+		if got.Add(n) > 1<<20 {
+			cancel()
+		}
+	}
+	if _, err := f.Fetch(ctx, repoA, commitA, pf); err == nil {
+		t.Fatal("want the cancelled fetch to fail")
+	}
+	noFinal(t, f.Cache, repoA, pf[0].SHA256)
+	served := fx.srv.Stats().BytesServed
+	f.Download.Progress = nil
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	again := fx.srv.Stats().BytesServed - int64(len(files["big.safetensors"]))
+	if limit := int64(f.Download.Workers) * f.Download.ChunkSize; again > limit {
+		t.Errorf("downloaded again %d bytes (first run served %d), want at most workers x chunk = %d", again, served, limit)
+	}
+}
+
+func noFinal(t *testing.T, c Cache, repo, name string) {
+	t.Helper()
+	if _, err := os.Stat(c.BlobPath(repo, name)); err == nil {
+		t.Fatal("an unfinished file has its final name")
+	}
+}
+
+func TestCompletePartialIsVerifiedNotRequested(t *testing.T) {
+	fx := newFixture(t)
+	files := map[string][]byte{"w.safetensors": content(9, 200<<10)}
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	// A run killed after the last chunk landed but before the rename.
+	blob := f.Cache.BlobPath(repoA, pf[0].SHA256)
+	os.MkdirAll(filepath.Dir(blob), 0o755)
+	os.WriteFile(blob+".drama.incomplete", files["w.safetensors"], 0o644)
+	n := numChunks(pf[0].Size, f.Download.ChunkSize)
+	st := partState{Version: stateVersion, Path: pf[0].Path, Size: pf[0].Size, Chunk: f.Download.ChunkSize, Done: make([]byte, (n+7)/8)}
+	for i := range n {
+		setBit(st.Done, i)
+	}
+	st.save(blob + ".drama.incomplete.state")
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	if s := fx.srv.Stats(); s.DataRequests != 0 || s.HeadRequests != 0 {
+		t.Errorf("want no request for a complete partial, got %+v", s)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+}
+
+func TestCorruptPartialRestarts(t *testing.T) {
+	fx := newFixture(t)
+	files := map[string][]byte{"w.safetensors": content(9, 200<<10)}
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	blob := f.Cache.BlobPath(repoA, pf[0].SHA256)
+	os.MkdirAll(filepath.Dir(blob), 0o755)
+	bad := append([]byte(nil), files["w.safetensors"]...)
+	bad[1000] ^= 0xff
+	os.WriteFile(blob+".drama.incomplete", bad, 0o644)
+	n := numChunks(pf[0].Size, f.Download.ChunkSize)
+	st := partState{Version: stateVersion, Path: pf[0].Path, Size: pf[0].Size, Chunk: f.Download.ChunkSize, Done: make([]byte, (n+7)/8)}
+	for i := range n {
+		setBit(st.Done, i)
+	}
+	st.save(blob + ".drama.incomplete.state")
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if fx.count(EventRestart) != 1 {
+		t.Errorf("want one restart, got %d", fx.count(EventRestart))
+	}
+}
+
+func TestPinMismatchRefused(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	pf[1].SHA256 = strings.Repeat("0", 64) // the LFS file, by sorted path
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "want "+strings.Repeat("0", 64)) {
+		t.Fatalf("want an etag mismatch naming the pin, got %v", err)
+	}
+	if fx.srv.Stats().DataRequests != 0 {
+		// the LFS file is refused at its HEAD, before any byte
+		for _, p := range pf {
+			if p.SHA256 == strings.Repeat("0", 64) {
+				noFinal(t, f.Cache, repoA, p.SHA256)
+			}
+		}
+	}
+}
+
+func TestTokenOnlyToEndpoint(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	fx.srv.Token = "hf_secret"
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Client.Token = "hf_secret"
+	// The mirror's signed /cdn URLs answer 400 to a request that carries
+	// Authorization, so success proves the token stayed home.
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+}
+
+func TestAuthErrors(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	fx.srv.Token = "hf_secret"
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "HF_TOKEN") {
+		t.Errorf("no token: want ErrUnauthorized with advice, got %v", err)
+	}
+	fx.srv.Gated = true
+	f.Client.Token, f.Client.TokenSource = "hf_wrong", "HF_TOKEN"
+	_, err = f.Fetch(ctxT(t), repoA, commitA, pf)
+	if !errors.Is(err, ErrGated) || !strings.Contains(err.Error(), "accept its terms") || strings.Contains(err.Error(), "hf_wrong") {
+		t.Errorf("gated: want ErrGated with advice and no token in it, got %v", err)
+	}
+	fx.srv.Token = ""
+	_, err = f.Fetch(ctxT(t), repoA, commitB, pf)
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown commit: want ErrNotFound, got %v", err)
+	}
+}
+
+func TestOffline(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Offline = true
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrOffline) {
+		t.Fatalf("offline, empty cache: want ErrOffline, got %v", err)
+	}
+	f.Offline = false
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	before := fx.srv.Stats()
+	f.Offline = true
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatalf("offline, full cache: %v", err)
+	}
+	if after := fx.srv.Stats(); after.Resolves != before.Resolves || after.APIRequests != before.APIRequests {
+		t.Error("offline run made requests")
+	}
+}
+
+func TestNoSpaceBeforeFirstByte(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	pf[0].Size = 1 << 60 // more than any disk
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("want ErrNoSpace, got %v", err)
+	}
+	if fx.srv.Stats().DataRequests != 0 {
+		t.Error("bytes were asked for before the space check")
+	}
+}
+
+func TestSharedBlobsAcrossRepos(t *testing.T) {
+	fx := newFixture(t)
+	shared := content(3, 256<<10)
+	filesA := map[string][]byte{"codec.pth": shared, "a.safetensors": content(4, 100<<10), "config.json": []byte("{}")}
+	filesB := map[string][]byte{"codec.pth": shared, "b.safetensors": content(5, 100<<10), "config.json": []byte("{}")}
+	pa := fx.addRepo("org/full", commitA, filesA)
+	pb := fx.addRepo("org/nvfp4", commitB, filesB)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if _, err := f.Fetch(ctxT(t), "org/full", commitA, pa); err != nil {
+		t.Fatal(err)
+	}
+	before := fx.srv.Stats().BytesServed
+	res, err := f.Fetch(ctxT(t), "org/nvfp4", commitB, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, "org/nvfp4", commitB, filesB)
+	if got := fx.srv.Stats().BytesServed - before; got != 100<<10 {
+		t.Errorf("second repo: want only b.safetensors (%d bytes) downloaded, got %d", 100<<10, got)
+	}
+	for _, r := range res.Files {
+		if r.Path == "codec.pth" && r.How != HowShared {
+			t.Errorf("codec.pth: want shared, got %s", r.How)
+		}
+	}
+	a, _ := os.Stat(f.Cache.BlobPath("org/full", pinOf("codec.pth", shared, true).SHA256))
+	b, _ := os.Stat(f.Cache.BlobPath("org/nvfp4", pinOf("codec.pth", shared, true).SHA256))
+	if !os.SameFile(a, b) {
+		t.Error("shared blob is not a hard link")
+	}
+}
+
+func TestLockNamesHolder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.lock")
+	unlock, err := Lock(ctxT(t), p, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Lock(ctxT(t), p, 150*time.Millisecond)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid ") {
+		t.Fatalf("want ErrLocked naming a pid, got %v", err)
+	}
+	unlock()
+	u2, err := Lock(ctxT(t), p, time.Second)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	u2()
+}
