@@ -2,18 +2,16 @@ package prompt
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/drama-tts/drama/engine/prompt/prompttest"
 )
 
-// The test tokenizers are the Qwen3 tokenizer.json (testdata, gzipped) and
-// the same file with Fish Audio's added tokens appended, as
-// scripts/tokenizer-golden/golden.js builds it.
+// The test tokenizers are prompttest's: the Qwen3 tokenizer.json and the
+// same file with Fish Audio's added tokens appended.
 var (
 	qwenOnce, dramaOnce sync.Once
 	qwenTok, dramaTok   *Tokenizer
@@ -22,59 +20,20 @@ var (
 
 func qwenJSON(tb testing.TB) []byte {
 	tb.Helper()
-	f, err := os.Open("testdata/qwen3-tokenizer.json.gz")
+	b, err := prompttest.QwenJSON()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var doc bytesBuf
-	if _, err := doc.ReadFrom(zr); err != nil {
-		tb.Fatal(err)
-	}
-	return doc.Bytes()
+	return b
 }
 
-// fishTokens are Fish Audio's added tokens after Qwen3's, from id 151669.
-var fishTokens = []string{"<|pad|>", "<|phoneme_start|>", "<|phoneme_end|>", "<|text|>", "<|voice|>",
-	"<|interleave|>", "<|audio_start|>", "<|audio_end|>", "<|audio_pad|>"}
-
-// dramaJSON returns the Qwen3 tokenizer.json with the Fish tokens appended.
-func dramaJSON(tb testing.TB, base []byte) []byte {
+func dramaJSON(tb testing.TB) []byte {
 	tb.Helper()
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(base, &doc); err != nil {
-		tb.Fatal(err)
-	}
-	var added []map[string]any
-	if err := json.Unmarshal(doc["added_tokens"], &added); err != nil {
-		tb.Fatal(err)
-	}
-	id := 151669
-	add := func(c string) {
-		added = append(added, map[string]any{"id": id, "content": c, "single_word": false, "lstrip": false,
-			"rstrip": false, "normalized": false, "special": true})
-		id++
-	}
-	for _, c := range fishTokens {
-		add(c)
-	}
-	for i := range 4096 {
-		add(fmt.Sprintf("<|semantic:%d|>", i))
-	}
-	b, err := json.Marshal(added)
+	b, err := prompttest.DramaJSON()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	doc["added_tokens"] = b
-	out, err := json.Marshal(doc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
+	return b
 }
 
 func qwen(tb testing.TB) *Tokenizer {
@@ -88,7 +47,7 @@ func qwen(tb testing.TB) *Tokenizer {
 
 func drama(tb testing.TB) *Tokenizer {
 	tb.Helper()
-	dramaOnce.Do(func() { dramaTok, dramaErr = parse("drama-tokenizer.json", dramaJSON(tb, qwenJSON(tb))) })
+	dramaOnce.Do(func() { dramaTok, dramaErr = parse("drama-tokenizer.json", dramaJSON(tb)) })
 	if dramaErr != nil {
 		tb.Fatal(dramaErr)
 	}
@@ -122,5 +81,3 @@ func readGolden(tb testing.TB, name string) []goldenCase {
 	}
 	return out
 }
-
-type bytesBuf = bytes.Buffer

@@ -118,6 +118,9 @@ func parse(name string, data []byte) (*Tokenizer, error) {
 
 // jsonError adds the byte offset to a JSON syntax or type error.
 func jsonError(data []byte, err error) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return errors.New("empty file: want a JSON document")
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
@@ -125,9 +128,6 @@ func jsonError(data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Errorf("field %s: want %s, got JSON %s at byte %d", te.Field, te.Type, te.Value, te.Offset)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return errors.New("empty file: want a tokenizer.json document")
 	}
 	return err
 }

