@@ -265,21 +265,25 @@ func (p *parser) intMatrix(field string, maxRows, maxCols int) ([][]int, error) 
 		if i >= maxRows {
 			return p.fail(field, ErrLimit, "more than %d rows", maxRows)
 		}
-		row, err := p.intRow(fmt.Sprintf("%s[%d]", field, i), maxCols, hint)
+		row, err := p.intRow(maxCols, hint)
 		hint = len(row)
 		rows = append(rows, row)
+		if fe, ok := err.(*FieldError); ok {
+			fe.Field = fmt.Sprintf("%s[%d]", field, i) // named only on error: this loop is hot
+		}
 		return err
 	})
 	return rows, err
 }
 
-func (p *parser) intRow(field string, maxCols, hint int) ([]int, error) {
+// intRow reads one row; its errors have no field name yet.
+func (p *parser) intRow(maxCols, hint int) ([]int, error) {
 	row := make([]int, 0, hint)
-	err := p.array(field, func(i int) error {
+	err := p.array("", func(i int) error {
 		if i >= maxCols {
-			return p.fail(field, ErrLimit, "more than %d values", maxCols)
+			return p.fail("", ErrLimit, "more than %d values", maxCols)
 		}
-		n, err := p.integer(field)
+		n, err := p.integer("")
 		row = append(row, n)
 		return err
 	})

@@ -1,6 +1,7 @@
 package voicecmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +75,13 @@ func readCapped(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	return io.ReadAll(io.LimitReader(fh, voices.MaxFileSize+1))
+	size := int64(512)
+	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() {
+		size = min(st.Size(), voices.MaxFileSize) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(fh, voices.MaxFileSize+1))
+	return buf.Bytes(), err
 }
 
 func seconds(frames int) float64 {
