@@ -13,10 +13,12 @@ type Flavor struct {
 	GOOS         string // the only OS the build runs on
 	ServerBinary string // default file name of the server binary
 	EncodeBinary string // default file name of the voice encoder
-	MaxFrames    int    // the most max_frames the server accepts
-	References   bool   // references accepted in a request
-	LongForm     bool   // long form available
-	VoiceFormat  string // format of the files in --voices
+	MaxFrames    int    // the most max_frames the server accepts; 0: no stated limit
+	// DefaultFrames is the --max-frames passed when none is asked for.
+	DefaultFrames int
+	References    bool   // references accepted in a request
+	LongForm      bool   // long form available
+	VoiceFormat   string // format of the files in --voices
 	// AlwaysGuidance: the build always serves with classifier-free guidance.
 	AlwaysGuidance bool
 }
@@ -26,13 +28,13 @@ var (
 	CUDA = &Flavor{
 		Name: "cuda", GOOS: "linux",
 		ServerBinary: "tensorfold-native", EncodeBinary: "tensorfold-native",
-		MaxFrames: 1024, References: true, LongForm: true,
+		DefaultFrames: 1024, References: true, LongForm: true,
 		VoiceFormat: "drama3-voice/1",
 	}
 	Metal = &Flavor{
 		Name: "metal", GOOS: "darwin",
 		ServerBinary: "drama3-generate", EncodeBinary: "drama3-generate",
-		MaxFrames: 8190, VoiceFormat: "drama3-http-voice/1",
+		MaxFrames: 8190, DefaultFrames: 8190, VoiceFormat: "drama3-http-voice/1",
 		AlwaysGuidance: true,
 	}
 )
@@ -69,7 +71,7 @@ func (f *Flavor) Guidance(o ServeOptions) bool {
 func (f *Flavor) ServeArgs(o ServeOptions) []string {
 	frames := o.MaxFrames
 	if frames == 0 {
-		frames = f.MaxFrames
+		frames = f.DefaultFrames
 	}
 	var a []string
 	if f == Metal {

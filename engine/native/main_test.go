@@ -6,6 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/native"
 )
 
 // standinBin is the stand-in binary built for the tests that need a real
@@ -13,6 +17,10 @@ import (
 var standinBin string
 
 func TestMain(m *testing.M) {
+	enginetest.ServeChild(map[string]func() engine.Engine{
+		"cuda":  func() engine.Engine { return native.NewEngine(native.CUDA, native.EngineOptions{Version: "test", AnyOS: true}) },
+		"metal": func() engine.Engine { return native.NewEngine(native.Metal, native.EngineOptions{Version: "test", AnyOS: true}) },
+	})
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(helperMain())
 	}

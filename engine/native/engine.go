@@ -1,0 +1,351 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/drama-tts/drama/engine"
+)
+
+// Memory estimates per variant: the drop in free memory measured when the
+// model loads (full ~40 GiB, nvfp4 ~20.3 GiB); the Metal build serves the
+// nvfp4 weights.
+var (
+	cudaEstimate  = map[string]uint64{"full": 40 << 30, "nvfp4": 20788 << 20}
+	metalEstimate = map[string]uint64{"macos": 20788 << 20}
+)
+
+// EngineOptions configure an Engine.
+type EngineOptions struct {
+	Version string // the plugin's version
+	// AnyOS lets a flavor run on an OS it was not built for; for tests with
+	// the stand-in only.
+	AnyOS bool
+	// Grace is the default stop grace (DefaultGrace when 0).
+	Grace time.Duration
+}
+
+// Engine implements engine.Engine for one flavor by supervising the native
+// server and speaking its HTTP contract. Both plugins are an Engine.
+type Engine struct {
+	flavor *Flavor
+	opts   EngineOptions
+
+	mu     sync.Mutex
+	proc   *Process
+	client *Client
+	req    engine.StartRequest
+	phase  engine.Phase
+	since  time.Time
+	exit   string // the last unexpected exit
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// NewEngine returns an engine for flavor, not started.
+func NewEngine(flavor *Flavor, opts EngineOptions) *Engine {
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	return &Engine{flavor: flavor, opts: opts, since: time.Now()}
+}
+
+// Describe reports the flavor's variants, capabilities and estimates.
+func (e *Engine) Describe(ctx context.Context) (engine.Description, error) {
+	f := e.flavor
+	d := engine.Description{
+		Name: f.Name, Version: e.opts.Version, APIVersion: engine.APIVersion,
+		OS: runtime.GOOS, Arch: runtime.GOARCH, Engine: f.ServerBinary,
+		Variants: []string{"full", "nvfp4"}, MemoryEstimate: cudaEstimate,
+		Capabilities: engine.Capabilities{Stream: true, LongForm: f.LongForm, References: f.References,
+			Encode: true, VoiceCatalog: f == Metal, RestartToClone: f == Metal, MaxFrames: f.MaxFrames},
+	}
+	if f == Metal {
+		d.Variants, d.MemoryEstimate = []string{"macos"}, metalEstimate
+	}
+	return d, nil
+}
+
+// checkOS refuses a flavor on an OS it was not built for.
+func (e *Engine) checkOS() error {
+	if e.opts.AnyOS || runtime.GOOS == e.flavor.GOOS {
+		return nil
+	}
+	other := "drama-engine-cuda (Linux with an NVIDIA GPU)"
+	if e.flavor == CUDA {
+		other = "drama-engine-metal (macOS on Apple silicon)"
+	}
+	return engine.Errorf(engine.KindFailed, "the %s engine runs on %s only; this machine is %s/%s: use %s",
+		e.flavor.Name, e.flavor.GOOS, runtime.GOOS, runtime.GOARCH, other)
+}
+
+// Start launches the native server and waits until it is ready. A running
+// server is stopped first, so Start also restarts (the Metal build reads
+// its voice catalog only at start).
+func (e *Engine) Start(ctx context.Context, req engine.StartRequest, events func(engine.LifecycleEvent)) error {
+	emit := func(ev engine.LifecycleEvent) {
+		if ev.Time.IsZero() {
+			ev.Time = time.Now()
+		}
+		e.setPhase(ev.Phase)
+		if events != nil {
+			events(ev)
+		}
+	}
+	if err := e.checkOS(); err != nil {
+		return err
+	}
+	e.Stop(ctx, engine.StopRequest{})
+	emit(engine.LifecycleEvent{Phase: engine.PhasePreflight, Message: "checking binary, memory and leftovers", Progress: -1})
+	cfg, err := e.preflight(req, emit)
+	if err != nil {
+		emit(engine.LifecycleEvent{Phase: engine.PhaseExited, Message: err.Error(), Progress: -1})
+		return err
+	}
+	cfg.Events = emit
+	proc, err := Launch(ctx, cfg)
+	if err != nil {
+		return e.launchFailed(err, emit)
+	}
+	e.mu.Lock()
+	e.proc, e.client, e.req, e.exit = proc, NewClient(proc.Addr()), req, ""
+	e.mu.Unlock()
+	go e.watch(proc)
+	return nil
+}
+
+func (e *Engine) launchFailed(err error, emit func(engine.LifecycleEvent)) error {
+	ev := engine.LifecycleEvent{Phase: engine.PhaseExited, Message: err.Error(), Progress: -1}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		ev.ExitCode, ev.LogTail = ee.Code, ee.Tail
+	}
+	emit(ev)
+	e.mu.Lock()
+	e.exit = err.Error()
+	e.mu.Unlock()
+	return &engine.Error{Kind: engine.KindFailed, Op: "start", Msg: err.Error(), LogTail: ev.LogTail, Err: err}
+}
+
+// watch marks the engine exited when its process ends unasked.
+func (e *Engine) watch(p *Process) {
+	<-p.Done()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.proc != p {
+		return
+	}
+	if x := p.Exit(); x != nil && !x.Stopped {
+		e.exit = x.Error()
+		e.phase, e.since = engine.PhaseExited, time.Now()
+	}
+}
+
+func (e *Engine) setPhase(ph engine.Phase) {
+	e.mu.Lock()
+	e.phase, e.since = ph, time.Now()
+	e.mu.Unlock()
+}
+
+// preflight resolves the binary, checks its sha256 and memory, stops a
+// leftover child and builds the launch config.
+func (e *Engine) preflight(req engine.StartRequest, emit func(engine.LifecycleEvent)) (Config, error) {
+	bin, err := e.binary(req.Install, e.flavor.ServerBinary)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := e.checkFlags(req); err != nil {
+		return Config{}, err
+	}
+	if err := e.admit(req, emit); err != nil {
+		return Config{}, err
+	}
+	dir, err := runtimeDir(req.RuntimeDir)
+	if err != nil {
+		return Config{}, err
+	}
+	runtimeFile := filepath.Join(dir, "engine-"+e.flavor.Name+".json")
+	left, err := StopLeftover(runtimeFile, e.opts.Grace)
+	if err != nil {
+		return Config{}, engine.Errorf(engine.KindFailed, "%w", err)
+	}
+	if left.Found {
+		emit(engine.LifecycleEvent{Phase: engine.PhasePreflight, Progress: -1, PID: left.PID, Message: leftoverMessage(left)})
+	}
+	port, err := freePort()
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{
+		Binary: bin, Port: port, Args: e.flavor.ServeArgs(e.serveOptions(req, port)),
+		Env: Environ(os.Environ(), req.Env...), LogPath: filepath.Join(dir, "engine-"+e.flavor.Name+".log"),
+		RuntimeFile: runtimeFile, ReadyTimeout: req.ReadyTimeout, StallTimeout: req.StallTimeout,
+	}, nil
+}
+
+func leftoverMessage(l Leftover) string {
+	if l.Stopped {
+		return fmt.Sprintf("stopped a leftover engine (pid %d) from an earlier run", l.PID)
+	}
+	return "runtime file named no live engine (" + l.Reason + "); nothing signalled"
+}
+
+// checkFlags refuses settings the flavor does not have.
+func (e *Engine) checkFlags(req engine.StartRequest) error {
+	if req.LongForm && !e.flavor.LongForm {
+		return engine.Invalidf("long form is not available on the %s engine", e.flavor.Name)
+	}
+	if m := e.flavor.MaxFrames; m > 0 && req.MaxFrames > m {
+		return engine.Invalidf("max frames: want at most %d on the %s engine, got %d", m, e.flavor.Name, req.MaxFrames)
+	}
+	if req.MaxFrames < 0 {
+		return engine.Invalidf("max frames: want a positive number, got %d", req.MaxFrames)
+	}
+	return nil
+}
+
+// binary returns the engine binary, checked against the recorded sha256.
+func (e *Engine) binary(in engine.Install, name string) (string, error) {
+	bin := in.EngineBin
+	if bin == "" {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return "", engine.Errorf(engine.KindFailed, "native engine %s not found: install it or give its path", name)
+		}
+		bin = p
+	}
+	if in.EngineSHA256 == "" {
+		return bin, nil
+	}
+	err := CheckBinary(bin, in.EngineSHA256)
+	if errors.Is(err, ErrChecksum) && in.AllowEngineMismatch {
+		return bin, nil
+	}
+	if err != nil {
+		return "", engine.Errorf(engine.KindFailed, "%w", err)
+	}
+	return bin, nil
+}
+
+// admit applies the memory admission mode against the variant's estimate.
+func (e *Engine) admit(req engine.StartRequest, emit func(engine.LifecycleEvent)) error {
+	if req.Admission != "" && req.Admission != engine.AdmissionOwn {
+		return Admit(string(req.Admission), 0, 0, Memory{})
+	}
+	d, _ := e.Describe(context.Background())
+	est, ok := d.MemoryEstimate[req.Variant]
+	if !ok {
+		return engine.Invalidf("variant %q: the %s engine serves %v", req.Variant, e.flavor.Name, d.Variants)
+	}
+	mem, err := AvailableMemory()
+	if err != nil {
+		return engine.Errorf(engine.KindFailed, "memory admission: %w; set admission to external or off", err)
+	}
+	if err := Admit("own", est, DefaultReserve, mem); err != nil {
+		return engine.Errorf(engine.KindFailed, "%w", err)
+	}
+	emit(engine.LifecycleEvent{Phase: engine.PhasePreflight, Progress: -1,
+		Message: fmt.Sprintf("memory: %s available (%s), %s needed", gib(mem.Available), mem.Source, gib(est+DefaultReserve))})
+	return nil
+}
+
+func (e *Engine) serveOptions(req engine.StartRequest, port int) ServeOptions {
+	o := ServeOptions{Port: port, Model: req.ModelDir, Variant: req.Variant, MaxFrames: req.MaxFrames,
+		Voices: req.VoicesDir, DefaultVoice: req.DefaultVoice, LongForm: req.LongForm, NoGuidance: req.NoGuidance}
+	if req.ModelDir != "" {
+		o.Codec = filepath.Join(req.ModelDir, "codec.pth")
+	}
+	return o
+}
+
+// runtimeDir returns dir, else $XDG_RUNTIME_DIR/drama, else a per-user
+// directory under the temporary directory; it is created.
+func runtimeDir(dir string) (string, error) {
+	if dir == "" {
+		if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+			dir = filepath.Join(x, "drama")
+		} else {
+			dir = filepath.Join(os.TempDir(), "drama-"+strconv.Itoa(os.Getuid()))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", engine.Errorf(engine.KindFailed, "runtime directory: %w", err)
+	}
+	return dir, nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, engine.Errorf(engine.KindFailed, "free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Health reports the phase and the native pid.
+func (e *Engine) Health(ctx context.Context) (engine.Health, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := engine.Health{Phase: e.phase, Since: e.since, LastExit: e.exit}
+	if e.proc != nil && e.proc.Exit() == nil {
+		h.PID = e.proc.PID()
+	}
+	h.Ready = e.phase == engine.PhaseReady && h.PID > 0
+	switch {
+	case h.Ready:
+		h.Message = "serving on " + e.proc.Addr()
+	case e.exit != "":
+		h.Message = e.exit
+	}
+	return h, nil
+}
+
+// Stop stops the native server: SIGTERM to its group, the grace period,
+// then SIGKILL.
+func (e *Engine) Stop(ctx context.Context, req engine.StopRequest) (engine.StopResult, error) {
+	e.mu.Lock()
+	p := e.proc
+	e.proc, e.client = nil, nil
+	e.mu.Unlock()
+	if p == nil {
+		return engine.StopResult{}, nil
+	}
+	grace := req.Grace
+	if grace <= 0 {
+		grace = e.opts.Grace
+	}
+	running := p.Exit() == nil
+	x, killed := p.Stop(grace)
+	e.setPhase(engine.PhaseStopped)
+	res := engine.StopResult{WasRunning: running, Killed: killed}
+	if x != nil {
+		res.ExitCode, res.LogTail = x.Code, x.Tail
+	}
+	return res, nil
+}
+
+// current returns the client of a ready engine, or a not-ready error.
+func (e *Engine) current() (*Client, *Process, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.proc == nil:
+		return nil, nil, engine.NotReadyf("the %s engine is not started", e.flavor.Name)
+	case e.proc.Exit() != nil:
+		return nil, nil, engine.NotReadyf("the native engine exited (%s): start it again", e.proc.Exit().Error())
+	case e.phase != engine.PhaseReady:
+		return nil, nil, engine.NotReadyf("the %s engine is %s", e.flavor.Name, e.phase)
+	}
+	return e.client, e.proc, nil
+}

@@ -1,0 +1,115 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/drama-tts/drama/engine"
+)
+
+// Synthesize sends the request to the native server and returns once the
+// server accepted it. Busy answers are retried inside (every 50 ms for up
+// to 10 s); a refusal is invalid input in the server's words.
+func (e *Engine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
+	client, proc, err := e.current()
+	if err != nil {
+		return nil, err
+	}
+	if len(req.References) > 0 && !e.flavor.References {
+		return nil, engine.Invalidf("references: the %s engine takes voices only from its catalog; publish the voice there", e.flavor.Name)
+	}
+	st, err := client.Open(ctx, speechRequest(req))
+	if err != nil {
+		return nil, e.mapError("synthesize", err, proc)
+	}
+	return &audioStream{e: e, st: st, proc: proc, header: streamHeader(st)}, nil
+}
+
+func speechRequest(req engine.SynthesisRequest) *SpeechRequest {
+	s := &SpeechRequest{Input: req.Input, Voice: req.Voice, Stream: req.Stream, MaxFrames: req.MaxFrames,
+		Instructions: req.Instructions, ResponseFormat: FormatWAV}
+	if req.Stream {
+		s.ResponseFormat = FormatPCM
+	}
+	if req.Speed != 0 {
+		speed := req.Speed
+		s.Speed = &speed
+	}
+	for _, r := range req.References {
+		s.References = append(s.References, Reference{Text: r.Text, VQCodes: r.Codes})
+	}
+	return s
+}
+
+func streamHeader(st *Stream) engine.AudioHeader {
+	h := engine.AudioHeader{SampleRate: SampleRate, Channels: 1, BitsPerSample: 16}
+	if n, _, err := ParseLongFormSegments(st.Header(HeaderLongFormSegments)); err == nil {
+		h.LongFormSegments = n
+	}
+	return h
+}
+
+// mapError turns a contract error into an engine error of the right kind.
+// A broken reply from a server that has died carries its exit and output.
+func (e *Engine) mapError(op string, err error, proc *Process) error {
+	var se *StatusError
+	switch {
+	case errors.As(err, &se) && se.Code == 400:
+		return &engine.Error{Kind: engine.KindInvalid, Op: op, Msg: se.Message, Err: err}
+	case errors.Is(err, ErrBusy):
+		return &engine.Error{Kind: engine.KindBusy, Op: op, Msg: "the native engine stayed busy for 10 s", Err: err}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	select {
+	case <-proc.Done():
+	case <-time.After(500 * time.Millisecond):
+	}
+	if x := proc.Exit(); x != nil && !x.Stopped {
+		return &engine.Error{Kind: engine.KindFailed, Op: op, Msg: x.Error(), LogTail: x.Tail, Err: err}
+	}
+	return &engine.Error{Kind: engine.KindFailed, Op: op, Msg: err.Error(), LogTail: proc.Tail(), Err: err}
+}
+
+// audioStream adapts a contract Stream to engine.AudioStream.
+type audioStream struct {
+	e      *Engine
+	st     *Stream
+	proc   *Process
+	header engine.AudioHeader
+	final  engine.Final
+}
+
+func (a *audioStream) Header() engine.AudioHeader { return a.header }
+
+func (a *audioStream) Next() ([]byte, error) {
+	p, err := a.st.Next()
+	if errors.Is(err, io.EOF) {
+		return nil, a.finish()
+	}
+	if err != nil {
+		return nil, a.e.mapError("synthesize", err, a.proc)
+	}
+	return p, nil
+}
+
+func (a *audioStream) finish() error {
+	r := a.st.Result()
+	reason, err := engine.ParseFinishReason(r.FinishReason)
+	if err != nil {
+		return err
+	}
+	n, starts, _ := ParseLongFormSegments(r.LongFormSegments)
+	a.final = engine.Final{Reason: reason, LongFormSegments: n, Samples: r.Bytes / BytesPerSample,
+		FirstAudio: r.FirstAudio, Total: r.Total, BusyRetries: r.BusyRetries}
+	for _, s := range starts {
+		a.final.SegmentOffsets = append(a.final.SegmentOffsets, int64(s))
+	}
+	return io.EOF
+}
+
+func (a *audioStream) Final() engine.Final { return a.final }
+
+func (a *audioStream) Close() error { return a.st.Close() }
