@@ -18,8 +18,12 @@ var standinBin string
 
 func TestMain(m *testing.M) {
 	enginetest.ServeChild(map[string]func() engine.Engine{
-		"cuda":  func() engine.Engine { return native.NewEngine(native.CUDA, native.EngineOptions{Version: "test", AnyOS: true}) },
-		"metal": func() engine.Engine { return native.NewEngine(native.Metal, native.EngineOptions{Version: "test", AnyOS: true}) },
+		"cuda": func() engine.Engine {
+			return native.NewEngine(native.CUDA, native.EngineOptions{Version: "test", AnyOS: true})
+		},
+		"metal": func() engine.Engine {
+			return native.NewEngine(native.Metal, native.EngineOptions{Version: "test", AnyOS: true})
+		},
 	})
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(helperMain())
