@@ -1,6 +1,7 @@
 package host
 
 import (
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -164,4 +165,29 @@ func Find(dirs []Dir, name string) (Candidate, error) {
 	}
 	return Candidate{}, fmt.Errorf("host: %s not in %s: %w (build it with `make build`, or pass --plugin-dir)",
 		BinaryName(name), strings.Join(where, ", "), ErrNotFound)
+}
+
+// BinaryInfo is what a Go plugin binary says about itself without running:
+// the target it was built for and its main module's version.
+type BinaryInfo struct {
+	OS, Arch, Version string
+}
+
+// ReadBinaryInfo reads the Go build information of the binary at path. A
+// binary that is not a Go program gives an error.
+func ReadBinaryInfo(path string) (BinaryInfo, error) {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return BinaryInfo{}, fmt.Errorf("host: read build info of %s: %w", path, err)
+	}
+	info := BinaryInfo{Version: bi.Main.Version}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "GOOS":
+			info.OS = s.Value
+		case "GOARCH":
+			info.Arch = s.Value
+		}
+	}
+	return info, nil
 }

@@ -5,7 +5,10 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
+	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
+	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
+	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 	"github.com/drama-tts/drama/cmd/internal/voicecmd"
 )
@@ -16,4 +19,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pinscmd.NewCmd(f))
 	root.AddCommand(pthcmd.NewCmd(f))
 	root.AddCommand(voicecmd.NewCmd(f))
+	root.AddCommand(stcmd.NewCmd(f))
+	root.AddCommand(quantizecmd.NewCmd(f, nil))
+	root.AddCommand(pluginscmd.NewCmd(f, nil))
 }
