@@ -5,7 +5,6 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
-	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
@@ -21,5 +20,4 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(voicecmd.NewCmd(f))
 	root.AddCommand(stcmd.NewCmd(f))
 	root.AddCommand(quantizecmd.NewCmd(f, nil))
-	root.AddCommand(pluginscmd.NewCmd(f, nil))
 }

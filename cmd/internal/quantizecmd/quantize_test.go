@@ -1,0 +1,142 @@
+package quantizecmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/safetensors/quant"
+)
+
+func execute(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(&strings.Builder{})
+	cmd.SetErr(&strings.Builder{})
+	return cmd.Execute()
+}
+
+func TestFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *Options
+	runF := func(_ context.Context, o *Options) error { got = o; return nil }
+	tests := []struct {
+		args    []string
+		wantErr string
+		check   func(*Options) bool
+	}{
+		{[]string{"in", "-o", "out"}, "", func(o *Options) bool {
+			return o.In == "in" && o.Out == "out" && o.To == "nvfp4" && o.Layout == "modelopt" && o.Coverage == 0.9 && !o.Check
+		}},
+		{[]string{"in", "-o", "out", "--to", "nvfp4", "--layout", "compressed-tensors", "--experts", "k.json", "--workers", "8", "--check", "--f32-intermediate"}, "", func(o *Options) bool {
+			return o.Layout == "compressed-tensors" && o.Experts == "k.json" && o.Workers == 8 && o.Check && o.F32Intermediate
+		}},
+		{[]string{"in", "-o", "out", "--router-stats", "s.json", "--coverage", "0.5"}, "", func(o *Options) bool { return o.RouterStats == "s.json" && o.Coverage == 0.5 }},
+		{[]string{"in", "-o", "out", "--dequantize"}, "", func(o *Options) bool { return o.Dequantize }},
+		{[]string{"in", "-o", "out", "--to", "fp8-block", "--recipe", "r.json"}, "", func(o *Options) bool { return o.To == "fp8-block" && o.Recipe == "r.json" }},
+		{[]string{"in"}, "-o OUT_DIR is required", nil},
+		{[]string{"-o", "x"}, "want one IN_DIR argument, got 0", nil},
+		{[]string{"in", "-o", "x", "--to", "int4"}, `--to "int4"`, nil},
+		{[]string{"in", "-o", "x", "--to", "nvfp4", "--dequantize"}, "exclude each other", nil},
+		{[]string{"in", "-o", "x", "--layout", "gguf"}, `--layout "gguf"`, nil},
+		{[]string{"in", "-o", "x", "--to", "fp8-block", "--layout", "modelopt"}, "--to nvfp4 only", nil},
+		{[]string{"in", "-o", "x", "--experts", "a", "--router-stats", "b"}, "exclude each other", nil},
+		{[]string{"in", "-o", "x", "--coverage", "0.5"}, "needs --router-stats", nil},
+		{[]string{"in", "-o", "x", "--router-stats", "b", "--coverage", "0"}, "outside (0, 1]", nil},
+		{[]string{"in", "-o", "x", "--router-stats", "b", "--coverage", "1.5"}, "outside (0, 1]", nil},
+		{[]string{"in", "-o", "x", "--workers", "-2"}, "--workers", nil},
+	}
+	for _, tt := range tests {
+		got = nil
+		err := execute(NewCmd(f, runF), tt.args...)
+		if tt.wantErr != "" {
+			var fe *cmdutil.FlagError
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
+				t.Errorf("%v: want usage error %q, got %v", tt.args, tt.wantErr, err)
+			}
+			continue
+		}
+		if err != nil || got == nil || !tt.check(got) {
+			t.Errorf("%v: err %v, options %+v", tt.args, err, got)
+		}
+	}
+}
+
+// writeCheckpoint makes a tiny BF16 checkpoint, converts it to block FP8
+// with the command itself, and returns the FP8 directory.
+func writeCheckpoint(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := quant.SyntheticCheckpoint{Layers: 2, Experts: 4, Hidden: 128, Inter: 64}
+	if err := src.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestRunEndToEnd(t *testing.T) {
+	in := writeCheckpoint(t)
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	os.WriteFile(stats, []byte(`{"0":[5,1,1,3],"1":[0,0,2,8]}`), 0o644)
+	out := filepath.Join(t.TempDir(), "nv")
+	ios, _, stdout, stderr := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.JSON = true
+	opts := &Options{F: f, In: in, Out: out, To: "nvfp4", Layout: "modelopt", RouterStats: stats, Coverage: 0.75, Check: true}
+	if err := run(context.Background(), opts); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc Output
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	// layer 0: 5+3 = 8 of 10 >= 7.5; layer 1: 8 of 10.
+	if doc.Result.Kept != 3 || doc.Result.Pruned != 5 || doc.Check == nil || doc.Check.Failed != 0 || len(doc.Check.Tensors) != 9 {
+		t.Errorf("output: %s", stdout)
+	}
+	if !strings.Contains(stdout.String(), `"drama_experts": {`) {
+		t.Errorf("no drama_experts in the output: %s", stdout)
+	}
+}
+
+func TestRunText(t *testing.T) {
+	in := writeCheckpoint(t)
+	ios, _, stdout, _ := cmdutil.Test()
+	ios.SetStdoutTTY(true)
+	f := cmdutil.TestFactory(ios)
+	out := filepath.Join(t.TempDir(), "o")
+	if err := run(context.Background(), &Options{F: f, In: in, Out: out, To: "nvfp4", Layout: "compressed-tensors", Check: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"nvfp4 (compressed-tensors)", "24 expert projections", "8 kept, 0 pruned", "24 tensors, 0 failed"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	in := writeCheckpoint(t)
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	keep := filepath.Join(t.TempDir(), "keep.json")
+	os.WriteFile(keep, []byte(`{"0":[0,9],"1":[0]}`), 0o644)
+	parent := t.TempDir()
+	err := run(context.Background(), &Options{F: f, In: in, Out: filepath.Join(parent, "o"), To: "nvfp4", Layout: "modelopt", Experts: keep})
+	if !errors.Is(err, quant.ErrKeepList) || !strings.Contains(err.Error(), "expert 9 does not exist") {
+		t.Errorf("bad keep list: %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+	if err := run(context.Background(), &Options{F: f, In: filepath.Join(parent, "none"), Out: filepath.Join(parent, "o"), To: "nvfp4", Layout: "modelopt"}); err == nil {
+		t.Error("missing input: want an error")
+	}
+}

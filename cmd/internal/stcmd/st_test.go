@@ -1,0 +1,95 @@
+package stcmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/safetensors"
+	"github.com/drama-tts/drama/safetensors/quant"
+)
+
+func execute(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(&strings.Builder{})
+	cmd.SetErr(&strings.Builder{})
+	return cmd.Execute()
+}
+
+func TestInspectFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *InspectOptions
+	runF := func(_ context.Context, o *InspectOptions) error { got = o; return nil }
+	if err := execute(NewCmdInspect(f, runF), "dir", "--tensors", "--by", "role"); err != nil || got.Path != "dir" || !got.Tensors || got.By != "role" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if err := execute(NewCmdInspect(f, runF), "dir"); err != nil || got.By != "shape" || got.Tensors {
+		t.Fatalf("defaults: %v %+v", err, got)
+	}
+	if err := execute(NewCmdInspect(f, runF)); err == nil {
+		t.Error("no path accepted")
+	}
+	if err := execute(NewCmdInspect(f, runF), "x", "--by", "size"); err == nil || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Errorf("--by size: want a usage error, got %v", err)
+	}
+}
+
+func checkpoint(t *testing.T) string {
+	dir := t.TempDir()
+	if err := (quant.SyntheticCheckpoint{Layers: 2, Experts: 4, Hidden: 128, Inter: 64}).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestInspectCensus(t *testing.T) {
+	dir := checkpoint(t)
+	ios, _, stdout, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	if err := runInspect(context.Background(), &InspectOptions{F: f, Path: dir, By: "shape"}); err != nil {
+		t.Fatal(err)
+	}
+	// 2 layers x 4 experts x 2 (gate, up) F8_E4M3 [64,128] weights.
+	if !strings.Contains(stdout.String(), "[64,128]\tF8_E4M3\t16\t131072\t131072\n") {
+		t.Errorf("census:\n%s", stdout)
+	}
+	stdout.Reset()
+	f.Global.JSON = true
+	if err := runInspect(context.Background(), &InspectOptions{F: f, Path: dir, By: "role", Tensors: true}); err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Shards) != 2 || len(rep.Problems) != 0 || len(rep.List) != rep.Tensors || rep.Roles[0].Role != "expert" {
+		t.Errorf("report: %+v", rep)
+	}
+}
+
+func TestInspectProblems(t *testing.T) {
+	dir := checkpoint(t)
+	ix, err := safetensors.ReadIndex(filepath.Join(dir, safetensors.IndexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.WeightMap["model.layers.9.ghost.weight"] = "model-00001-of-00002.safetensors"
+	b, _ := ix.Marshal()
+	os.WriteFile(filepath.Join(dir, safetensors.IndexName), b, 0o644)
+	ios, _, _, stderr := cmdutil.Test()
+	err = runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: dir, By: "dtype"})
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(stderr.String(), `tensor "model.layers.9.ghost.weight": named in`) {
+		t.Errorf("want exit 3 and the problem on stderr, got %v\n%s", err, stderr)
+	}
+	ios, _, _, _ = cmdutil.Test()
+	if err := runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: filepath.Join(dir, "nope"), By: "dtype"}); err == nil {
+		t.Error("missing path: want an error")
+	}
+}
