@@ -163,7 +163,7 @@ func checkReferences(r *speechRequest, out *speech, s *Server) *apiError {
 	if len(r.References) == 0 {
 		return nil
 	}
-	if !s.caps.References {
+	if !s.capabilities().References {
 		return badRequest("references", "this engine does not take references in a request: use a voice from GET /v1/voices")
 	}
 	v := &voices.Voice{Format: voices.FormatCUDA, ID: "request", Name: "request"}
@@ -180,7 +180,7 @@ func checkReferences(r *speechRequest, out *speech, s *Server) *apiError {
 }
 
 func checkMaxFrames(r *speechRequest, out *speech, s *Server) *apiError {
-	limit := s.caps.MaxFrames
+	limit := s.capabilities().MaxFrames
 	switch {
 	case r.MaxFrames < 0:
 		return badRequest("max_frames", "max_frames must be positive")

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/drama-tts/drama/engine"
@@ -65,7 +66,7 @@ type Config struct {
 // Server is the HTTP API. Create it with New; it is safe for concurrent use.
 type Server struct {
 	cfg     Config
-	caps    engine.Capabilities
+	caps    atomic.Pointer[engine.Capabilities]
 	queue   *queue
 	metrics *metrics
 	log     *slog.Logger
@@ -93,10 +94,17 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, caps: cfg.Caps, queue: newQueue(cfg.MaxQueue), log: log}
+	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log}
+	s.SetCapabilities(cfg.Caps)
 	s.metrics = newMetrics(s.queue.depth)
 	return s
 }
+
+// SetCapabilities records the engine's capabilities (from Describe), which
+// decide what a request may ask for.
+func (s *Server) SetCapabilities(c engine.Capabilities) { s.caps.Store(&c) }
+
+func (s *Server) capabilities() engine.Capabilities { return *s.caps.Load() }
 
 // Handler returns the API's routes.
 func (s *Server) Handler() http.Handler {

@@ -153,7 +153,7 @@ func (s *Server) resolveClone(ctx context.Context, req *speech) *apiError {
 	if req.Voice == "" || s.voiceOrigin(req.Voice) != "clone" {
 		return nil
 	}
-	if !s.caps.References {
+	if !s.capabilities().References {
 		return badRequest("voice", "voice %q is a clone this engine has not published: restart drama serve to load it", req.Voice)
 	}
 	refs, err := s.cfg.Voices.References(ctx, req.Voice)

@@ -30,16 +30,29 @@ const LineInterval = 10 * time.Second
 // is set; otherwise, unless quiet or JSON, a line at most every LineInterval;
 // else nothing.
 func (f *Factory) NewProgress(label string, total int64) Progress {
+	return f.newProgress(label, total, true)
+}
+
+// NewCountProgress is NewProgress for a count of things rather than bytes.
+func (f *Factory) NewCountProgress(label string, total int64) Progress {
+	return f.newProgress(label, total, false)
+}
+
+func (f *Factory) newProgress(label string, total int64, bytes bool) Progress {
 	switch {
 	case f.Global.Quiet || f.Global.JSON:
 		return nopProgress{}
 	case f.IO.IsStderrTTY():
-		bar := pb.New64(total).Set(pb.Bytes, true).Set("prefix", label).SetWriter(f.IO.ErrOut)
+		bar := pb.New64(total).Set(pb.Bytes, bytes).Set("prefix", label).SetWriter(f.IO.ErrOut)
 		bar.SetTemplate(pb.Full)
 		bar.Start()
 		return &barProgress{bar: bar}
 	default:
-		return newLineProgress(f.IO.ErrOut, label, total, time.Now)
+		p := newLineProgress(f.IO.ErrOut, label, total, time.Now)
+		if !bytes {
+			p.unit = func(n int64) string { return fmt.Sprint(n) }
+		}
+		return p
 	}
 }
 
@@ -63,6 +76,7 @@ func (b *barProgress) Finish()              { b.once.Do(func() { b.bar.Finish() 
 type lineProgress struct {
 	w     io.Writer
 	label string
+	unit  func(int64) string // formats a count; HumanBytes by default
 	now   func() time.Time
 	start time.Time
 
@@ -75,7 +89,7 @@ type lineProgress struct {
 }
 
 func newLineProgress(w io.Writer, label string, total int64, now func() time.Time) *lineProgress {
-	p := &lineProgress{w: w, label: label, now: now}
+	p := &lineProgress{w: w, label: label, now: now, unit: HumanBytes}
 	p.start = now()
 	p.last = p.start
 	p.total.Store(total)
@@ -108,11 +122,11 @@ func (p *lineProgress) print(t time.Time) {
 	done, total := p.done.Load(), p.total.Load()
 	rate := ""
 	if secs := t.Sub(p.start).Seconds(); secs > 0 {
-		rate = fmt.Sprintf(" %s/s", HumanBytes(int64(float64(done)/secs)))
+		rate = fmt.Sprintf(" %s/s", p.unit(int64(float64(done)/secs)))
 	}
 	pct := ""
 	if total > 0 {
 		pct = fmt.Sprintf(" (%.1f%%)", 100*float64(done)/float64(total))
 	}
-	fmt.Fprintf(p.w, "%s: %s of %s%s%s\n", p.label, HumanBytes(done), HumanBytes(total), pct, rate)
+	fmt.Fprintf(p.w, "%s: %s of %s%s%s\n", p.label, p.unit(done), p.unit(total), pct, rate)
 }

@@ -1,0 +1,185 @@
+package servecmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+)
+
+// SayOptions are the inputs of `drama say`.
+type SayOptions struct {
+	F            *cmdutil.Factory
+	Text         string
+	Voice        string
+	Instructions string
+	Output       string
+	Server       string
+	HTTPClient   *http.Client
+}
+
+// NewCmdSay returns `drama say`.
+func NewCmdSay(f *cmdutil.Factory, runF func(context.Context, *SayOptions) error) *cobra.Command {
+	opts := &SayOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "say TEXT",
+		Short: "Speak a text through a running drama serve and save it as WAV",
+		Long: strings.TrimSpace(`
+Send TEXT to a running drama serve, stream the audio into a WAV file, and
+print the time to the first audio and the real-time factor. A stream that
+ends without its terminating chunk is reported as an error and no file is
+left behind.`),
+		Example: strings.TrimSpace(`
+$ drama say "Hello there." -o hello.wav
+$ drama say "[whispering] I'm fine." --voice narrator --server http://127.0.0.1:8793`),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Text = args[0]
+			if strings.TrimSpace(opts.Text) == "" {
+				return cmdutil.FlagErrorf("TEXT is empty")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runSay(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Voice, "voice", "", "voice id (GET /v1/voices lists them)")
+	cmd.Flags().StringVar(&opts.Instructions, "instructions", "", "a direction spoken in brackets, e.g. \"whispering, nervous\"")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "speech.wav", "WAV file to write")
+	cmd.Flags().StringVar(&opts.Server, "server", "http://"+DefaultAddr, "drama serve's URL")
+	return cmd
+}
+
+func runSay(ctx context.Context, opts *SayOptions) error {
+	body, _ := json.Marshal(map[string]any{"input": opts.Text, "voice": opts.Voice, "instructions": opts.Instructions,
+		"response_format": "wav", "stream": true})
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimRight(opts.Server, "/")+"/v1/audio/speech", bytes.NewReader(body))
+	if err != nil {
+		return cmdutil.FlagErrorf("--server %q: %v", opts.Server, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach drama serve at %s: %w (is it running? start it with `drama serve`)", opts.Server, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return apiFailure(resp)
+	}
+	res, err := saveStream(resp, opts.Output, start)
+	if err != nil {
+		return err
+	}
+	return report(opts.F, opts.Output, res)
+}
+
+func apiFailure(resp *http.Response) error {
+	var e struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
+		return fmt.Errorf("drama serve answered %d: %s", resp.StatusCode, e.Error.Message)
+	}
+	return fmt.Errorf("drama serve answered %s", resp.Status)
+}
+
+type sayResult struct {
+	firstAudio time.Duration
+	total      time.Duration
+	pcmBytes   int64
+	reason     string
+}
+
+// saveStream writes the streamed WAV to a temporary file, fixes its sizes,
+// syncs and renames it. A stream cut short leaves nothing behind.
+func saveStream(resp *http.Response, out string, start time.Time) (*sayResult, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	res := &sayResult{}
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, rerr := resp.Body.Read(buf)
+		if k > 0 {
+			if res.firstAudio == 0 {
+				res.firstAudio = time.Since(start)
+			}
+			if _, err := tmp.Write(buf[:k]); err != nil {
+				return nil, err
+			}
+			n += int64(k)
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("the audio stream broke off after %d bytes (%v): the speech is incomplete, nothing was saved", n, rerr)
+		}
+	}
+	res.total = time.Since(start)
+	res.reason = resp.Trailer.Get("X-Finish-Reason")
+	if n < 44 {
+		return nil, fmt.Errorf("drama serve sent %d bytes, not a WAV", n)
+	}
+	res.pcmBytes = n - 44
+	if err := fixWAVSizes(tmp, res.pcmBytes); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	return res, os.Rename(tmp.Name(), out)
+}
+
+// fixWAVSizes replaces a stream's 0xFFFFFFFF sizes with the real ones.
+func fixWAVSizes(f *os.File, data int64) error {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(36+data))
+	if _, err := f.WriteAt(b[:], 4); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(b[:], uint32(data))
+	_, err := f.WriteAt(b[:], 40)
+	return err
+}
+
+func report(f *cmdutil.Factory, out string, r *sayResult) error {
+	audio := time.Duration(r.pcmBytes/2) * time.Second / 44100
+	rtf := 0.0
+	if audio > 0 {
+		rtf = r.total.Seconds() / audio.Seconds()
+	}
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, map[string]any{"file": out, "first_audio_seconds": r.firstAudio.Seconds(),
+			"audio_seconds": audio.Seconds(), "real_time_factor": rtf, "finish_reason": r.reason})
+	}
+	f.Infof("wrote %s: %.2f s of audio, first audio after %.3f s, real-time factor %.3f, finish reason %s",
+		out, audio.Seconds(), r.firstAudio.Seconds(), rtf, r.reason)
+	return nil
+}

@@ -1,0 +1,355 @@
+// Package servecmd implements `drama serve` and `drama say`.
+package servecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/host"
+	"github.com/drama-tts/drama/engine/httpapi"
+)
+
+// DefaultAddr is where drama serve listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:8793"
+
+// Options are the inputs of `drama serve`.
+type Options struct {
+	F            *cmdutil.Factory
+	Engine       string // cuda, metal or a plugin binary's path
+	Addr         string
+	AllowRemote  bool
+	MaxQueue     int
+	QueueTimeout time.Duration
+	PluginDir    string
+	EngineBin    string
+	AllowEngine  bool // start an engine binary whose sha256 differs from the root's record
+	VoicesDir    string
+	DefaultVoice string
+	MaxFrames    int
+	LongForm     bool
+	NoGuidance   bool
+	Admission    string
+	ReadyTimeout time.Duration
+	Grace        time.Duration
+	// Listening, if set, is called with the bound address once serving
+	// (tests).
+	Listening func(addr string)
+}
+
+// NewCmd returns `drama serve`.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve an OpenAI-compatible speech API through the engine plugin",
+		Long: strings.TrimSpace(`
+Launch the engine plugin for this OS (cuda on Linux, metal on macOS), start
+the native engine with the variant's flags, and serve the speech API once it
+is ready: POST /v1/audio/speech, GET /v1/models, GET|POST /v1/voices,
+DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
+
+Requests are queued first in, first out in front of the engine's single
+synthesis slot (--max-queue, --queue-timeout). drama serve binds to
+127.0.0.1: the model's licence allows no hosted service without a separate
+licence, so another address needs --allow-remote.
+
+SIGINT or SIGTERM stops accepting, ends open streams, stops the engine and
+exits with status 0 once everything is gone.`),
+		Example: strings.TrimSpace(`
+$ drama serve --variant nvfp4
+$ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
+$ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda, metal, or a plugin binary's path")
+	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "address to listen on")
+	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence)")
+	fl.IntVar(&opts.MaxQueue, "max-queue", 32, "requests that may wait for the engine")
+	fl.DurationVar(&opts.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
+	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins")
+	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
+	fl.BoolVar(&opts.AllowEngine, "allow-engine-mismatch", false, "start an engine binary whose sha256 differs from <root>/engine/engine.sha256")
+	fl.StringVar(&opts.VoicesDir, "voices", "", "directory of voice files the engine serves")
+	fl.StringVar(&opts.DefaultVoice, "default-voice", "", "voice used when a request names none")
+	fl.IntVar(&opts.MaxFrames, "max-frames", 0, "frame limit per synthesis (0: the engine's default)")
+	fl.BoolVar(&opts.LongForm, "long-form", false, "split long texts into segments (CUDA)")
+	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
+	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
+	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
+	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
+	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func defaultEngine() string {
+	if runtime.GOOS == "darwin" {
+		return "metal"
+	}
+	return "cuda"
+}
+
+func (o *Options) validate() error {
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return cmdutil.FlagErrorf("--addr %q: want HOST:PORT, e.g. %s", o.Addr, DefaultAddr)
+	}
+	if !isLoopback(host) && !o.AllowRemote {
+		return cmdutil.FlagErrorf("--addr %s is not a loopback address: the Fish Audio Community License allows no hosted service without a separate licence; pass --allow-remote if your use is covered", o.Addr)
+	}
+	switch {
+	case o.MaxQueue < 0:
+		return cmdutil.FlagErrorf("--max-queue must be 0 or more")
+	case o.Admission != "own" && o.Admission != "external" && o.Admission != "off":
+		return cmdutil.FlagErrorf("--admission %q: want own, external or off", o.Admission)
+	case o.MaxFrames < 0:
+		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	if opts.AllowRemote && !isLoopbackAddr(opts.Addr) {
+		fmt.Fprintln(f.IO.ErrOut, "drama: serving beyond loopback. The Fish Audio Community License allows no hosted service without a separate licence from Fish Audio.")
+	}
+	logger := newLogger(f)
+	root, err := f.Root()
+	if err != nil {
+		return err
+	}
+	plugin, err := findPlugin(f, opts, root)
+	if err != nil {
+		return err
+	}
+	req, err := startRequest(f, opts, root)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, opts, logger, plugin, req, root)
+}
+
+func isLoopbackAddr(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	return isLoopback(host)
+}
+
+func newLogger(f *cmdutil.Factory) *slog.Logger {
+	level := slog.LevelInfo
+	if f.Global.Quiet {
+		level = slog.LevelWarn
+	}
+	if f.IO.IsStderrTTY() {
+		return slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+	}
+	return slog.New(slog.NewJSONHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+}
+
+// findPlugin resolves --engine to a plugin binary.
+func findPlugin(f *cmdutil.Factory, opts *Options, root string) (string, error) {
+	if strings.ContainsRune(opts.Engine, os.PathSeparator) {
+		return opts.Engine, nil
+	}
+	exe, _ := os.Executable()
+	dirs := host.Search{Flag: opts.PluginDir, Env: f.Getenv(host.EnvPluginDir), Exe: exe, Root: root}.Dirs()
+	c, err := host.Find(dirs, opts.Engine)
+	if err != nil {
+		return "", fmt.Errorf("engine plugin %q: %w: build it with `make` or pass --plugin-dir", opts.Engine, err)
+	}
+	return c.Path, nil
+}
+
+// startRequest describes the install and the engine's settings.
+func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartRequest, error) {
+	variant := f.Global.Variant
+	bin, err := engineBinary(f, opts, root)
+	if err != nil {
+		return engine.StartRequest{}, err
+	}
+	sum, err := engineRecord(root)
+	if err != nil {
+		return engine.StartRequest{}, err
+	}
+	return engine.StartRequest{
+		Install: engine.Install{Root: root, Variant: variant, ModelDir: filepath.Join(root, variant), EngineBin: bin,
+			EngineSHA256: sum, AllowEngineMismatch: opts.AllowEngine},
+		VoicesDir: opts.VoicesDir, DefaultVoice: opts.DefaultVoice, MaxFrames: opts.MaxFrames, LongForm: opts.LongForm,
+		NoGuidance: opts.NoGuidance, Admission: engine.Admission(opts.Admission), ReadyTimeout: opts.ReadyTimeout,
+		RuntimeDir: filepath.Join(root, ".drama", "run"),
+	}, nil
+}
+
+// engineBinaryNames are the native server binaries per engine plugin.
+var engineBinaryNames = map[string]string{"cuda": "tensorfold-native", "metal": "drama3-generate"}
+
+func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error) {
+	if opts.EngineBin != "" {
+		return filepath.Abs(opts.EngineBin)
+	}
+	if v := f.Getenv("DRAMA_ENGINE_BIN"); v != "" {
+		return filepath.Abs(v)
+	}
+	name := engineBinaryNames[opts.Engine]
+	if name == "" {
+		name = engineBinaryNames[defaultEngine()]
+	}
+	if p := filepath.Join(root, "engine", name); fileExists(p) {
+		return p, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return filepath.Abs(p)
+	}
+	return "", fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin (to try drama without a GPU: --engine-bin bin/tensorfold-standin)",
+		name, filepath.Join(root, "engine"))
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// engineRecord reads the engine binary's pinned sha256 from
+// <root>/engine/engine.sha256 (sha256sum format); none means no check.
+func engineRecord(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "engine", "engine.sha256"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 || len(fields[0]) != 64 {
+		return "", fmt.Errorf("%s: want \"<sha256> <file>\" as sha256sum writes it", filepath.Join(root, "engine", "engine.sha256"))
+	}
+	return strings.ToLower(fields[0]), nil
+}
+
+func hclogFor(logger *slog.Logger, f *cmdutil.Factory) hclog.Logger {
+	level := hclog.Info
+	if f.Global.Quiet {
+		level = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: f.IO.ErrOut, Level: level, JSONFormat: !f.IO.IsStderrTTY()})
+}
+
+// serve opens the plugin, starts the engine, and serves until ctx ends.
+func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath string, req engine.StartRequest, root string) error {
+	f := opts.F
+	open := func(ctx context.Context) (engine.Engine, func(), error) {
+		p, err := host.Open(ctx, pluginPath, host.Options{Logger: hclogFor(logger, f)})
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func() { _ = p.Close(context.Background(), opts.Grace) }, nil
+	}
+	progress := newStartProgress(f)
+	sup := httpapi.NewSupervisor(open, req, progress.event)
+	defer host.CleanupAll()
+	defer sup.Stop(context.Background())
+
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another drama serve running? pick another --addr)", opts.Addr, err)
+	}
+	srv, api := newHTTPServer(ctx, opts, logger, sup, root)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+ln.Addr().String())
+
+	if err := sup.Start(ctx); err != nil {
+		progress.finish()
+		shutdown(srv, opts.Grace)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return cmdutil.EngineError(fmt.Errorf("the engine did not start: %w", err))
+	}
+	progress.finish()
+	if err := describe(ctx, sup, api); err != nil {
+		logger.Warn("describe", "err", err)
+	}
+	go sup.Watch(ctx, time.Second)
+	logger.Info("ready", "addr", "http://"+ln.Addr().String(), "variant", req.Variant)
+	if opts.Listening != nil {
+		opts.Listening(ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+		logger.Info("stopping: finishing open requests", "grace", opts.Grace)
+		shutdown(srv, opts.Grace)
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string) (*http.Server, *httpapi.Server) {
+	ffmpeg, _ := exec.LookPath("ffmpeg")
+	api := httpapi.New(httpapi.Config{
+		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
+		Status: sup, Failures: sup, FFmpeg: ffmpeg, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup),
+	})
+	sup.OnRestart = api.EngineRestarted
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	return srv, api
+}
+
+// describe reads the engine's capabilities into the API once it runs.
+func describe(ctx context.Context, sup *httpapi.Supervisor, api *httpapi.Server) error {
+	d, err := sup.Engine().Describe(ctx)
+	if err != nil {
+		return err
+	}
+	api.SetCapabilities(d.Capabilities)
+	return nil
+}
+
+func shutdown(srv *http.Server, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close() // streams still open after the grace period are cut
+	}
+}
