@@ -8,6 +8,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
+	"github.com/drama-tts/drama/cmd/internal/servecmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 	"github.com/drama-tts/drama/cmd/internal/voicecmd"
@@ -17,6 +18,7 @@ import (
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
 	root.AddCommand(pinscmd.NewCmd(f))
+	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))
 	root.AddCommand(pthcmd.NewCmd(f))
 	root.AddCommand(voicecmd.NewCmd(f))
 	root.AddCommand(stcmd.NewCmd(f))
