@@ -17,6 +17,10 @@ type Limits struct {
 	MaxItems     int   // items in one tuple, list or dict
 	MaxRank      int   // dimensions of one tensor
 	MaxTensors   int   // tensors in the state dict
+	// MaxViewBytes bounds a view whose contiguous size exceeds its storage's
+	// (a broadcast or other overlapping strides): written out, it would
+	// grow without bound from a few stored bytes.
+	MaxViewBytes int64
 }
 
 // DefaultLimits are the limits NewReader uses.
@@ -34,4 +38,5 @@ var DefaultLimits = Limits{
 	MaxItems:     1 << 20,
 	MaxRank:      16,
 	MaxTensors:   100_000,
+	MaxViewBytes: 256 << 20,
 }

@@ -212,8 +212,12 @@ func (t *Tensor) validate(lim Limits) error {
 	if err != nil {
 		return err
 	}
-	if _, err := mul(numel, esz); err != nil {
+	bytes, err := mul(numel, esz)
+	if err != nil {
 		return err
+	}
+	if bytes > t.Storage.Size && bytes > lim.MaxViewBytes {
+		return fmt.Errorf("%w: view %v stride %v is %d bytes from a storage of %d (overlapping strides), limit %d", ErrLimit, t.Shape, t.Stride, bytes, t.Storage.Size, lim.MaxViewBytes)
 	}
 	have := t.Storage.Size / esz
 	if (numel > 0 && last >= have) || (numel == 0 && t.Offset > have) {
