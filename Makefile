@@ -14,12 +14,13 @@ all: build
 
 build: plugins
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drama ./cmd/drama
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/tensorfold-standin ./engine/native/standin/cmd/tensorfold-standin
 
 plugins:
 	@mkdir -p $(BIN)
 	@for p in $(PLUGINS); do \
 		echo "build $(BIN)/drama-engine-$$p"; \
-		$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drama-engine-$$p ./plugins/$$p || exit 1; \
+		$(GO) build -trimpath -ldflags '$(LDFLAGS) -X main.version=$(VERSION)' -o $(BIN)/drama-engine-$$p ./plugins/$$p || exit 1; \
 		(cd $(BIN) && sha256sum drama-engine-$$p > drama-engine-$$p.sha256) || exit 1; \
 	done
 
