@@ -1,0 +1,129 @@
+package servecmd
+
+import (
+	"context"
+	"encoding/binary"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi"
+)
+
+func execute(cmd *cobra.Command, args string) error {
+	cmd.SetArgs(strings.Fields(args))
+	cmd.SetOut(&strings.Builder{})
+	cmd.SetErr(&strings.Builder{})
+	return cmd.Execute()
+}
+
+func TestServeFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *Options
+	runF := func(_ context.Context, o *Options) error { got = o; return nil }
+	if err := execute(NewCmd(f, runF), "--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999"); err != nil {
+		t.Fatal(err)
+	}
+	if got.Engine != "metal" || got.MaxQueue != 4 || got.QueueTimeout != 3*time.Second || got.Admission != "off" || got.Addr != "127.0.0.1:9999" {
+		t.Fatalf("%+v", got)
+	}
+	for args, want := range map[string]string{
+		"--addr 0.0.0.0:8793": "not a loopback address",
+		"--addr nonsense":     "want HOST:PORT",
+		"--admission maybe":   "want own, external or off",
+		"--max-queue -1":      "--max-queue",
+		"--max-frames -3":     "--max-frames",
+		"positional":          "unknown command",
+	} {
+		if err := execute(NewCmd(f, runF), args); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", args, err, want)
+		}
+	}
+	if err := execute(NewCmd(f, runF), "--addr 0.0.0.0:8793 --allow-remote"); err != nil {
+		t.Fatalf("--allow-remote: %v", err)
+	}
+	if err := execute(NewCmd(f, runF), "--addr [::1]:8793"); err != nil {
+		t.Fatalf("IPv6 loopback: %v", err)
+	}
+}
+
+func TestEngineBinaryResolution(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	root := t.TempDir()
+	f := cmdutil.TestFactory(ios, "PATH", "")
+	t.Setenv("PATH", t.TempDir())
+	if _, err := engineBinary(f, &Options{Engine: "cuda"}, root); err == nil || !strings.Contains(err.Error(), "--engine-bin") {
+		t.Fatalf("missing binary: %v", err)
+	}
+	os.MkdirAll(filepath.Join(root, "engine"), 0o755)
+	os.WriteFile(filepath.Join(root, "engine", "tensorfold-native"), []byte("#!/bin/sh\n"), 0o755)
+	if p, err := engineBinary(f, &Options{Engine: "cuda"}, root); err != nil || p != filepath.Join(root, "engine", "tensorfold-native") {
+		t.Fatalf("root engine: %q %v", p, err)
+	}
+	if sum, err := engineRecord(root); err != nil || sum != "" {
+		t.Fatalf("no record: %q %v", sum, err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte("nonsense\n"), 0o644)
+	if _, err := engineRecord(root); err == nil {
+		t.Fatal("malformed record accepted")
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("AB", 32)+"  tensorfold-native\n"), 0o644)
+	if sum, _ := engineRecord(root); sum != strings.Repeat("ab", 32) {
+		t.Fatalf("record: %q", sum)
+	}
+}
+
+func TestSaySavesAWAVWithRealSizes(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.Start(context.Background(), engine.StartRequest{}, nil)
+	defer fake.Stop(context.Background(), engine.StopRequest{})
+	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
+	defer ts.Close()
+	ios, _, out, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	outFile := filepath.Join(t.TempDir(), "hello.wav")
+	if err := runSay(context.Background(), &SayOptions{F: f, Text: "Hello there.", Voice: "narrator", Output: outFile, Server: ts.URL}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if binary.LittleEndian.Uint32(data[40:]) != uint32(len(data)-44) || binary.LittleEndian.Uint32(data[4:]) != uint32(len(data)-8) {
+		t.Fatal("the saved WAV must carry its real sizes")
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "real-time factor") || !strings.Contains(errOut.String(), "finish reason stop") {
+		t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
+	}
+}
+
+func TestSayRefusesATruncatedStream(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.FailAfterFirstChunk = true
+	fake.Start(context.Background(), engine.StartRequest{}, nil)
+	defer fake.Stop(context.Background(), engine.StopRequest{})
+	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
+	defer ts.Close()
+	ios, _, _, _ := cmdutil.Test()
+	dir := t.TempDir()
+	err := runSay(context.Background(), &SayOptions{F: cmdutil.TestFactory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
+	if err == nil || !strings.Contains(err.Error(), "broke off") {
+		t.Fatalf("err = %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a truncated stream left files: %v", ents)
+	}
+	err = runSay(context.Background(), &SayOptions{F: cmdutil.TestFactory(ios), Text: "x", Voice: "nobody", Output: filepath.Join(dir, "y.wav"), Server: ts.URL})
+	if err == nil || !strings.Contains(err.Error(), "unknown voice") {
+		t.Fatalf("API error: %v", err)
+	}
+}
