@@ -21,6 +21,11 @@ const modeEnv = "DRAMA_HOSTTEST_HOST"
 func TestMain(m *testing.M) {
 	enginetest.ServeChild(map[string]func() engine.Engine{
 		"fake": func() engine.Engine { return enginetest.NewFake() },
+		"fast": func() engine.Engine {
+			f := enginetest.NewFake()
+			f.FrameDelay = 0
+			return f
+		},
 		"stdout": func() engine.Engine {
 			fmt.Println("hello from a plugin that prints")
 			return enginetest.NewFake()

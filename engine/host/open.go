@@ -86,7 +86,9 @@ func Open(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin %s: %w", path, err)
 	}
-	sum, err := Verify(abs)
+	// go-plugin's SecureConfig hashes the binary right before it starts it;
+	// reading the recorded sum here and hashing once keeps start fast.
+	sum, err := ReadChecksum(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +96,11 @@ func Open(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p := &Plugin{Path: abs, tail: NewTail(opts.TailSize), thread: make(chan struct{})}
 	p.client = plugin.NewClient(p.clientConfig(abs, sum, opts))
 	if err := p.start(ctx); err != nil {
+		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+			if _, verr := Verify(abs); verr != nil {
+				return nil, verr
+			}
+		}
 		return nil, p.handshakeError(err)
 	}
 	raw, err := p.rpc()
