@@ -50,7 +50,7 @@ func (t *Tokenizer) Name() string { return t.name }
 // <|im_start|> as their own ids and no other special tokens added, as Hugging
 // Face's encode(text, add_special_tokens=False) gives them.
 func (t *Tokenizer) Encode(text string) ([]int, error) {
-	return t.appendIDs(nil, text)
+	return t.appendIDs(make([]int, 0, len(text)/4+1), text)
 }
 
 // Count returns how many tokens Encode would return for text.
@@ -80,6 +80,20 @@ func (t *Tokenizer) Token(id int) (string, bool) {
 	}
 	s, ok := (*t.model.VocabR)[id]
 	return s, ok
+}
+
+// TokenBytes returns the text a token id stands for: an added token's
+// content, or the bytes of a byte-level vocabulary entry (which may be part
+// of a multi-byte character).
+func (t *Tokenizer) TokenBytes(id int) ([]byte, bool) {
+	if a, ok := t.byID[id]; ok {
+		return []byte(a.Content), true
+	}
+	s, ok := (*t.model.VocabR)[id]
+	if !ok {
+		return nil, false
+	}
+	return unByteLevel(s)
 }
 
 // ID returns the id of a token string: an added token's content or a

@@ -213,6 +213,15 @@ func TestTokensAndIDs(t *testing.T) {
 	if id, ok := tok.ID("Ġworld"); !ok || id != ids[2] {
 		t.Errorf("ID(Ġworld) = %d, %v", id, ok)
 	}
+	if b, ok := tok.TokenBytes(ids[2]); !ok || string(b) != " world" {
+		t.Errorf("TokenBytes = %q, %v", b, ok)
+	}
+	if b, ok := tok.TokenBytes(ids[0]); !ok || string(b) != "<|im_start|>" {
+		t.Errorf("TokenBytes(<|im_start|>) = %q, %v", b, ok)
+	}
+	if _, ok := tok.TokenBytes(-5); ok {
+		t.Error("TokenBytes(-5) ok")
+	}
 	if _, err := tok.Tokens([]int{-1}); err == nil {
 		t.Error("Tokens(-1): no error")
 	}
