@@ -7,7 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -98,38 +98,50 @@ func checkPlain(s string, max int, lf bool) error {
 // that pass NFC's quick check outright (quick-check Yes, combining class 0)
 // is NFC by definition, so the normalizer runs only on text holding others.
 func isNFC(s string) bool {
-	var tbl *[1 << 10]uint64
 	for _, r := range s {
-		if r < 0x300 {
-			continue
-		}
-		if tbl == nil {
-			tbl = nfcStarters()
-		}
-		if r > 0xffff || tbl[r>>6]&(1<<(r&63)) == 0 {
+		if r >= 0x300 && !nfcStarter(r) {
 			return norm.NFC.IsNormalString(s)
 		}
 	}
 	return true
 }
 
-// nfcStarters is a bitmap of the characters of the Basic Multilingual Plane
-// that pass NFC's quick check outright, built once from the normalizer's
-// own tables.
-var nfcStarters = sync.OnceValue(func() *[1 << 10]uint64 {
-	var tbl [1 << 10]uint64
+// nfcBlocks caches, per block of 64 characters of the Basic Multilingual
+// Plane, a bitmap of the characters that pass NFC's quick check outright;
+// nfcDone marks the blocks computed. A block computed twice at once gives
+// the same bits, so no lock is needed.
+var (
+	nfcBlocks [1 << 10]atomic.Uint64
+	nfcDone   [1 << 10]atomic.Bool
+)
+
+func nfcStarter(r rune) bool {
+	if r > 0xffff {
+		return false
+	}
+	blk := r >> 6
+	if !nfcDone[blk].Load() {
+		nfcBlocks[blk].Store(nfcBlock(blk))
+		nfcDone[blk].Store(true)
+	}
+	return nfcBlocks[blk].Load()&(1<<(r&63)) != 0
+}
+
+// nfcBlock computes one block's bitmap from the normalizer's own tables.
+func nfcBlock(blk rune) uint64 {
+	var bits uint64
 	var buf [4]byte
-	for r := rune(0); r <= 0xffff; r++ {
+	for r := blk << 6; r < (blk+1)<<6; r++ {
 		if r >= 0xd800 && r <= 0xdfff {
 			continue
 		}
 		b := buf[:utf8.EncodeRune(buf[:], r)]
 		if p := norm.NFC.Properties(b); p.BoundaryBefore() && p.CCC() == 0 && norm.NFC.IsNormal(b) {
-			tbl[r>>6] |= 1 << (r & 63)
+			bits |= 1 << (r & 63)
 		}
 	}
-	return &tbl
-})
+	return bits
+}
 
 func badRune(r rune, lf bool) string {
 	switch {
