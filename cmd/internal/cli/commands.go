@@ -10,6 +10,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
+	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 	"github.com/drama-tts/drama/cmd/internal/voicecmd"
 )
@@ -24,4 +25,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(stcmd.NewCmd(f))
 	root.AddCommand(quantizecmd.NewCmd(f, nil))
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
+	root.AddCommand(tokenizecmd.NewCmd(f, nil))
 }
