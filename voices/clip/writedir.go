@@ -26,7 +26,7 @@ func WriteDir(dir string, res *Result, replace bool) (*Manifest, error) {
 	old, err := ReadManifest(dir)
 	switch {
 	case err == nil && !replace, err != nil && !errors.Is(err, fs.ErrNotExist) && !replace:
-		return nil, fmt.Errorf("%w: %s: choose another directory, or replace it (its transcripts are kept where the pieces match)", ErrManifestExists, mpath)
+		return nil, fmt.Errorf("%w: %s", ErrManifestExists, mpath)
 	}
 	m := NewManifest(res)
 	if old != nil {

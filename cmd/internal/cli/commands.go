@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
@@ -26,4 +27,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(quantizecmd.NewCmd(f, nil))
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
+	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
 }

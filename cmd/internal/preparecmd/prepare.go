@@ -96,7 +96,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	m, err := clip.WriteDir(opts.OutDir, res, opts.Replace)
 	if errors.Is(err, clip.ErrManifestExists) {
-		return cmdutil.FlagErrorf("%v (use --replace)", err)
+		return cmdutil.FlagErrorf("%v: choose another -o DIR, or give --replace (transcripts already typed in are kept where the pieces match)", err)
 	}
 	if err != nil {
 		return err
