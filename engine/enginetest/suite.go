@@ -30,9 +30,10 @@ type Config struct {
 	SilenceText string
 	// Clips are encoded when the engine can encode; empty skips encode.
 	Clips []engine.Clip
-	// Crash makes the native server die as a crash would. The default
-	// kills the pid Health reports with SIGKILL. Nil with SkipCrash skips.
-	Crash     func(t *testing.T, pid int)
+	// Crash makes the native server, whose pid Health reported, die as a
+	// crash would. The default sends SIGKILL to pid. SkipCrash skips the
+	// crash step.
+	Crash     func(pid int) error
 	SkipCrash bool
 	// Timeout bounds each step (default 30 s).
 	Timeout time.Duration
@@ -45,10 +46,10 @@ type Config struct {
 // reaches the caller); a crash gives an engine-failed error and a restart
 // works; encode; stop leaves no process. Steps run in order on one engine.
 func Run(t *testing.T, cfg Config) {
-	s := &suite{cfg: cfg.withDefaults()}
+	s := &suite{cfg: cfg.withDefaults(), goneWait: 5 * time.Second}
 	steps := []struct {
 		name string
-		fn   func(*testing.T)
+		fn   func(tb)
 	}{
 		{"Describe", s.describe}, {"Start", s.start}, {"Health", s.health}, {"Voices", s.voices},
 		{"WholeEqualsStream", s.wholeEqualsStream}, {"FinishReasons", s.finishReasons},
@@ -56,7 +57,7 @@ func Run(t *testing.T, cfg Config) {
 		{"CrashAndRestart", s.crashAndRestart}, {"Encode", s.encode}, {"StopLeavesNoProcess", s.stop},
 	}
 	for _, st := range steps {
-		if !t.Run(st.name, st.fn) && (st.name == "Describe" || st.name == "Start") {
+		if !t.Run(st.name, func(t *testing.T) { st.fn(t) }) && (st.name == "Describe" || st.name == "Start") {
 			t.Fatalf("%s failed: the remaining steps need it", st.name)
 		}
 	}
@@ -72,29 +73,36 @@ func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
 	}
-	if c.Crash == nil && !c.SkipCrash {
-		c.Crash = func(t *testing.T, pid int) {
-			if err := killPID(pid); err != nil {
-				t.Fatalf("crash: kill %d: %v", pid, err)
-			}
-		}
+	if c.Crash == nil {
+		c.Crash = killPID
 	}
 	return c
 }
 
+// tb is the part of testing.TB the steps use, so the suite's own tests
+// can watch a step fail.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	Cleanup(func())
+}
+
 type suite struct {
-	cfg  Config
+	cfg      Config
+	goneWait time.Duration // how long a stopped process may take to go
 	desc engine.Description
 	pid  int
 }
 
-func (s *suite) ctx(t *testing.T) context.Context {
+func (s *suite) ctx(t tb) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func (s *suite) describe(t *testing.T) {
+func (s *suite) describe(t tb) {
 	d, err := s.cfg.Engine.Describe(s.ctx(t))
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
@@ -112,7 +120,7 @@ func (s *suite) describe(t *testing.T) {
 }
 
 // start starts the engine and checks the order of its lifecycle events.
-func (s *suite) start(t *testing.T) {
+func (s *suite) start(t tb) {
 	var events []engine.LifecycleEvent
 	err := s.cfg.Engine.Start(s.ctx(t), s.cfg.Start, func(e engine.LifecycleEvent) { events = append(events, e) })
 	if err != nil {
@@ -125,13 +133,15 @@ func (s *suite) start(t *testing.T) {
 }
 
 // checkLifecycle wants phases that never go back, a spawned event with a
-// pid, progress within 0..1 when known, and ready last.
-func checkLifecycle(t *testing.T, events []engine.LifecycleEvent) {
+// pid, at least one loading event, progress within 0..1 when known, and
+// ready last.
+func checkLifecycle(t tb, events []engine.LifecycleEvent) {
 	if len(events) == 0 || events[len(events)-1].Phase != engine.PhaseReady {
 		t.Fatalf("Start events: want the last to be ready, got %v", phases(events))
 	}
-	last, spawned := engine.PhaseUnknown, false
+	last, spawned, loading := engine.PhaseUnknown, false, false
 	for _, e := range events {
+		loading = loading || e.Phase == engine.PhaseLoading
 		if e.Phase < last {
 			t.Errorf("Start events: phase went back: %v", phases(events))
 		}
@@ -141,8 +151,8 @@ func checkLifecycle(t *testing.T, events []engine.LifecycleEvent) {
 			t.Errorf("Start events: progress %v out of range", e.Progress)
 		}
 	}
-	if !spawned {
-		t.Errorf("Start events: want a spawned event with a pid, got %v", phases(events))
+	if !spawned || !loading {
+		t.Errorf("Start events: want spawned (with a pid) and loading events, got %v", phases(events))
 	}
 }
 
@@ -154,7 +164,7 @@ func phases(events []engine.LifecycleEvent) []string {
 	return out
 }
 
-func (s *suite) health(t *testing.T) {
+func (s *suite) health(t tb) {
 	h, err := s.cfg.Engine.Health(s.ctx(t))
 	if err != nil {
 		t.Fatalf("Health: %v", err)
@@ -168,7 +178,7 @@ func (s *suite) health(t *testing.T) {
 	s.pid = h.PID
 }
 
-func (s *suite) voices(t *testing.T) {
+func (s *suite) voices(t tb) {
 	vs, err := s.cfg.Engine.Voices(s.ctx(t))
 	if err != nil {
 		t.Fatalf("Voices: %v", err)
@@ -222,7 +232,7 @@ func (s *suite) request(stream bool) engine.SynthesisRequest {
 	return engine.SynthesisRequest{Input: s.cfg.Text, Voice: s.cfg.Voice, Stream: stream, RequestID: "conformance"}
 }
 
-func (s *suite) wholeEqualsStream(t *testing.T) {
+func (s *suite) wholeEqualsStream(t tb) {
 	ctx := s.ctx(t)
 	whole, err := Synthesize(ctx, s.cfg.Engine, s.request(false))
 	if err != nil {
@@ -242,7 +252,7 @@ func (s *suite) wholeEqualsStream(t *testing.T) {
 	}
 }
 
-func checkAudio(t *testing.T, what string, r Result) {
+func checkAudio(t tb, what string, r Result) {
 	h := r.Header
 	if h.SampleRate != engine.SampleRate || h.Channels != engine.Channels || h.BitsPerSample != engine.BitsPerSample {
 		t.Errorf("%s: header: want %d Hz, %d channel, %d bits, got %+v", what, engine.SampleRate, engine.Channels, engine.BitsPerSample, h)
@@ -258,7 +268,7 @@ func checkAudio(t *testing.T, what string, r Result) {
 	}
 }
 
-func (s *suite) finishReasons(t *testing.T) {
+func (s *suite) finishReasons(t tb) {
 	ctx := s.ctx(t)
 	req := s.request(true)
 	req.MaxFrames = s.cfg.LengthFrames
@@ -282,7 +292,7 @@ func (s *suite) finishReasons(t *testing.T) {
 	}
 }
 
-func (s *suite) invalidInput(t *testing.T) {
+func (s *suite) invalidInput(t tb) {
 	bad := map[string]engine.SynthesisRequest{
 		"empty input":   {Input: ""},
 		"long input":    {Input: string(bytes.Repeat([]byte("a"), 4097))},
@@ -306,7 +316,7 @@ func (s *suite) invalidInput(t *testing.T) {
 // cancelThenNext cancels a stream after its first chunk and at once asks
 // for the next synthesis, which must succeed: the engine's busy window
 // after a cancel is the engine's to wait out.
-func (s *suite) cancelThenNext(t *testing.T) {
+func (s *suite) cancelThenNext(t tb) {
 	ctx, cancel := context.WithCancel(s.ctx(t))
 	as, err := s.cfg.Engine.Synthesize(ctx, s.request(true))
 	if err != nil {
@@ -336,9 +346,9 @@ func (s *suite) cancelThenNext(t *testing.T) {
 
 // crashAndRestart kills the native server while a stream is open, wants an
 // engine-failed error, then restarts and synthesizes.
-func (s *suite) crashAndRestart(t *testing.T) {
-	if s.cfg.Crash == nil {
-		t.Skip("no crash hook")
+func (s *suite) crashAndRestart(t tb) {
+	if s.cfg.SkipCrash {
+		t.Skip("crash step skipped")
 	}
 	ctx := s.ctx(t)
 	long := s.request(true)
@@ -351,7 +361,9 @@ func (s *suite) crashAndRestart(t *testing.T) {
 	if _, err := as.Next(); err != nil {
 		t.Fatalf("first chunk: %v", err)
 	}
-	s.cfg.Crash(t, s.pid)
+	if err := s.cfg.Crash(s.pid); err != nil {
+		t.Fatalf("crash: pid %d: %v", s.pid, err)
+	}
 	if err := drain(as); !errors.Is(err, engine.ErrFailed) {
 		t.Errorf("stream across a crash: want an engine-failed error, got %v", err)
 	}
@@ -382,7 +394,7 @@ func drain(as engine.AudioStream) error {
 }
 
 // waitNotReady waits until Health no longer reports ready after a crash.
-func (s *suite) waitNotReady(t *testing.T) {
+func (s *suite) waitNotReady(t tb) {
 	deadline := time.Now().Add(s.cfg.Timeout)
 	for time.Now().Before(deadline) {
 		h, err := s.cfg.Engine.Health(s.ctx(t))
@@ -394,7 +406,7 @@ func (s *suite) waitNotReady(t *testing.T) {
 	t.Fatalf("Health: still ready %s after the native server was killed", s.cfg.Timeout)
 }
 
-func (s *suite) encode(t *testing.T) {
+func (s *suite) encode(t tb) {
 	if !s.desc.Capabilities.Encode || len(s.cfg.Clips) == 0 {
 		t.Skip("the engine does not encode, or no clips given")
 	}
@@ -415,7 +427,7 @@ func (s *suite) encode(t *testing.T) {
 	}
 }
 
-func checkCodes(t *testing.T, id string, c engine.EncodedClip) {
+func checkCodes(t tb, id string, c engine.EncodedClip) {
 	if c.ClipID != id || len(c.Codes) != engine.NumCodebooks || c.Frames <= 0 {
 		t.Fatalf("clip %q: want id %q, %d codebooks and frames, got id %q, %d codebooks, %d frames", id, id, engine.NumCodebooks, c.ClipID, len(c.Codes), c.Frames)
 	}
@@ -435,7 +447,7 @@ func checkCodes(t *testing.T, id string, c engine.EncodedClip) {
 	}
 }
 
-func (s *suite) stop(t *testing.T) {
+func (s *suite) stop(t tb) {
 	res, err := s.cfg.Engine.Stop(s.ctx(t), engine.StopRequest{Grace: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -443,7 +455,7 @@ func (s *suite) stop(t *testing.T) {
 	if !res.WasRunning {
 		t.Errorf("Stop: want was running")
 	}
-	if s.pid > 0 && !WaitGone(s.pid, 5*time.Second) {
+	if s.pid > 0 && !WaitGone(s.pid, s.goneWait) {
 		t.Errorf("Stop: native process %d still running", s.pid)
 	}
 	h, err := s.cfg.Engine.Health(s.ctx(t))
