@@ -71,25 +71,106 @@ func blockScale(amax, sixG, global float32) (uint8, float32) {
 }
 
 // QuantizeNVFP4 quantizes the row-major matrix x (q.Rows x q.Cols) with the
-// global scale global into q, round to nearest with ties to even. x must be
+// global scale global into q, round to nearest with ties to even, exactly as
+// dividing each element by its block's divisor and rounding to E2M1 would.
+// Instead of a division per element it compares magnitudes with the exact
+// thresholds of each block divisor, computed once per scale byte. x must be
 // finite.
 func QuantizeNVFP4(q *NVFP4, x []float32, global float32) {
 	q.Global = global
 	sixG := 6 * global
-	var codes [GroupSize]uint8
+	var cache [128]*thresholds
 	for g := range len(x) / GroupSize {
-		blk := x[g*GroupSize : (g+1)*GroupSize]
-		var amax float32
+		blk := x[g*GroupSize : (g+1)*GroupSize : (g+1)*GroupSize]
+		var amax uint32 // bits of the largest magnitude (finite input)
 		for _, v := range blk {
-			amax = max(amax, abs32(v))
+			amax = max(amax, math.Float32bits(v)&^(1<<31))
 		}
-		code, div := blockScale(amax, sixG, global)
+		code, div := blockScale(math.Float32frombits(amax), sixG, global)
 		q.Scales[g] = code
-		for i, v := range blk {
-			codes[i] = dtype.E2M1FromF32(v / div)
+		out := q.Packed[g*GroupSize/2 : (g+1)*GroupSize/2 : (g+1)*GroupSize/2]
+		if div == 0 { // the scale underflowed: keep the reference's 0/0
+			quantizeByDivision(out, blk, div)
+			continue
 		}
-		dtype.PackE2M1(q.Packed[g*GroupSize/2:], codes[:])
+		t := cache[code&0x7F]
+		if t == nil {
+			t = newThresholds(div)
+			cache[code&0x7F] = t
+		}
+		for i := range out {
+			out[i] = t.code(blk[2*i]) | t.code(blk[2*i+1])<<4
+		}
 	}
+}
+
+// quantizeByDivision rounds blk[i] / div to E2M1 and packs the codes.
+func quantizeByDivision(out []byte, blk []float32, div float32) {
+	var codes [GroupSize]uint8
+	for i, v := range blk {
+		codes[i] = dtype.E2M1FromF32(v / div)
+	}
+	dtype.PackE2M1(out, codes[:])
+}
+
+// thresholds holds, for one block divisor d, the smallest magnitudes whose
+// quotient by d rounds (in float32) past each E2M1 rounding bound: t[k] for
+// code k+1 (k = 0..6), and nz, the smallest magnitude whose quotient is not
+// zero (below it a negative element's quotient is -0 and keeps no sign).
+type thresholds struct {
+	t  [7]uint64 // float32 bits of the thresholds, widened
+	nz uint64
+}
+
+// e2m1Bounds are the E2M1 rounding bounds; odd codes are reached only past
+// a bound (ties go down to the even code), even codes at it.
+var e2m1Bounds = [7]struct {
+	v      float32
+	strict bool
+}{{0.25, true}, {0.75, false}, {1.25, true}, {1.75, false}, {2.5, true}, {3.5, false}, {5, true}}
+
+func newThresholds(div float32) *thresholds {
+	t := &thresholds{}
+	t.nz = uint64(math.Float32bits(smallestAbove(div, 0, true)))
+	for k, b := range e2m1Bounds {
+		t.t[k] = uint64(math.Float32bits(smallestAbove(div, b.v, b.strict)))
+	}
+	return t
+}
+
+// smallestAbove returns the smallest non-negative float32 x with x/div > v
+// (strict) or x/div >= v, the quotient rounded to float32 as the division
+// path does. Division is monotone, so a start near v*div and a few steps of
+// one ulp find it.
+func smallestAbove(div, v float32, strict bool) float32 {
+	ok := func(x float32) bool {
+		y := x / div
+		return y > v || (!strict && y == v)
+	}
+	x := float32(float64(v) * float64(div))
+	if v == 0 {
+		x = float32(float64(div) * 0x1p-150)
+	}
+	for !ok(x) {
+		x = math.Nextafter32(x, float32(math.Inf(1)))
+	}
+	for x > 0 && ok(math.Nextafter32(x, 0)) {
+		x = math.Nextafter32(x, 0)
+	}
+	return x
+}
+
+// code returns the E2M1 code of v divided by the thresholds' divisor. On
+// non-negative floats the order of the bit patterns is the order of the
+// values, so each comparison is an integer subtraction whose borrow is the
+// answer: (t - a - 1) >> 63 is 1 exactly when a >= t.
+func (t *thresholds) code(v float32) uint8 {
+	bits := math.Float32bits(v)
+	a := uint64(bits &^ (1 << 31))
+	c := (t.t[0]-a-1)>>63 + (t.t[1]-a-1)>>63 + (t.t[2]-a-1)>>63 + (t.t[3]-a-1)>>63 +
+		(t.t[4]-a-1)>>63 + (t.t[5]-a-1)>>63 + (t.t[6]-a-1)>>63
+	neg := uint64(bits>>31) & ((t.nz - a - 1) >> 63)
+	return uint8(c | neg<<3)
 }
 
 // Dequantize writes q's values into dst (q.Rows x q.Cols floats):

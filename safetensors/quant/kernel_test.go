@@ -302,3 +302,70 @@ func TestBF16SourceAndFP8BlockMatchTorch(t *testing.T) {
 		}
 	}
 }
+
+// The threshold kernel must give the same codes as dividing each element,
+// at and around every rounding bound, for many divisors.
+func TestThresholdsMatchDivision(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	bounds := []float32{0, 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 6}
+	for range 3000 {
+		div := float32(math.Ldexp(1+rng.Float64(), rng.IntN(60)-40))
+		th := newThresholds(div)
+		for _, b := range bounds {
+			x := float32(float64(b) * float64(div))
+			for d := -3; d <= 3; d++ {
+				v := x
+				for range abs(d) {
+					v = math.Nextafter32(v, float32(math.Inf(d)))
+				}
+				for _, s := range []float32{v, -v} {
+					if got, want := th.code(s), dtype.E2M1FromF32(s/div); got != want {
+						t.Fatalf("div %v, x %v: threshold code 0x%X, division code 0x%X", div, s, got, want)
+					}
+				}
+			}
+		}
+		for range 20 {
+			v := float32(rng.NormFloat64()) * div * 3
+			if got, want := th.code(v), dtype.E2M1FromF32(v/div); got != want {
+				t.Fatalf("div %v, x %v: threshold code 0x%X, division code 0x%X", div, v, got, want)
+			}
+		}
+	}
+	// A subnormal negative whose quotient underflows to -0 keeps no sign.
+	div := float32(4)
+	v := -math.Float32frombits(1)
+	if got, want := newThresholds(div).code(v), dtype.E2M1FromF32(v/div); got != want || got != 0 {
+		t.Errorf("underflowing negative: want 0x%X (0), got 0x%X", want, got)
+	}
+}
+
+func abs(d int) int {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func TestQuantizeNVFP4MatchesDivision(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	x := make([]float32, 64*256)
+	for i := range x {
+		x[i] = dtype.RoundBF16(float32(rng.NormFloat64() * 0.02))
+		if i%97 == 0 {
+			x[i] = -math.Float32frombits(uint32(rng.IntN(1 << 20)))
+		}
+	}
+	amax, _ := Amax(x)
+	g := GlobalScale(amax)
+	q, _ := NewNVFP4(64, 256)
+	QuantizeNVFP4(q, x, g)
+	want := make([]byte, len(q.Packed))
+	for b := range len(q.Scales) {
+		div := dtype.E4M3ToF32(q.Scales[b]) * g
+		quantizeByDivision(want[b*8:(b+1)*8], x[b*16:(b+1)*16], div)
+	}
+	if n := diff(want, q.Packed); n > 0 {
+		t.Errorf("%d packed bytes differ from the division path", n)
+	}
+}
