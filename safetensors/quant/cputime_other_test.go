@@ -6,5 +6,5 @@ import "testing"
 
 type cpuTimer struct{}
 
-func startCPU() *cpuTimer                    { return &cpuTimer{} }
+func startCPU() *cpuTimer                  { return &cpuTimer{} }
 func (c *cpuTimer) report(*testing.B, int) {}
