@@ -92,8 +92,8 @@ type tb interface {
 type suite struct {
 	cfg      Config
 	goneWait time.Duration // how long a stopped process may take to go
-	desc engine.Description
-	pid  int
+	desc     engine.Description
+	pid      int
 }
 
 func (s *suite) ctx(t tb) context.Context {
