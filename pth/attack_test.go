@@ -196,7 +196,9 @@ func pickleAttacks(t *testing.T) []attack {
 		{"P19 bool offset", stateDict(func(p *pk) {
 			p.str("w").global("torch._utils", "_rebuild_tensor_v2").op(opMark).storage("FloatStorage", "0", 6).op(opNewTrue).ints(6).ints(1).op(opNewFalse, opEmptyDict, opTuple, opReduce)
 		}), ErrArgs, "bool", nil},
-		{"P20 four-item id", stateDict(func(p *pk) { p.op(opMark).str("storage").global("torch", "FloatStorage").str("0").str("cpu").op(opTuple, opBinPersID) }), ErrPersID, "4 items", nil},
+		{"P20 four-item id", stateDict(func(p *pk) {
+			p.op(opMark).str("storage").global("torch", "FloatStorage").str("0").str("cpu").op(opTuple, opBinPersID)
+		}), ErrPersID, "4 items", nil},
 		{"P20 module id", stateDict(func(p *pk) {
 			p.op(opMark).str("module").global("torch", "FloatStorage").str("0").str("cpu").int(1).op(opTuple, opBinPersID)
 		}), ErrPersID, "module", nil},
