@@ -93,14 +93,15 @@ func (d *Downloader) metaFor(ctx context.Context, j *job) (FileMeta, error) {
 	if err != nil {
 		return m, err
 	}
-	want := BlobName(f)
 	switch {
 	case m.Commit != d.Commit:
 		return m, fmt.Errorf("%w: %s: X-Repo-Commit: want %s, got %s", ErrMismatch, f.Path, d.Commit, m.Commit)
 	case m.Size >= 0 && m.Size != f.Size:
 		return m, fmt.Errorf("%w: %s: size: want %d, got %d", ErrMismatch, f.Path, f.Size, m.Size)
-	case m.ETag != "" && m.ETag != want && m.ETag != f.SHA256:
-		return m, fmt.Errorf("%w: %s: etag: want %s, got %s", ErrMismatch, f.Path, want, m.ETag)
+	case m.LFS && m.ETag != f.SHA256:
+		return m, fmt.Errorf("%w: %s: X-Linked-Etag (sha256): want %s, got %s", ErrMismatch, f.Path, f.SHA256, m.ETag)
+	case !m.LFS && f.GitSHA1 != "" && m.ETag != "" && m.ETag != f.GitSHA1:
+		return m, fmt.Errorf("%w: %s: ETag (git blob sha1): want %s, got %s", ErrMismatch, f.Path, f.GitSHA1, m.ETag)
 	}
 	j.meta = &m
 	if !j.started {

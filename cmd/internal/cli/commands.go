@@ -5,6 +5,8 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
+	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
+	"github.com/drama-tts/drama/cmd/internal/mirrorcmd"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
@@ -20,6 +22,8 @@ import (
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
 	root.AddCommand(pinscmd.NewCmd(f))
+	root.AddCommand(fetchcmd.NewCmdFetch(f, nil))
+	root.AddCommand(mirrorcmd.NewCmdMirror(f))
 	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))
 	root.AddCommand(pthcmd.NewCmd(f))
 	root.AddCommand(voicecmd.NewCmd(f))

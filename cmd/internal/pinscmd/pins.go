@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 )
 
 // NewCmd returns the `drama pins` command group.
@@ -14,5 +15,6 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show, compare and make pins files",
 	}
 	cmd.AddCommand(NewCmdShow(f, nil), NewCmdDiff(f, nil), NewCmdMake(f, nil))
+	cmd.AddCommand(fetchcmd.NewCmdLock(f, nil))
 	return cmd
 }

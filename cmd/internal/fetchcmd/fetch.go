@@ -1,0 +1,203 @@
+// Package fetchcmd holds drama fetch and drama pins lock.
+package fetchcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
+)
+
+// FetchOptions are drama fetch's flags.
+type FetchOptions struct {
+	Factory       *cmdutil.Factory
+	Endpoint      string
+	PinsFile      string
+	Workers       int
+	ChunkMiB      int
+	IdleTimeout   time.Duration
+	LockWait      time.Duration
+	AcceptLicense bool
+	NoCache       bool
+}
+
+// NewCmdFetch returns drama fetch.
+func NewCmdFetch(f *cmdutil.Factory, runF func(context.Context, *FetchOptions) error) *cobra.Command {
+	opts := &FetchOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "fetch",
+		Short: "Download a variant's pinned files from the Hugging Face Hub, verified",
+		Long: `Download the pinned files of a variant into the Hugging Face cache and link
+them into <root>/<variant>. Files are fetched in parallel ranged chunks,
+hashed as they arrive and renamed to their final names only once their size
+and sha256 match the pins. An interrupted fetch resumes where it stopped.
+
+The licence of the weights is shown before the first byte; the fetch goes on
+only with --accept-license or "yes" typed at a terminal.
+
+Environment: HF_ENDPOINT, HF_TOKEN (else $HF_HOME/token), HF_HOME,
+HF_HUB_CACHE, HF_HUB_OFFLINE=1 (no network: succeed only if every file is
+present).`,
+		Example: `  $ drama fetch --variant nvfp4 --accept-license
+  $ drama fetch --endpoint http://10.0.0.5:8080 --workers 16
+  $ HF_HUB_OFFLINE=1 drama fetch --variant full`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Workers < 1 || opts.Workers > 64 {
+				return cmdutil.FlagErrorf("--workers %d: want 1 to 64", opts.Workers)
+			}
+			if opts.ChunkMiB < 1 || opts.ChunkMiB > 1024 {
+				return cmdutil.FlagErrorf("--chunk-size %d: want 1 to 1024 MiB", opts.ChunkMiB)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runFetch(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Endpoint, "endpoint", "", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)")
+	fl.StringVar(&opts.PinsFile, "pins", "", "pins file to fetch (default <root>/<variant>/pins.lock.json, else the built-in pins)")
+	fl.IntVar(&opts.Workers, "workers", hub.DefaultWorkers, "parallel download streams over all files")
+	fl.IntVar(&opts.ChunkMiB, "chunk-size", hub.DefaultChunkSize>>20, "MiB per ranged request")
+	fl.DurationVar(&opts.IdleTimeout, "idle-timeout", hub.DefaultIdleTimeout, "re-issue a stream that sent nothing for this long")
+	fl.DurationVar(&opts.LockWait, "lock-wait", time.Minute, "how long to wait for another fetch of the same root or cache")
+	fl.BoolVar(&opts.AcceptLicense, "accept-license", false, "accept the weights' licence (shown first) without a prompt")
+	fl.BoolVar(&opts.NoCache, "no-cache", false, "keep the files in the root as plain files instead of links into the HF cache")
+	return cmd
+}
+
+// noArgs refuses arguments with a usage error (exit 2).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return cmdutil.FlagErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+// env is what a fetch learns from flags and the environment.
+type env struct {
+	root, variantDir string
+	cache            hub.Cache
+	client           *hub.Client
+	offline          bool
+}
+
+func newEnv(opts *FetchOptions) (*env, error) {
+	f := opts.Factory
+	root, err := f.Root()
+	if err != nil {
+		return nil, err
+	}
+	e := &env{root: root, variantDir: filepath.Join(root, f.Global.Variant), offline: hub.Offline(f.Getenv)}
+	e.cache = hub.Cache{Dir: hub.HubCacheDir(f.Getenv)}
+	if opts.NoCache {
+		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
+	}
+	endpoint := opts.Endpoint
+	if endpoint == "" {
+		endpoint = hub.Endpoint(f.Getenv)
+	}
+	token, source := hub.TokenFromEnv(f.Getenv)
+	e.client = hub.New(endpoint, token, opts.Workers)
+	e.client.TokenSource = source
+	e.client.UserAgent = "drama/" + f.Version
+	return e, nil
+}
+
+// loadPins reads --pins, else the built-in pins; unlocked pins give way
+// to the variant's lock file for the same repository and commit.
+func loadPins(opts *FetchOptions, variantDir string) (*pins.Pins, error) {
+	var p *pins.Pins
+	var err error
+	if opts.PinsFile != "" {
+		p, err = pins.ReadFile(opts.PinsFile)
+	} else {
+		p, err = pins.Builtin(opts.Factory.Global.Variant)
+	}
+	if err != nil || p.Locked() {
+		return p, err
+	}
+	// Unlocked pins: the lock written by an earlier fetch of the same
+	// commit already holds the listing's digests.
+	if l, lerr := pins.ReadFile(filepath.Join(variantDir, pins.LockFileName)); lerr == nil && l.Locked() &&
+		l.Repo == p.Repo && l.Revision == p.Revision && len(p.Files) == 0 {
+		return l, nil
+	}
+	return p, nil
+}
+
+func runFetch(ctx context.Context, opts *FetchOptions) error {
+	f := opts.Factory
+	e, err := newEnv(opts)
+	if err != nil {
+		return err
+	}
+	unlock, err := hub.Lock(ctx, filepath.Join(e.root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	p, err := loadPins(opts, e.variantDir)
+	if err != nil {
+		return cmdutil.MismatchError(err)
+	}
+	if err := acceptLicense(f, e.root, p, opts.AcceptLicense); err != nil {
+		return err
+	}
+	if p, err = lockIfNeeded(ctx, f, e, p); err != nil {
+		return err
+	}
+	rep := newReporter(f, p)
+	defer rep.close()
+	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, LockWait: opts.LockWait,
+		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
+			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: rep.event}}
+	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
+	rep.close()
+	if err != nil {
+		return fetchError(err)
+	}
+	if err := placeVariant(e.variantDir, res, opts.NoCache); err != nil {
+		return err
+	}
+	if err := p.WriteFile(filepath.Join(e.variantDir, pins.LockFileName)); err != nil {
+		return err
+	}
+	return printResult(f, res, e.variantDir)
+}
+
+// lockIfNeeded completes unlocked pins from the listing of their commit
+// and checks the totals the notes give.
+func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins) (*pins.Pins, error) {
+	if p.Locked() {
+		return p, nil
+	}
+	if e.offline {
+		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run drama pins lock (or drama fetch) online once", p.Variant)
+	}
+	f.Infof("pins for %s are not locked: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
+	q, err := e.client.Complete(ctx, p)
+	if err != nil {
+		return nil, fetchError(err)
+	}
+	if err := q.CheckExpected(); err != nil {
+		return nil, cmdutil.MismatchError(fmt.Errorf("the Hub's listing disagrees with the pinned totals: %w", err))
+	}
+	return q, nil
+}
+
+// fetchError maps a mismatch to exit code 3.
+func fetchError(err error) error {
+	if errors.Is(err, hub.ErrMismatch) {
+		return cmdutil.MismatchError(err)
+	}
+	return err
+}

@@ -1,0 +1,316 @@
+package fetchcmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub/mirror"
+)
+
+const testCommit = "cccccccccccccccccccccccccccccccccccccccc"
+
+func TestFetchFlags(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		check func(*FetchOptions) bool
+		usage bool
+	}{
+		{nil, func(o *FetchOptions) bool {
+			return o.Workers == 8 && o.ChunkMiB == 16 && !o.AcceptLicense && !o.NoCache
+		}, false},
+		{[]string{"--workers", "16", "--chunk-size", "64", "--accept-license", "--no-cache", "--endpoint", "http://x", "--pins", "p.json"},
+			func(o *FetchOptions) bool {
+				return o.Workers == 16 && o.ChunkMiB == 64 && o.AcceptLicense && o.NoCache && o.Endpoint == "http://x" && o.PinsFile == "p.json"
+			}, false},
+		{[]string{"--idle-timeout", "3s", "--lock-wait", "1s"}, func(o *FetchOptions) bool { return o.IdleTimeout == 3*time.Second && o.LockWait == time.Second }, false},
+		{[]string{"--workers", "0"}, nil, true},
+		{[]string{"--chunk-size", "0"}, nil, true},
+		{[]string{"extra"}, nil, true},
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		var got *FetchOptions
+		cmd := NewCmdFetch(cmdutil.TestFactory(ios), func(_ context.Context, o *FetchOptions) error { got = o; return nil })
+		cmd.SetArgs(c.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.Execute()
+		if c.usage {
+			if err == nil || (cmdutil.ExitCode(err) != cmdutil.ExitUsage && !strings.Contains(err.Error(), "arg")) {
+				t.Errorf("%v: want a usage error, got %v", c.args, err)
+			}
+			continue
+		}
+		if err != nil || got == nil || !c.check(got) {
+			t.Errorf("%v: err %v, options %+v", c.args, err, got)
+		}
+	}
+}
+
+func TestLockFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	var got *LockOptions
+	cmd := NewCmdLock(cmdutil.TestFactory(ios), func(_ context.Context, o *LockOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--endpoint", "http://m", "--pins", "a.json", "-o", "-"})
+	if err := cmd.Execute(); err != nil || got.Endpoint != "http://m" || got.PinsFile != "a.json" || got.Output != "-" {
+		t.Fatalf("err %v, options %+v", err, got)
+	}
+}
+
+// env is a mirror with one repository and a pins file naming it.
+type testEnv struct {
+	srv              *mirror.Server
+	url              string
+	root, cache, dir string
+	pinsPath         string
+	files            map[string][]byte
+}
+
+func newTestEnv(t *testing.T, locked bool) *testEnv {
+	t.Helper()
+	e := &testEnv{dir: t.TempDir()}
+	e.root, e.cache = filepath.Join(e.dir, "root"), filepath.Join(e.dir, "hfcache")
+	e.files = map[string][]byte{
+		"model-00001-of-00001.safetensors": randBytes(1, 3<<20+5),
+		"codec.pth":                        randBytes(2, 1<<20),
+		"config.json":                      []byte(`{"arch":"drama"}`),
+		"tokenizer/tokenizer.json":         []byte(`{"v":1}`),
+	}
+	p := &pins.Pins{Format: pins.Format, Variant: "full", Repo: "fishaudio/drama-3", RepoType: "model",
+		Revision: testCommit, License: "Test Licence 1.0", LicenseURL: "https://example.invalid/licence", Engine: "cuda"}
+	for name, b := range e.files {
+		fp := filepath.Join(e.dir, "mirror", "fishaudio", "drama-3", testCommit, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(fp), 0o755)
+		os.WriteFile(fp, b, 0o644)
+		if locked {
+			s := sha256.Sum256(b)
+			p.Files = append(p.Files, pins.File{Path: name, Size: int64(len(b)), SHA256: hex.EncodeToString(s[:]), LFS: len(b) > 1000})
+		}
+	}
+	if locked {
+		p.ExpectedFiles = len(e.files)
+	}
+	e.pinsPath = filepath.Join(e.dir, "pins.json")
+	if err := p.WriteFile(e.pinsPath); err != nil {
+		t.Fatal(err)
+	}
+	e.srv = mirror.New(mirror.DirSource{Dir: filepath.Join(e.dir, "mirror")})
+	e.srv.LFSMinSize = 1000
+	ts := httptest.NewServer(e.srv)
+	t.Cleanup(ts.Close)
+	e.url = ts.URL
+	return e
+}
+
+func randBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func (e *testEnv) factory(ios *cmdutil.IOStreams, extraEnv ...string) *cmdutil.Factory {
+	f := cmdutil.TestFactory(ios, append([]string{"HF_HUB_CACHE", e.cache, "HOME", e.dir}, extraEnv...)...)
+	f.Global.Root = e.root
+	return f
+}
+
+func (e *testEnv) opts(f *cmdutil.Factory) *FetchOptions {
+	return &FetchOptions{Factory: f, Endpoint: e.url, PinsFile: e.pinsPath, Workers: 4, ChunkMiB: 1,
+		IdleTimeout: 5 * time.Second, LockWait: time.Second, AcceptLicense: true}
+}
+
+func (e *testEnv) checkVariantDir(t *testing.T, wantLinks bool) {
+	t.Helper()
+	for name, want := range e.files {
+		p := filepath.Join(e.root, "full", filepath.FromSlash(name))
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: content differs or missing: %v", name, err)
+		}
+		fi, _ := os.Lstat(p)
+		if isLink := fi != nil && fi.Mode()&os.ModeSymlink != 0; isLink != wantLinks {
+			t.Errorf("%s: symlink %v, want %v", name, isLink, wantLinks)
+		}
+	}
+	lock, err := pins.ReadFile(filepath.Join(e.root, "full", pins.LockFileName))
+	if err != nil || !lock.Locked() || len(lock.Files) != len(e.files) {
+		t.Errorf("pins.lock.json: %v %+v", err, lock)
+	}
+}
+
+func TestRunFetchUnlockedPins(t *testing.T) {
+	e := newTestEnv(t, false)
+	ios, _, out, errOut := cmdutil.Test()
+	f := e.factory(ios)
+	if err := runFetch(context.Background(), e.opts(f)); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	e.checkVariantDir(t, true)
+	for _, name := range []string{"codec.pth", "config.json", "tokenizer/tokenizer.json"} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("stdout table lacks %s:\n%s", name, out)
+		}
+	}
+	for _, want := range []string{"Test Licence 1.0", "https://example.invalid/licence", "verified: codec.pth"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	acc, err := readAcceptances(e.root)
+	if err != nil || len(acc) != 1 || acc[0].How != "flag" || acc[0].User == "" {
+		t.Errorf("acceptance record: %v %+v", err, acc)
+	}
+	// The second run downloads nothing and needs no flag.
+	before := e.srv.Stats()
+	o := e.opts(f)
+	o.AcceptLicense = false
+	if err := runFetch(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if after := e.srv.Stats(); after.DataRequests != before.DataRequests || after.HeadRequests != before.HeadRequests {
+		t.Errorf("second run made data requests: %+v -> %+v", before, after)
+	}
+}
+
+func TestLicenseNotAccepted(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, errOut := cmdutil.Test()
+	o := e.opts(e.factory(ios))
+	o.AcceptLicense = false
+	err := runFetch(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "--accept-license") {
+		t.Fatalf("want a refusal naming --accept-license, got %v", err)
+	}
+	if !strings.Contains(errOut.String(), "Test Licence 1.0") {
+		t.Errorf("licence not shown:\n%s", errOut)
+	}
+	if st := e.srv.Stats(); st.Resolves != 0 || st.APIRequests != 0 {
+		t.Errorf("requests before acceptance: %+v", st)
+	}
+}
+
+func TestLicensePrompt(t *testing.T) {
+	for _, c := range []struct {
+		typed string
+		ok    bool
+	}{{"yes\n", true}, {"no\n", false}, {"", false}} {
+		e := newTestEnv(t, true)
+		ios, in, _, _ := cmdutil.Test()
+		ios.SetStdinTTY(true)
+		ios.SetStderrTTY(true)
+		in.WriteString(c.typed)
+		f := e.factory(ios)
+		f.Global.Quiet = true
+		o := e.opts(f)
+		o.AcceptLicense = false
+		err := runFetch(context.Background(), o)
+		if (err == nil) != c.ok {
+			t.Errorf("typed %q: want ok=%v, got %v", c.typed, c.ok, err)
+		}
+		if acc, _ := readAcceptances(e.root); c.ok && (len(acc) != 1 || acc[0].How != "prompt") {
+			t.Errorf("typed %q: record %+v", c.typed, acc)
+		}
+	}
+}
+
+func TestFetchJSONEvents(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, out, _ := cmdutil.Test()
+	f := e.factory(ios)
+	f.Global.JSON = true
+	if err := runFetch(context.Background(), e.opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not NDJSON: %q: %v", sc.Text(), err)
+		}
+		kinds[ev["event"].(string)]++
+	}
+	if kinds["verified"] != 4 || kinds["done"] != 1 || kinds["result"] != 1 {
+		t.Errorf("events: %v", kinds)
+	}
+}
+
+func TestFetchNoCache(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdutil.Test()
+	o := e.opts(e.factory(ios))
+	o.NoCache = true
+	if err := runFetch(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	e.checkVariantDir(t, false)
+	if _, err := os.Stat(e.cache); err == nil {
+		t.Error("--no-cache wrote into the HF cache")
+	}
+}
+
+func TestOfflineUnlockedRefused(t *testing.T) {
+	e := newTestEnv(t, false)
+	ios, _, _, _ := cmdutil.Test()
+	err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1")))
+	if err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Fatalf("want an offline refusal, got %v", err)
+	}
+}
+
+func TestMismatchExitCode(t *testing.T) {
+	e := newTestEnv(t, true)
+	p, _ := pins.ReadFile(e.pinsPath)
+	p.Files[0].SHA256 = strings.Repeat("1", 64)
+	p.WriteFile(e.pinsPath)
+	ios, _, _, _ := cmdutil.Test()
+	err := runFetch(context.Background(), e.opts(e.factory(ios)))
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch {
+		t.Fatalf("want exit 3, got %d: %v", cmdutil.ExitCode(err), err)
+	}
+}
+
+func TestRunLock(t *testing.T) {
+	e := newTestEnv(t, false)
+	ios, _, out, _ := cmdutil.Test()
+	f := e.factory(ios)
+	outPath := filepath.Join(e.dir, "locked.json")
+	if err := runLock(context.Background(), &LockOptions{Factory: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: outPath}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pins.ReadFile(outPath)
+	if err != nil || !p.Locked() || len(p.Files) != 4 {
+		t.Fatalf("locked pins: %v %+v", err, p)
+	}
+	for _, pf := range p.Files {
+		s := sha256.Sum256(e.files[pf.Path])
+		if pf.SHA256 != hex.EncodeToString(s[:]) || pf.Size != int64(len(e.files[pf.Path])) {
+			t.Errorf("%s: filled %+v", pf.Path, pf)
+		}
+		if !strings.Contains(out.String(), pf.SHA256) {
+			t.Errorf("table lacks %s", pf.SHA256)
+		}
+	}
+	// A commit the Hub does not have is an error, not a guess.
+	bad, _ := pins.ReadFile(e.pinsPath)
+	bad.Revision = strings.Repeat("d", 40)
+	bad.WriteFile(e.pinsPath)
+	if err := runLock(context.Background(), &LockOptions{Factory: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: "-"}); err == nil {
+		t.Error("want an error for an unknown commit")
+	}
+}

@@ -1,0 +1,103 @@
+package fetchcmd_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cli"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub/mirror"
+)
+
+// TestMain lets the test binary act as drama itself, so a test can run a
+// real `drama fetch` process and kill it.
+func TestMain(m *testing.M) {
+	if os.Getenv("DRAMA_FETCHCMD_TEST_MAIN") == "1" {
+		os.Exit(cli.Main())
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	killCommit  = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	killWorkers = 4
+	killChunk   = 1 << 20
+)
+
+// TestKill9Resume SIGKILLs a drama fetch mid-download, runs it again, and
+// checks the file is right and the bytes fetched twice are at most
+// workers x chunk size.
+func TestKill9Resume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs drama fetch twice as a subprocess")
+	}
+	dir := t.TempDir()
+	data := make([]byte, 24<<20)
+	r := rand.New(rand.NewPCG(11, 13))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	fp := filepath.Join(dir, "mirror", "fishaudio", "drama-3", killCommit, "model.safetensors")
+	os.MkdirAll(filepath.Dir(fp), 0o755)
+	os.WriteFile(fp, data, 0o644)
+	sum := sha256.Sum256(data)
+	p := &pins.Pins{Format: pins.Format, Variant: "full", Repo: "fishaudio/drama-3", RepoType: "model", Revision: killCommit,
+		License: "Test Licence", Engine: "cuda", Files: []pins.File{{Path: "model.safetensors", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), LFS: true}}}
+	pinsPath := filepath.Join(dir, "pins.json")
+	p.WriteFile(pinsPath)
+	srv := mirror.New(mirror.DirSource{Dir: filepath.Join(dir, "mirror")})
+	srv.BytesPerSec = 2 << 20 // per stream: 8 MiB/s over 4 streams, about 3 s in all
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	run := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "fetch", "--root", filepath.Join(dir, "root"), "--pins", pinsPath, "--endpoint", ts.URL,
+			"--workers", "4", "--chunk-size", "1", "--accept-license", "--json")
+		cmd.Env = append(os.Environ(), "DRAMA_FETCHCMD_TEST_MAIN=1", "HF_HUB_CACHE="+filepath.Join(dir, "cache"), "HOME="+dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		return cmd
+	}
+	first := run()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for srv.Stats().BytesServed < int64(len(data))*2/5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	servedFirst := srv.Stats().BytesServed
+	blob := filepath.Join(dir, "cache", "models--fishaudio--drama-3", "blobs", hex.EncodeToString(sum[:]))
+	if _, err := os.Stat(blob); err == nil {
+		t.Fatal("the killed fetch left a file under its final name")
+	}
+	if _, err := os.Stat(blob + ".drama.incomplete.state"); err != nil {
+		t.Fatalf("no resume state after kill: %v", err)
+	}
+	second := run()
+	if out, err := second.Output(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "root", "full", "model.safetensors"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("resumed file differs: %v", err)
+	}
+	again := srv.Stats().BytesServed - int64(len(data))
+	t.Logf("first run served %d bytes before SIGKILL; %d bytes were fetched twice", servedFirst, again)
+	if again > killWorkers*killChunk {
+		t.Errorf("fetched twice %d bytes, want at most workers x chunk = %d", again, killWorkers*killChunk)
+	}
+}

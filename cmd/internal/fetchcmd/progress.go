@@ -1,0 +1,142 @@
+package fetchcmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	pb "github.com/cheggaaa/pb/v3"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
+)
+
+// reporter turns fetch events into output: NDJSON on stdout with --json, a
+// pb pool (a bar per active file and a total) on a terminal, else a line
+// per file event and a total line every cmdutil.LineInterval.
+type reporter struct {
+	f     *cmdutil.Factory
+	mu    sync.Mutex
+	enc   *json.Encoder
+	pool  *pb.Pool
+	total *pb.ProgressBar
+	bars  map[string]*pb.ProgressBar
+	lines cmdutil.Progress
+	once  sync.Once
+}
+
+func newReporter(f *cmdutil.Factory, p *pins.Pins) *reporter {
+	r := &reporter{f: f, bars: map[string]*pb.ProgressBar{}}
+	switch {
+	case f.Global.JSON:
+		r.enc = json.NewEncoder(f.IO.Out)
+	case f.Global.Quiet:
+	case f.IO.IsStderrTTY():
+		r.total = newBar("total", p.TotalBytes(), f.IO.ErrOut)
+		r.pool = pb.NewPool(r.total)
+		r.pool.Output = f.IO.ErrOut
+		if err := r.pool.Start(); err != nil {
+			r.pool = nil
+		}
+	default:
+		r.lines = f.NewProgress("fetch", p.TotalBytes())
+	}
+	return r
+}
+
+func newBar(label string, total int64, w io.Writer) *pb.ProgressBar {
+	bar := pb.New64(total).Set(pb.Bytes, true).Set("prefix", label+" ").SetWriter(w)
+	bar.SetTemplate(pb.Full)
+	return bar
+}
+
+func (r *reporter) progress(path string, n int64) {
+	switch {
+	case r.pool != nil:
+		r.total.Add64(n)
+		r.mu.Lock()
+		bar := r.bars[path]
+		r.mu.Unlock()
+		if bar != nil {
+			bar.Add64(n)
+		}
+	case r.lines != nil:
+		r.lines.Add(n)
+	}
+}
+
+// jsonEvent is one NDJSON line.
+type jsonEvent struct {
+	hub.Event
+	Time        time.Time `json:"time"`
+	VerifyLagMS float64   `json:"verify_lag_ms,omitempty"`
+}
+
+func (r *reporter) event(e hub.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.enc != nil:
+		_ = r.enc.Encode(jsonEvent{Event: e, Time: time.Now().UTC(), VerifyLagMS: float64(e.VerifyLag) / 1e6})
+	case r.pool != nil:
+		r.poolEvent(e)
+	case r.lines != nil:
+		r.lineEvent(e)
+	}
+}
+
+func (r *reporter) poolEvent(e hub.Event) {
+	switch e.Kind {
+	case hub.EventPresent, hub.EventShared:
+		r.total.Add64(e.Size)
+	case hub.EventPlan:
+		r.total.Add64(e.Bytes)
+	case hub.EventStart:
+		bar := newBar(e.Path, e.Size, r.f.IO.ErrOut)
+		r.bars[e.Path] = bar
+		r.pool.Add(bar)
+	case hub.EventVerified:
+		if bar := r.bars[e.Path]; bar != nil {
+			bar.SetCurrent(e.Size)
+			bar.Finish()
+		}
+	}
+}
+
+func (r *reporter) lineEvent(e hub.Event) {
+	w := r.f.IO.ErrOut
+	switch e.Kind {
+	case hub.EventPresent, hub.EventShared:
+		r.lines.Add(e.Size)
+		fmt.Fprintf(w, "%s: %s (%s)\n", e.Kind, e.Path, cmdutil.HumanBytes(e.Size))
+	case hub.EventPlan:
+		r.lines.Add(e.Bytes)
+		if e.Bytes > 0 {
+			fmt.Fprintf(w, "resume: %s (%s of %s on disk)\n", e.Path, cmdutil.HumanBytes(e.Bytes), cmdutil.HumanBytes(e.Size))
+		}
+	case hub.EventStart, hub.EventVerified:
+		fmt.Fprintf(w, "%s: %s (%s)\n", e.Kind, e.Path, cmdutil.HumanBytes(e.Size))
+	case hub.EventRestart, hub.EventRetry:
+		fmt.Fprintf(w, "%s: %s: %s\n", e.Kind, e.Path, e.Error)
+	case hub.EventWorkers:
+		fmt.Fprintf(w, "streams: %d after repeated errors\n", e.Workers)
+	}
+}
+
+func (r *reporter) close() {
+	r.once.Do(func() {
+		if r.pool != nil {
+			r.total.Finish()
+			for _, b := range r.bars {
+				b.Finish()
+			}
+			_ = r.pool.Stop()
+		}
+		if r.lines != nil {
+			r.lines.Finish()
+		}
+	})
+}

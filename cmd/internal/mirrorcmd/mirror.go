@@ -1,0 +1,145 @@
+// Package mirrorcmd holds drama mirror serve.
+package mirrorcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/mirror"
+)
+
+// NewCmdMirror returns the drama mirror command group.
+func NewCmdMirror(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mirror <command>",
+		Short: "Serve local checkpoints with the Hugging Face Hub's routes",
+	}
+	cmd.AddCommand(NewCmdServe(f, nil))
+	return cmd
+}
+
+// ServeOptions are drama mirror serve's flags.
+type ServeOptions struct {
+	Factory     *cmdutil.Factory
+	Dir         string
+	Cache       bool
+	Addr        string
+	Faults      []string
+	URLTTL      time.Duration
+	BytesPerSec int64
+	LFSMinSize  int64
+	PageSize    int
+	Ready       func(addr string) // called once listening (tests)
+}
+
+// NewCmdServe returns drama mirror serve.
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "serve [DIR | --cache]",
+		Short: "Serve a directory of repositories or the HF cache as a Hub mirror",
+		Long: `Serve local files with the routes and headers of the Hugging Face Hub that
+drama and huggingface_hub use: resolve (HEAD, GET, Range, 206, 416,
+X-Repo-Commit, X-Linked-Etag, X-Linked-Size, signed redirects), the tree
+API with Link pagination, the revision and refs APIs.
+
+DIR holds <owner>/<name>/<commit>/<path> and optionally
+<owner>/<name>/refs/<branch>; --cache serves the Hugging Face cache
+(HF_HUB_CACHE). Point other hosts at it with HF_ENDPOINT or drama fetch
+--endpoint. It binds 127.0.0.1 unless --addr says otherwise.
+
+--fault injects failures into data responses, for testing clients:
+KIND[@AFTER][xTIMES] with KIND one of drop, full200, badrange, 416, 429, 503,
+stall, flip, expire, short.`,
+		Example: `  $ drama mirror serve --cache --addr 0.0.0.0:8080
+  $ drama mirror serve ./repos --fault drop@3x2 --fault 503x4`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Dir = args[0]
+			}
+			if (opts.Dir == "") == !opts.Cache {
+				return cmdutil.FlagErrorf("give either DIR or --cache")
+			}
+			for _, s := range opts.Faults {
+				if _, err := mirror.ParseFault(s); err != nil {
+					return cmdutil.FlagErrorf("--fault: %w", err)
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runServe(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Cache, "cache", false, "serve the Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub)")
+	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringArrayVar(&opts.Faults, "fault", nil, "inject a fault into data responses: KIND[@AFTER][xTIMES] (repeatable)")
+	fl.DurationVar(&opts.URLTTL, "url-ttl", mirror.DefaultURLTTL, "lifetime of signed redirect URLs")
+	fl.Int64Var(&opts.BytesPerSec, "rate", 0, "limit each data response to this many bytes per second (0: none)")
+	fl.Int64Var(&opts.LFSMinSize, "lfs-min-size", mirror.DefaultLFSMinSize, "files this large or larger are served as LFS files")
+	fl.IntVar(&opts.PageSize, "page-size", mirror.DefaultPageSize, "tree API entries per page")
+	return cmd
+}
+
+func runServe(ctx context.Context, opts *ServeOptions) error {
+	f := opts.Factory
+	var src mirror.Source = mirror.DirSource{Dir: opts.Dir}
+	dir := opts.Dir
+	if opts.Cache {
+		dir = hub.HubCacheDir(f.Getenv)
+		src = mirror.CacheSource{Dir: dir}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("mirror: %s is not a directory", dir)
+	}
+	s := &mirror.Server{Source: src, URLTTL: opts.URLTTL, BytesPerSec: opts.BytesPerSec, LFSMinSize: opts.LFSMinSize, PageSize: opts.PageSize}
+	var faults []mirror.Fault
+	for _, fs := range opts.Faults {
+		ft, _ := mirror.ParseFault(fs)
+		faults = append(faults, ft)
+	}
+	s.SetFaults(faults)
+	if !f.Global.Quiet && !f.Global.JSON {
+		s.Log = func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, format+"\n", args...) }
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("mirror: %w", err)
+	}
+	return serve(ctx, f, s, ln, dir, opts.Ready)
+}
+
+func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln net.Listener, dir string, ready func(string)) error {
+	addr := ln.Addr().String()
+	if f.Global.JSON {
+		_ = cmdutil.WriteJSON(f.IO.Out, map[string]string{"event": "listening", "endpoint": "http://" + addr, "dir": dir})
+	} else {
+		fmt.Fprintf(f.IO.Out, "http://%s\n", addr)
+	}
+	f.Infof("serving %s at http://%s (set HF_ENDPOINT=http://%s on clients)", dir, addr, addr)
+	if ready != nil {
+		ready(addr)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("mirror: %w", err)
+	}
+	return ctx.Err()
+}

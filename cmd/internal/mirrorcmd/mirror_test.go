@@ -1,0 +1,92 @@
+package mirrorcmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+)
+
+func TestServeFlags(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		check func(*ServeOptions) bool
+		usage bool
+	}{
+		{[]string{"dir"}, func(o *ServeOptions) bool { return o.Dir == "dir" && o.Addr == "127.0.0.1:8080" && !o.Cache }, false},
+		{[]string{"--cache", "--addr", ":9000", "--fault", "drop@2x3", "--fault", "503", "--rate", "1000", "--url-ttl", "1s"},
+			func(o *ServeOptions) bool {
+				return o.Cache && o.Addr == ":9000" && len(o.Faults) == 2 && o.BytesPerSec == 1000 && o.URLTTL == time.Second
+			}, false},
+		{nil, nil, true},
+		{[]string{"dir", "--cache"}, nil, true},
+		{[]string{"dir", "--fault", "boom"}, nil, true},
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		var got *ServeOptions
+		cmd := NewCmdServe(cmdutil.TestFactory(ios), func(_ context.Context, o *ServeOptions) error { got = o; return nil })
+		cmd.SetArgs(c.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if c.usage {
+			if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+				t.Errorf("%v: want a usage error, got %v", c.args, err)
+			}
+			continue
+		}
+		if err != nil || !c.check(got) {
+			t.Errorf("%v: err %v, options %+v", c.args, err, got)
+		}
+	}
+}
+
+func TestRunServe(t *testing.T) {
+	dir := t.TempDir()
+	commit := strings.Repeat("a", 40)
+	fp := filepath.Join(dir, "org", "m", commit, "config.json")
+	os.MkdirAll(filepath.Dir(fp), 0o755)
+	os.WriteFile(fp, []byte(`{"x":1}`), 0o644)
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Quiet = true
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, &ServeOptions{Factory: f, Dir: dir, Addr: "127.0.0.1:0", PageSize: 10, LFSMinSize: 1 << 20,
+			Ready: func(a string) { addrc <- a }})
+	}()
+	addr := <-addrc
+	resp, err := http.Get("http://" + addr + "/org/m/resolve/" + commit + "/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Equal(body, []byte(`{"x":1}`)) || resp.Header.Get("X-Repo-Commit") != commit {
+		t.Errorf("got %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Errorf("want context.Canceled after shutdown, got %v", err)
+	}
+	if !strings.Contains(out.String(), "http://"+addr) {
+		t.Errorf("stdout should name the endpoint: %q", out)
+	}
+}
+
+func TestRunServeBadDir(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	err := runServe(context.Background(), &ServeOptions{Factory: cmdutil.TestFactory(ios), Dir: filepath.Join(t.TempDir(), "nope"), Addr: "127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("want a clear error, got %v", err)
+	}
+}
