@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +59,23 @@ func FuzzReadNPY(f *testing.F) {
 		}
 		if len(c) != NumCodebooks || c.Frames() < 1 || c.Frames() > MaxFrames {
 			t.Fatalf("ReadNPY returned %d x %d codes", len(c), c.Frames())
+		}
+	})
+}
+
+// FuzzSpecialTokensFromTokenizer checks that no input panics and that the
+// tokens returned are never empty or carry the marks already refused.
+func FuzzSpecialTokensFromTokenizer(f *testing.F) {
+	addSeeds(f, "tokenizer.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		toks, err := SpecialTokensFromTokenizer(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, tok := range toks {
+			if strings.TrimSpace(tok) == "" || strings.Contains(tok, "<|") || strings.Contains(tok, "|>") {
+				t.Fatalf("token %q returned", tok)
+			}
 		}
 	})
 }

@@ -3,6 +3,7 @@ package voices
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Validate checks every rule of v's format and returns a *ValidationError
@@ -184,4 +185,21 @@ func (v *Voice) validateConsent(p *problems) {
 	case !v.Created.IsZero() && c.When.After(v.Created):
 		p.addf("consent.when", ErrConsent, "want a time no later than created (%s), got %s", formatTime(v.Created), formatTime(c.When))
 	}
+}
+
+// Validate checks one reference on its own, as a request's reference is
+// checked before it reaches the engine: the transcript rule, ten codebooks,
+// 1 to 646 frames and the code ranges. Fields are named "text" and
+// "codes"; the error is a *ValidationError or nil. opts may be nil.
+func (r Reference) Validate(opts *Options) error {
+	var p problems
+	if err := CheckTranscript(r.Text, opts.specials()); err != nil {
+		p.add("text", -1, err)
+	}
+	checkCodes(&p, 0, r.Codes)
+	for _, fe := range p.list {
+		fe.Field = strings.TrimPrefix(fe.Field, refField(0, ""))
+		fe.Field = strings.TrimPrefix(fe.Field, ".")
+	}
+	return p.err("")
 }

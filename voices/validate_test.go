@@ -52,6 +52,14 @@ func TestValidationFailures(t *testing.T) {
 		{"bad id", "cuda.json", `"id": "fixture"`, `"id": "Fixture"`, ErrID, "id"},
 		{"id with space", "metal.json", `"id": "fixture"`, `"id": "fix ture"`, ErrID, "id"},
 		{"empty name", "cuda.json", `"name": "Fixture Voice"`, `"name": ""`, ErrText, "name"},
+		{"name too long", "cuda.json", `"name": "Fixture Voice"`, `"name": "` + strings.Repeat("n", 129) + `"`, ErrText, "name"},
+		{"name control", "cuda.json", `"name": "Fixture Voice"`, `"name": "Fix\u001bture"`, ErrText, "name"},
+		{"id too long", "cuda.json", `"id": "fixture"`, `"id": "` + strings.Repeat("a", 65) + `"`, ErrID, "id"},
+		{"id leading dash", "cuda.json", `"id": "fixture"`, `"id": "-fixture"`, ErrID, "id"},
+		{"id wrong type", "cuda.json", `"id": "fixture"`, `"id": 7`, ErrType, "id"},
+		{"647 frames", "cuda.json", `[4095,800,`, `[` + strings.Repeat("1,", 646) + `4095,800,`, ErrLimit, "references[0].vq_codes[0]"},
+		{"huge integer", "cuda.json", `"frames": 7,`, `"frames": 7000000000000000000,`, ErrLimit, "references[0].frames"},
+		{"missing references", "cuda.json", `"references": [`, `"x": [`, ErrUnknownField, "x"},
 		{"frames mismatch", "cuda.json", `"frames": 7,`, `"frames": 8,`, ErrFrames, "references[0].frames"},
 		{"checksum mismatch", "cuda.json", `6fea0bb5`, `7fea0bb5`, ErrChecksum, "references[0].codes_sha256"},
 		{"checksum not hex", "cuda.json", `6fea0bb5`, `6FEA0BB5`, ErrChecksum, "references[0].codes_sha256"},
@@ -81,6 +89,11 @@ func TestValidationFailures(t *testing.T) {
 		{"cloned consent not UTC", "cloned.json", `"when": "2026-05-01T11:58:00Z"`, `"when": "2026-05-01T11:58:00+02:00"`, ErrConsent, "consent.when"},
 		{"cloned created bad", "cloned.json", `"created": "2026-05-01T12:00:00Z"`, `"created": "yesterday"`, ErrConsent, "created"},
 		{"cloned empty who", "cloned.json", `"who": "Anna Example"`, `"who": ""`, ErrConsent, "consent.who"},
+		{"cloned who too long", "cloned.json", `"who": "Anna Example"`, `"who": "` + strings.Repeat("w", 201) + `"`, ErrConsent, "consent.who"},
+		{"cloned statement too long", "cloned.json", `"statement": "I, Anna`, `"statement": "` + strings.Repeat("s", 2001) + `I, Anna`, ErrConsent, "consent.statement"},
+		{"cloned statement control", "cloned.json", `"statement": "I, Anna`, `"statement": "\u0000I, Anna`, ErrConsent, "consent.statement"},
+		{"cloned consent missing when", "cloned.json", `"when": "2026-05-01T11:58:00Z",`, ``, ErrMissingField, "consent.when"},
+		{"cloned consent missing", "cloned.json", `"consent": {`, `"consentx": {`, ErrConsent, "consent"},
 		{"cloned empty statement", "cloned.json", `"statement": "I, Anna`, `"statement": "", "x": "`, ErrUnknownField, "consent.x"},
 		{"cloned synthetic with consent", "cloned.json", `{"kind": "consented"}`, `{"kind": "synthetic"}`, ErrConsent, "consent"},
 		{"cloned samples mismatch", "cloned.json", `"samples": 14236,`, `"samples": 20000,`, ErrFrames, "references[0].frames"},
@@ -213,5 +226,25 @@ func TestTokenizerSpecialTokens(t *testing.T) {
 	}
 	if _, err := ReadTokenizerFile("testdata/missing.json"); err == nil {
 		t.Error("missing tokenizer accepted")
+	}
+}
+
+func TestReferenceValidate(t *testing.T) {
+	r := mustParse(t, "cuda.json").References[0]
+	if err := r.Validate(nil); err != nil {
+		t.Fatalf("valid reference: %v", err)
+	}
+	r.Text = "<think>"
+	r.Codes = r.Codes.Clone()
+	r.Codes[3][2] = 1024
+	err := r.Validate(nil)
+	if !errors.Is(err, ErrTranscript) || !errors.Is(err, ErrCodeRange) {
+		t.Fatalf("err = %v, want ErrTranscript and ErrCodeRange", err)
+	}
+	if fields := problemFields(err); !contains(fields, "text") || !contains(fields, "codes") {
+		t.Errorf("fields %q, want text and codes", fields)
+	}
+	if err := (Reference{Text: "x", Codes: Codes{{1}}}).Validate(nil); !errors.Is(err, ErrShape) {
+		t.Errorf("one codebook: err = %v, want ErrShape", err)
 	}
 }

@@ -335,3 +335,23 @@ func writeFile(t *testing.T, name string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+func TestGroupExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"check", fixture("cuda.json"), fixture("cloned.json")}, cmdutil.ExitOK},
+		{[]string{"check", fixture("tokenizer.json")}, cmdutil.ExitMismatch},
+		{[]string{"show", fixture("metal.json")}, cmdutil.ExitOK},
+		{[]string{"convert", fixture("cuda.json"), "--to", "metal", "-o", "-"}, cmdutil.ExitUsage},
+		{[]string{"convert", fixture("cuda.json"), "--to", "nope", "-o", "-"}, cmdutil.ExitUsage},
+		{[]string{"check", "--tokenizer", fixture("missing.json"), fixture("cuda.json")}, cmdutil.ExitFailure},
+	}
+	for _, c := range cases {
+		f, _, _ := testFactory()
+		if got := exitCode(execute(NewCmd(f), c.args...)); got != c.want {
+			t.Errorf("drama voice %s: exit %d, want %d", strings.Join(c.args, " "), got, c.want)
+		}
+	}
+}
