@@ -39,6 +39,8 @@ type FieldError struct {
 	Err    error  // wraps one of the sentinel errors
 }
 
+// Error formats the problem as "voices: FILE: FIELD: offset N: message",
+// leaving out the parts not known.
 func (e *FieldError) Error() string {
 	var b strings.Builder
 	b.WriteString("voices: ")
@@ -85,6 +87,7 @@ type ValidationError struct {
 	Problems []*FieldError
 }
 
+// Error gives the one problem, or the count and each problem on its own line.
 func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0].Error()

@@ -86,4 +86,8 @@ func TestReadFileErrors(t *testing.T) {
 	if !errors.As(err, &fe) || fe.File != bad || fe.Field != "id" || fe.Offset != 35 {
 		t.Errorf("err = %#v, want a FieldError for %s field id at offset 35", err, bad)
 	}
+	_, err = Parse([]byte(`{"format": "drama3-voice/1",  "format": "x"}`), nil)
+	if !errors.As(err, &fe) || !errors.Is(err, ErrDuplicate) || fe.Offset != 30 {
+		t.Errorf("duplicate key: err = %v, want ErrDuplicate at offset 30", err)
+	}
 }

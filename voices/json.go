@@ -95,23 +95,17 @@ func (p *parser) object(field string, fn func(key string, off int64) error) ([]k
 		return keys, nil
 	}
 	for {
+		p.ws()
 		off := int64(p.pos)
 		if p.peek() != '"' {
 			return keys, p.fail(field, ErrSyntax, "want a field name, got %s", describe(p.peek()))
 		}
-		key, err := p.str(field)
+		key, err := p.key(field, seen)
 		if err != nil {
 			return keys, err
 		}
-		if seen[key] {
-			return keys, &FieldError{Offset: off, Field: join(field, key), Err: fmt.Errorf("%w: %q appears twice", ErrDuplicate, key)}
-		}
-		seen[key] = true
 		if len(keys) < maxKeys {
 			keys = append(keys, keyAt{key, off})
-		}
-		if err := p.expect(join(field, key), ':', "':'"); err != nil {
-			return keys, err
 		}
 		if err := fn(key, off); err != nil {
 			return keys, err
@@ -126,6 +120,21 @@ func (p *parser) object(field string, fn func(key string, off int64) error) ([]k
 			return keys, p.fail(field, ErrSyntax, "want ',' or '}', got %s", describe(p.peek()))
 		}
 	}
+}
+
+// key reads a field name not in seen, and the colon after it.
+func (p *parser) key(field string, seen map[string]bool) (string, error) {
+	p.ws()
+	off := int64(p.pos)
+	key, err := p.str(field)
+	if err != nil {
+		return "", err
+	}
+	if seen[key] {
+		return "", &FieldError{Offset: off, Field: join(field, key), Err: fmt.Errorf("%w: %q appears twice", ErrDuplicate, key)}
+	}
+	seen[key] = true
+	return key, p.expect(join(field, key), ':', "':'")
 }
 
 func join(field, key string) string {
