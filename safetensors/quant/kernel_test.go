@@ -369,3 +369,9 @@ func TestQuantizeNVFP4MatchesDivision(t *testing.T) {
 		t.Errorf("%d packed bytes differ from the division path", n)
 	}
 }
+
+func float32frombytes(b []byte) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b))
+}
+
+func e4m3Div(code uint8, g float32) float32 { return dtype.E4M3ToF32(code) * g }
