@@ -1,0 +1,155 @@
+package hub
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// hfLookup finds a file the way huggingface_hub's try_to_load_from_cache
+// and offline snapshot_download do: the revision is a commit or the raw
+// (unstripped) content of refs/<revision>; the file is
+// snapshots/<commit>/<path> and must be a regular file after following
+// links. It also applies the cache scanner's rules: no broken link in a
+// snapshot, a ref's content names an existing snapshot.
+func hfLookup(t *testing.T, cacheDir, repo, revision, path string) (string, error) {
+	t.Helper()
+	repoDir := filepath.Join(cacheDir, "models--"+strings.ReplaceAll(repo, "/", "--"))
+	commit := revision
+	if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(revision) {
+		data, err := os.ReadFile(filepath.Join(repoDir, "refs", revision))
+		if err != nil {
+			return "", err
+		}
+		commit = string(data) // no strip, as huggingface_hub reads it
+	}
+	snap := filepath.Join(repoDir, "snapshots", commit)
+	if fi, err := os.Stat(snap); err != nil || !fi.IsDir() {
+		return "", errors.New("ref names no snapshot: " + commit)
+	}
+	p := filepath.Join(snap, filepath.FromSlash(path))
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", errors.New("not a regular file: " + p)
+	}
+	return p, nil
+}
+
+// scanSnapshots applies the cache scanner's corruption rules to a repo.
+func scanSnapshots(t *testing.T, repoDir string) {
+	t.Helper()
+	filepath.WalkDir(filepath.Join(repoDir, "snapshots"), func(p string, d fs.DirEntry, err error) error {
+		if d == nil || d.IsDir() {
+			return nil
+		}
+		if filepath.Dir(p) == filepath.Join(repoDir, "snapshots") {
+			t.Errorf("a file directly under snapshots/: %s", p)
+		}
+		target, lerr := os.Readlink(p)
+		if lerr != nil {
+			t.Errorf("%s: not a symlink", p)
+			return nil
+		}
+		if filepath.IsAbs(target) {
+			t.Errorf("%s: absolute link %s", p, target)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: broken link to %s", p, target)
+		}
+		return nil
+	})
+}
+
+func TestCacheReadableByHFRules(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	cache := filepath.Join(fx.dir, "cache")
+	if _, err := fx.fetcher(cache).Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		for _, rev := range []string{commitA, PinnedRef} {
+			p, err := hfLookup(t, cache, repoA, rev, name)
+			if err != nil {
+				t.Errorf("%s@%s: %v", name, rev, err)
+				continue
+			}
+			if got, _ := os.ReadFile(p); string(got) != string(want) {
+				t.Errorf("%s@%s: content differs", name, rev)
+			}
+		}
+	}
+	repoDir := Cache{Dir: cache}.RepoDir(repoA)
+	scanSnapshots(t, repoDir)
+	// Blob names: sha256 for LFS files, git blob sha1 for the small one.
+	for _, p := range pf {
+		want := p.SHA256
+		if !p.LFS {
+			want = p.GitSHA1
+		}
+		if _, err := os.Stat(filepath.Join(repoDir, "blobs", want)); err != nil {
+			t.Errorf("%s: blob %s: %v", p.Path, want, err)
+		}
+	}
+	if target, _ := os.Readlink(filepath.Join(repoDir, "snapshots", commitA, "sub", "dir", "codec.pth")); !strings.HasPrefix(target, "../../../../blobs/") {
+		t.Errorf("nested link: want ../../../../blobs/..., got %s", target)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "CACHEDIR.TAG")); err != nil {
+		t.Error("no CACHEDIR.TAG")
+	}
+}
+
+func TestBranchRefWrittenWhenHeadIsPinned(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	refs := filepath.Join(fx.dir, "mirror", "org", "model", "refs")
+	os.MkdirAll(refs, 0o755)
+	os.WriteFile(filepath.Join(refs, "main"), []byte(commitA), 0o644)
+	cache := filepath.Join(fx.dir, "cache")
+	if _, err := fx.fetcher(cache).Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(Cache{Dir: cache}.RepoDir(repoA), "refs", "main"))
+	if err != nil || string(data) != commitA {
+		t.Errorf("refs/main: want %q without newline, got %q %v", commitA, data, err)
+	}
+}
+
+// TestFindsHFLaidOutCache: a cache written by huggingface_hub's rules is
+// used as is: nothing is downloaded.
+func TestFindsHFLaidOutCache(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	cache := Cache{Dir: filepath.Join(fx.dir, "hfcache")}
+	for _, p := range pf {
+		blob := cache.BlobPath(repoA, BlobName(p))
+		os.MkdirAll(filepath.Dir(blob), 0o755)
+		os.WriteFile(blob, files[p.Path], 0o644)
+		if err := cache.Link(repoA, commitA, p.Path, BlobName(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(cache.RepoDir(repoA), "refs"), 0o755)
+	os.WriteFile(filepath.Join(cache.RepoDir(repoA), "refs", "main"), []byte(commitA+"\n"), 0o644) // hand-written, with newline
+	res, err := fx.fetcher(cache.Dir).Fetch(ctxT(t), repoA, commitA, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fx.srv.Stats(); st.DataRequests != 0 || st.HeadRequests != 0 {
+		t.Errorf("want 0 downloads from an HF-laid-out cache, got %+v", st)
+	}
+	for _, r := range res.Files {
+		if r.How != HowPresent {
+			t.Errorf("%s: want present, got %s", r.Path, r.How)
+		}
+	}
+	if c, err := cache.ReadRef(repoA, "main"); err != nil || c != commitA {
+		t.Errorf("ReadRef strips the newline: got %q %v", c, err)
+	}
+}
