@@ -46,7 +46,8 @@ type Engine struct {
 	req    engine.StartRequest
 	phase  engine.Phase
 	since  time.Time
-	exit   string // the last unexpected exit
+	exit   string         // the last unexpected exit
+	voices []engine.Voice // read from the voices directory at start
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -111,13 +112,17 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest, events func
 		emit(engine.LifecycleEvent{Phase: engine.PhaseExited, Message: err.Error(), Progress: -1})
 		return err
 	}
+	voices, err := readVoices(req.VoicesDir, e.flavor.VoiceFormat)
+	if err != nil {
+		return err
+	}
 	cfg.Events = emit
 	proc, err := Launch(ctx, cfg)
 	if err != nil {
 		return e.launchFailed(err, emit)
 	}
 	e.mu.Lock()
-	e.proc, e.client, e.req, e.exit = proc, NewClient(proc.Addr()), req, ""
+	e.proc, e.client, e.req, e.exit, e.voices = proc, NewClient(proc.Addr()), req, "", voices
 	e.mu.Unlock()
 	go e.watch(proc)
 	return nil
@@ -159,11 +164,11 @@ func (e *Engine) setPhase(ph engine.Phase) {
 // preflight resolves the binary, checks its sha256 and memory, stops a
 // leftover child and builds the launch config.
 func (e *Engine) preflight(req engine.StartRequest, emit func(engine.LifecycleEvent)) (Config, error) {
-	bin, err := e.binary(req.Install, e.flavor.ServerBinary)
-	if err != nil {
+	if err := e.checkFlags(req); err != nil {
 		return Config{}, err
 	}
-	if err := e.checkFlags(req); err != nil {
+	bin, err := e.binary(req.Install, e.flavor.ServerBinary)
+	if err != nil {
 		return Config{}, err
 	}
 	if err := e.admit(req, emit); err != nil {

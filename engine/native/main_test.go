@@ -3,13 +3,12 @@ package native_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/native/nativetest"
 )
 
 // standinBin is the stand-in binary built for the tests that need a real
@@ -33,11 +32,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	standinBin = filepath.Join(dir, "tensorfold-standin")
-	build := exec.Command("go", "build", "-o", standinBin, "github.com/drama-tts/drama/engine/native/standin/cmd/tensorfold-standin")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the stand-in:", err)
+	standinBin, err = nativetest.Build(dir, "tensorfold-standin", nativetest.StandinPackage)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

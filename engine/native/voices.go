@@ -11,16 +11,20 @@ import (
 	"github.com/drama-tts/drama/engine"
 )
 
-// Voices lists the voice files of the directory the server was started
-// with (--voices): drama3-voice/1 on CUDA, the drama3-http-voice/1 catalog
+// Voices lists the voices the server read at start from its --voices
+// directory: drama3-voice/1 files on CUDA, the drama3-http-voice/1 catalog
 // on Metal. A file in another format is skipped, as the server skips it.
 func (e *Engine) Voices(ctx context.Context) ([]engine.Voice, error) {
 	if _, _, err := e.current(); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
-	dir := e.req.VoicesDir
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	return append([]engine.Voice(nil), e.voices...), nil
+}
+
+// readVoices lists the voice files of dir in format, sorted by id.
+func readVoices(dir, format string) ([]engine.Voice, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -30,7 +34,7 @@ func (e *Engine) Voices(ctx context.Context) ([]engine.Voice, error) {
 	}
 	var out []engine.Voice
 	for _, p := range paths {
-		if v, ok := readVoice(p, e.flavor.VoiceFormat); ok {
+		if v, ok := readVoice(p, format); ok {
 			out = append(out, v)
 		}
 	}
