@@ -312,7 +312,6 @@ type fakeStream struct {
 	stream bool
 	final  engine.Final
 	closed bool
-	start  time.Time
 }
 
 func (s *fakeStream) Header() engine.AudioHeader {

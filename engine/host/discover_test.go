@@ -118,11 +118,19 @@ func TestTail(t *testing.T) {
 }
 
 func FuzzParseChecksum(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "*.sha256"))
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte(strings.Repeat("0f", 32) + "  drama-engine-x\n"))
 	f.Add([]byte("garbage"))
 	f.Add([]byte(strings.Repeat("ab", 32) + " *drama-engine-x\r\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sum, err := parseChecksum("/d/drama-engine-x", data)
+		sum, err := parseChecksum("/d/drama-engine-cuda", data)
 		if err == nil && len(sum) != 32 {
 			t.Fatalf("digest of %d bytes accepted", len(sum))
 		}
