@@ -81,6 +81,9 @@ func (t *Tensor) ReadAt(p []byte, off int64) (int, error) {
 	if off >= size {
 		return 0, io.EOF
 	}
+	if len(p) == 0 {
+		return 0, nil
+	}
 	n := len(p)
 	if rest := size - off; int64(n) > rest {
 		p = p[:rest]

@@ -217,21 +217,56 @@ func forEachFloat(t *Tensor, fn func(i int64, x float64)) error {
 	return nil
 }
 
+var foldBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // readAt writes the folded weight's F32 bytes for p at byte off.
 func (f *fold) readAt(p []byte, off int64) error {
 	first, last := off/4, (off+int64(len(p))+3)/4
-	vesz := int64(f.v.DType.Size())
-	src := make([]byte, (last-first)*vesz)
+	n, vesz := last-first, int64(f.v.DType.Size())
+	bp := foldBufs.Get().(*[]byte)
+	defer foldBufs.Put(bp)
+	if need := n * (vesz + 4); int64(cap(*bp)) < need {
+		*bp = make([]byte, need)
+	}
+	src, dst := (*bp)[:n*vesz], (*bp)[n*vesz:n*(vesz+4)]
+	if off%4 == 0 && len(p)%4 == 0 {
+		dst = p
+	}
 	if _, err := f.v.ReadAt(src, first*vesz); err != nil {
 		return err
 	}
-	tmp := make([]byte, (last-first)*4)
-	for j := int64(0); j < last-first; j++ {
-		x := float32(decodeFloat(f.v.DType, src[j*vesz:])) * f.scale[f.index(first+j)]
-		binary.LittleEndian.PutUint32(tmp[j*4:], math.Float32bits(x))
+	f.scaleInto(dst, src, first)
+	if &dst[0] != &p[0] {
+		copy(p, dst[off-first*4:])
 	}
-	copy(p, tmp[off-first*4:])
 	return nil
+}
+
+// scaleInto writes v's elements from first, times their scale, as F32.
+func (f *fold) scaleInto(dst, src []byte, first int64) {
+	inner, dimN := f.inner, int64(1)
+	if f.dim >= 0 {
+		dimN = f.v.Shape[f.dim]
+	} else {
+		inner = 1
+	}
+	pos, idx := first%inner, (first/inner)%dimN
+	vesz := int64(f.v.DType.Size())
+	for j := int64(0); j < int64(len(dst))/4; j++ {
+		var x float32
+		if f.v.DType == F32 {
+			x = math.Float32frombits(binary.LittleEndian.Uint32(src[4*j:]))
+		} else {
+			x = float32(decodeFloat(f.v.DType, src[j*vesz:]))
+		}
+		binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(x*f.scale[idx]))
+		if pos++; pos == inner {
+			pos = 0
+			if idx++; idx == dimN {
+				idx = 0
+			}
+		}
+	}
 }
 
 // decodeFloat reads one little-endian element of a float dtype.

@@ -215,6 +215,14 @@ func (p *Plan) writeTensor(ctx context.Context, i int, w io.WriterAt, at int64) 
 // cast converts little-endian float elements of dtype from into to,
 // through float32 (exact for every source but F64, which rounds once).
 func cast(dst, src []byte, from pth.DType, to safetensors.DType, f []float32) {
+	switch {
+	case from == pth.F32 && to == safetensors.F16:
+		f32ToF16(dst, src)
+		return
+	case from == pth.F32 && to == safetensors.BF16:
+		f32ToBF16(dst, src)
+		return
+	}
 	switch from {
 	case pth.F32:
 		for i := range f {
