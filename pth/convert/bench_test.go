@@ -46,7 +46,9 @@ func benchConvert(b *testing.B, opts Options) {
 }
 
 // The figures are in input bytes per second, the output synced each time.
-func BenchmarkConvertKeep(b *testing.B)    { benchConvert(b, Options{}) }
-func BenchmarkConvertF16(b *testing.B)     { benchConvert(b, Options{DType: F16}) }
-func BenchmarkConvertBF16(b *testing.B)    { benchConvert(b, Options{DType: BF16}) }
-func BenchmarkConvertF16Fold(b *testing.B) { benchConvert(b, Options{DType: F16, FoldWeightNorm: true}) }
+func BenchmarkConvertKeep(b *testing.B) { benchConvert(b, Options{}) }
+func BenchmarkConvertF16(b *testing.B)  { benchConvert(b, Options{DType: F16}) }
+func BenchmarkConvertBF16(b *testing.B) { benchConvert(b, Options{DType: BF16}) }
+func BenchmarkConvertF16Fold(b *testing.B) {
+	benchConvert(b, Options{DType: F16, FoldWeightNorm: true})
+}
