@@ -33,12 +33,44 @@ func (b *BlockFP8) Validate() error {
 			return fmt.Errorf("%w: scale_inv block %d is %v, want a finite positive number", ErrNonFinite, i, s)
 		}
 	}
-	for i, w := range b.Weight {
-		if w&0x7F == 0x7F {
-			return fmt.Errorf("%w: weight byte 0x%02X (NaN) at row %d, column %d", ErrNonFinite, w, i/b.Cols, i%b.Cols)
+	for i, m := range b.blockMax() {
+		if m == 0x7F {
+			return b.nanError(i)
 		}
 	}
 	return nil
+}
+
+// nanError locates the first NaN byte of block i.
+func (b *BlockFP8) nanError(i int) error {
+	_, bc := BlockDims(b.Rows, b.Cols)
+	r0, c0 := (i/bc)*FP8Block, (i%bc)*FP8Block
+	for r := r0; r < min(r0+FP8Block, b.Rows); r++ {
+		for c := c0; c < min(c0+FP8Block, b.Cols); c++ {
+			if w := b.Weight[r*b.Cols+c]; w&0x7F == 0x7F {
+				return fmt.Errorf("%w: weight byte 0x%02X (NaN) at row %d, column %d", ErrNonFinite, w, r, c)
+			}
+		}
+	}
+	return fmt.Errorf("%w: NaN in block %d", ErrNonFinite, i)
+}
+
+// blockMax returns each block's largest byte magnitude (b & 0x7F).
+func (b *BlockFP8) blockMax() []uint8 {
+	br, bc := BlockDims(b.Rows, b.Cols)
+	maxb := make([]uint8, br*bc)
+	for r := range b.Rows {
+		row := b.Weight[r*b.Cols : (r+1)*b.Cols]
+		band := maxb[(r/FP8Block)*bc : (r/FP8Block+1)*bc]
+		for j := range band {
+			var m uint8
+			for _, w := range row[j*FP8Block : min((j+1)*FP8Block, len(row))] {
+				m = max(m, w&0x7F)
+			}
+			band[j] = max(band[j], m)
+		}
+	}
+	return maxb
 }
 
 // scale returns the scale of the element at row r, column c.
@@ -72,17 +104,8 @@ func (b *BlockFP8) dequantRow(dst []float32, r int, bf16 bool) {
 // Amax returns the largest dequantized magnitude, found from each block's
 // largest byte (the product and the BF16 rounding are monotone).
 func (b *BlockFP8) Amax(bf16 bool) float32 {
-	br, bc := BlockDims(b.Rows, b.Cols)
-	maxb := make([]uint8, br*bc)
-	for r := range b.Rows {
-		row := b.Weight[r*b.Cols : (r+1)*b.Cols]
-		band := maxb[(r/FP8Block)*bc:]
-		for c, w := range row {
-			band[c/FP8Block] = max(band[c/FP8Block], w&0x7F)
-		}
-	}
 	var amax float32
-	for i, m := range maxb {
+	for i, m := range b.blockMax() {
 		v := dtype.E4M3ToF32(m) * b.ScaleInv[i]
 		if bf16 {
 			v = dtype.RoundBF16(v)
