@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -24,10 +25,15 @@ func percentiles(b *testing.B, ds []time.Duration, unit string) {
 
 // BenchmarkPluginStart is a plugin's start as drama pays it: checksum,
 // process start, go-plugin handshake with AutoMTLS, and one Describe; then
-// Close. The plugin is this test binary serving the fake engine.
+// Close. The plugin is this test binary serving the fake engine, or the
+// plugin binary named by $DRAMA_BENCH_PLUGIN (e.g. bin/drama-engine-cuda).
 func BenchmarkPluginStart(b *testing.B) {
-	path := enginetest.TestBinaryPlugin(b, "fake")
-	env := []string{enginetest.ServeEnv + "=fake"}
+	path := os.Getenv("DRAMA_BENCH_PLUGIN")
+	env := []string{}
+	if path == "" {
+		path = enginetest.TestBinaryPlugin(b, "fake")
+		env = append(env, enginetest.ServeEnv+"=fake")
+	}
 	var ds []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
