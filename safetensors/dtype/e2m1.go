@@ -1,17 +1,11 @@
 package dtype
 
-// e2m1Values are the E2M1 values indexed by code.
-var e2m1Values = [16]float32{0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6}
+// e2m1Values are the E2M1 values indexed by code; code 8 is negative zero.
+var e2m1Values = [16]float32{0, 0.5, 1, 1.5, 2, 3, 4, 6, negZero, -0.5, -1, -1.5, -2, -3, -4, -6}
 
 // E2M1ToF32 returns the value of the 4-bit E2M1 code c (only its low 4 bits
 // are read). Code 0x8 is negative zero.
-func E2M1ToF32(c uint8) float32 {
-	v := e2m1Values[c&15]
-	if c&15 == 8 {
-		return negZero
-	}
-	return v
-}
+func E2M1ToF32(c uint8) float32 { return e2m1Values[c&15] }
 
 var negZero = func() float32 { var z float32; return -z }()
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/drama-tts/drama/safetensors"
 )
@@ -177,14 +176,4 @@ func (s *shardPlan) WriteTensor(ctx context.Context, t *safetensors.PlannedTenso
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-// sortedKeys returns a map's int keys in order.
-func sortedKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }

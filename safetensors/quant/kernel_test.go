@@ -42,7 +42,7 @@ func TestWorkedExample(t *testing.T) {
 func TestZeroBlockAndTensor(t *testing.T) {
 	q, _ := NewNVFP4(1, 32)
 	x := make([]float32, 32)
-	x[16] = -0.0
+	x[16] = float32(math.Copysign(0, -1))
 	x[17] = 1
 	x[18] = -1e-6 // rounds to zero: negative-zero code
 	QuantizeNVFP4(q, x, GlobalScale(1))
