@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // errStalled is a stream that sent nothing for the idle timeout.
@@ -206,6 +208,9 @@ func (d *Downloader) advanceHash(q *queue, j *job) error {
 		from := j.hashed
 		j.mu.Unlock()
 		err := hashRange(j.f, j.dig, from, end)
+		// Start writeback of the hashed bytes now, so the fsync before the
+		// rename has little left to flush.
+		_ = unix.SyncFileRange(int(j.f.Fd()), from, end-from, unix.SYNC_FILE_RANGE_WRITE)
 		s256, s1 := j.dig.marshal()
 		j.mu.Lock()
 		if err != nil {
@@ -214,6 +219,8 @@ func (d *Downloader) advanceHash(q *queue, j *job) error {
 			return fmt.Errorf("fetch %s: read back: %w", j.t.File.Path, err)
 		}
 		j.hashed, j.hstate = end, [2][]byte{s256, s1}
+		j.hashedChunks.Store(int64(numChunks(end, j.chunk)))
+		q.cond.Broadcast() // chunks further on may now be taken
 		if err := j.saveLocked(); err != nil {
 			j.hashing = false
 			j.mu.Unlock()
@@ -281,10 +288,10 @@ func (d *Downloader) finish(q *queue, j *job) error {
 // again; a second mismatch is fatal.
 func (d *Downloader) restart(q *queue, j *job, cause error) error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	j.restarts++
 	_ = os.Remove(j.statePath())
 	if j.restarts > 1 {
+		j.mu.Unlock()
 		_ = os.Remove(j.t.Partial)
 		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
 	}
@@ -294,11 +301,11 @@ func (d *Downloader) restart(q *queue, j *job, cause error) error {
 	}
 	j.done = make([]byte, len(j.done))
 	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false
+	j.hashedChunks.Store(0)
+	j.mu.Unlock()
 	j.metaMu.Lock()
 	j.meta = nil
 	j.metaMu.Unlock()
-	for i := range j.n {
-		q.push(task{j, i})
-	}
+	q.push(j.pending()...) // lock order: the queue's lock is never taken under j.mu
 	return nil
 }

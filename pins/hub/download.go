@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -163,6 +164,10 @@ type job struct {
 
 	metaMu sync.Mutex
 	meta   *FileMeta
+
+	// hashedChunks is the number of chunks in the hashed prefix, read by
+	// the queue without j.mu to keep downloads near the hash.
+	hashedChunks atomic.Int64
 }
 
 type task struct {
@@ -208,6 +213,7 @@ func (j *job) resume(st *partState) bool {
 		return false
 	}
 	j.hstate = [2][]byte{st.SHA256, st.GitSHA1}
+	j.hashedChunks.Store(int64(numChunks(st.Hashed, st.Chunk)))
 	return true
 }
 

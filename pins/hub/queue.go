@@ -15,27 +15,45 @@ type queue struct {
 	max   int
 	fails int
 	oks   int
+	// window is how many chunks past a file's hashed prefix may be taken.
+	window int
 }
 
 func newQueue(workers, files int) *queue {
-	q := &queue{open: files, limit: workers, max: workers}
+	q := &queue{open: files, limit: workers, max: workers, window: workers + 4}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
 
-// take waits for a chunk this worker may fetch; false means stop.
+// take waits for a chunk this worker may fetch; false means stop. A chunk
+// may be taken only within the window past its file's hashed prefix, so
+// that when a file's last byte lands little is left to hash.
 func (q *queue) take(worker int) (task, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.err == nil && q.open > 0 && (len(q.tasks) == 0 || worker >= q.limit) {
+	for {
+		if q.err != nil || q.open == 0 {
+			return task{}, false
+		}
+		if worker < q.limit {
+			if i := q.eligible(); i >= 0 {
+				t := q.tasks[i]
+				q.tasks = append(q.tasks[:i], q.tasks[i+1:]...)
+				return t, true
+			}
+		}
 		q.cond.Wait()
 	}
-	if q.err != nil || q.open == 0 {
-		return task{}, false
+}
+
+// eligible returns the index of the first task inside its file's window.
+func (q *queue) eligible() int {
+	for i, t := range q.tasks {
+		if int64(t.idx) < t.j.hashedChunks.Load()+int64(q.window) {
+			return i
+		}
 	}
-	t := q.tasks[0]
-	q.tasks = q.tasks[1:]
-	return t, true
+	return -1
 }
 
 func (q *queue) push(ts ...task) {
