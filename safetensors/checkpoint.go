@@ -114,6 +114,9 @@ type Checkpoint struct {
 	Dir   string
 	Index *Index                 // nil for a single model.safetensors
 	Files map[string]*ReadCloser // open shards by file name
+	// Unindexed lists the .safetensors files in Dir that the index does
+	// not name (sorted); they are not opened.
+	Unindexed []string
 }
 
 // ErrMissingShard matches an index naming a shard file that does not exist.
@@ -133,7 +136,11 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openFiles(dir, ix, ix.Shards())
+		c, err := openFiles(dir, ix, ix.Shards())
+		if err == nil {
+			c.Unindexed = unindexed(dir, c.Files)
+		}
+		return c, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, SingleName)); err != nil {
 		return nil, fmt.Errorf("safetensors: %s holds neither %s nor %s", dir, IndexName, SingleName)
@@ -157,6 +164,18 @@ func openFiles(dir string, ix *Index, names []string) (*Checkpoint, error) {
 		c.Files[n] = rc
 	}
 	return c, nil
+}
+
+func unindexed(dir string, named map[string]*ReadCloser) []string {
+	all, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	var out []string
+	for _, p := range all {
+		if _, ok := named[filepath.Base(p)]; !ok {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Close closes every shard.
@@ -225,7 +244,8 @@ func (p Problem) String() string {
 
 // Check compares the index with the shards: every tensor in weight_map must
 // be in its shard, every shard tensor must be in weight_map under that shard,
-// and metadata.total_size (when present) must equal the data bytes. A
+// no other .safetensors file may lie beside them, and metadata.total_size
+// (when present) must equal the data bytes. A
 // single-file checkpoint has nothing to check. Problems are sorted.
 func (c *Checkpoint) Check() []Problem {
 	if c.Index == nil {
@@ -249,6 +269,9 @@ func (c *Checkpoint) Check() []Problem {
 				ps = append(ps, Problem{Tensor: t.Name, Shard: shard, Msg: fmt.Sprintf("index names shard %q, want %q", got, shard)})
 			}
 		}
+	}
+	for _, n := range c.Unindexed {
+		ps = append(ps, Problem{Shard: n, Msg: "a .safetensors file that " + IndexName + " does not name"})
 	}
 	if want, ok := c.Index.TotalSize(); ok && want != total {
 		ps = append(ps, Problem{Msg: fmt.Sprintf("metadata.total_size: want %d (the shards' tensor bytes), got %d", total, want)})

@@ -72,6 +72,7 @@ func TestCheckpointProblems(t *testing.T) {
 	ix.WeightMap["ids"] = "model-00001-of-00002.safetensors"
 	ix.Metadata["total_size"] = json.RawMessage("5")
 	writeShards(t, dir, ix)
+	os.WriteFile(filepath.Join(dir, "stray.safetensors"), file(`{}`, 0), 0o644)
 	c, err := OpenCheckpoint(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +88,7 @@ func TestCheckpointProblems(t *testing.T) {
 		`tensor "norm": in the shard but not in`,
 		`tensor "ids": index names shard "model-00001-of-00002.safetensors", want "model-00002-of-00002.safetensors"`,
 		"metadata.total_size: want 179 (the shards' tensor bytes), got 5",
+		"stray.safetensors: a .safetensors file that model.safetensors.index.json does not name",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("missing problem %q in:\n%s", want, all)
