@@ -1,0 +1,180 @@
+package standin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drama-tts/drama/engine/native"
+)
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadVoices(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.json", `{"format":"drama3-voice/1","id":"amy","name":"Amy","references":[{}]}`)
+	writeFile(t, dir, "notes.txt", "ignored")
+	vs, err := LoadVoices(dir, false)
+	if err != nil || len(vs) != 1 || vs["amy"].Name != "Amy" || vs["amy"].Key == "" {
+		t.Fatalf("%+v %v", vs, err)
+	}
+	if _, err := LoadVoices(dir, true); err == nil || !strings.Contains(err.Error(), "want \"drama3-http-voice/1\"") {
+		t.Errorf("metal reading a CUDA voice: %v", err)
+	}
+	for name, body := range map[string]string{
+		"bad id":   `{"format":"drama3-voice/1","id":"Amy!","references":[{}]}`,
+		"no refs":  `{"format":"drama3-voice/1","id":"bob","references":[]}`,
+		"not json": `{`,
+		"dup":      `{"format":"drama3-voice/1","id":"amy","references":[{}]}`,
+	} {
+		d := t.TempDir()
+		writeFile(t, d, "a.json", `{"format":"drama3-voice/1","id":"amy","references":[{}]}`)
+		writeFile(t, d, "b.json", body)
+		if _, err := LoadVoices(d, false); err == nil || !strings.Contains(err.Error(), "b.json") {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+	}
+	if _, err := LoadVoices(filepath.Join(dir, "missing"), false); err == nil {
+		t.Error("missing dir: want an error")
+	}
+}
+
+func TestNewServerRefuses(t *testing.T) {
+	if _, err := NewServer(Options{Metal: true, LongForm: true}); err == nil {
+		t.Error("metal with long form: want an error")
+	}
+	if _, err := NewServer(Options{Metal: true, MaxFrames: 9000}); err == nil {
+		t.Error("metal over 8190 frames: want an error")
+	}
+	if _, err := NewServer(Options{DefaultVoice: "x"}); err == nil {
+		t.Error("unknown default voice: want an error")
+	}
+}
+
+func post(t *testing.T, s *Server, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("POST", native.SpeechPath, strings.NewReader(body)))
+	return w
+}
+
+func TestServerRoutesAndRefusals(t *testing.T) {
+	s, _ := NewServer(Options{Metal: true})
+	refs := `[{"text":"a","vq_codes":[[1],[1],[1],[1],[1],[1],[1],[1],[1],[1]]}]`
+	for body, want := range map[string]string{
+		`{"input":"hi","references":` + refs + `}`: "references",
+		`{"input":"hi","long_form":true}`:          "long_form",
+		`{"input":"hi","preset":"x"}`:              "preset",
+		`{"input":"hi","instructions":"<b>"}`:      "instructions",
+		`{"input":"hi","unknown":1}`:               "unknown field",
+		`{"input":"hi","max_frames":8191}`:         "max_frames",
+	} {
+		w := post(t, s, body)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("%s: %d %s, want 400 about %s", body, w.Code, w.Body, want)
+		}
+	}
+	if w := post(t, s, `{"input":"hi","instructions":"softly"}`); w.Code != 200 || w.Header().Get(native.HeaderFinishReason) != "stop" {
+		t.Errorf("instructions: %d %v", w.Code, w.Header())
+	}
+	for _, tc := range []struct{ method, path string }{{"GET", "/nope"}, {"GET", native.SpeechPath}} {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		if w.Code != 404 && w.Code != 405 {
+			t.Errorf("%s %s: %d", tc.method, tc.path, w.Code)
+		}
+	}
+	if st := s.Stats(); st.Invalid != 6 || st.Completed != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestInstructionsChangeAudio(t *testing.T) {
+	s, _ := NewServer(Options{})
+	a := post(t, s, `{"input":"hi"}`).Body.Bytes()
+	b := post(t, s, `{"input":"hi","instructions":"whispering"}`).Body.Bytes()
+	if bytes.Equal(a, b) {
+		t.Error("instructions did not change the audio")
+	}
+}
+
+func TestMainUsage(t *testing.T) {
+	var stderr bytes.Buffer
+	for _, args := range [][]string{
+		nil, {"dance"}, {"serve", "--parallel", "2"}, {"serve", "extra"}, {"--serve", "--long-form"},
+		{"voice", "encode", "--codec", "c"}, {"--encode", "o", "--codec", "c"},
+	} {
+		if code := Main(args, &stderr); code != ExitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "c.wav")
+	os.WriteFile(clip, append(native.WAVHeader(4), 1, 2, 3, 4), 0o644)
+	out := filepath.Join(dir, "codes.json")
+	if code := Main([]string{"voice", "encode", "--codec", filepath.Join(dir, "none.pth"), "--audio", clip, "--out", out}, &stderr); code != ExitFailure {
+		t.Errorf("missing codec: exit %d", code)
+	}
+	if code := Main([]string{"--codec", clip, "--ref-audio", clip, "--encode", out}, &stderr); code != ExitOK {
+		t.Errorf("metal encode: exit %d: %s", code, stderr.String())
+	}
+	if codes, err := native.ReadCodes(out); err != nil || len(codes[0]) != 1 {
+		t.Errorf("codes: %v %v", codes, err)
+	}
+}
+
+// FuzzSpeechRequest posts arbitrary bodies: never a panic, only 200 or 400.
+func FuzzSpeechRequest(f *testing.F) {
+	for _, s := range []string{`{"input":"hi"}`, `{"input":"hi","stream":true,"response_format":"pcm","max_frames":3}`,
+		`{"input":"","voice":"x"}`, `{"input":"a [standin:silence]","max_frames":30}`} {
+		f.Add(s)
+	}
+	s, _ := NewServer(Options{MaxFrames: 64})
+	f.Fuzz(func(t *testing.T, body string) {
+		if strings.Contains(body, "standin:") {
+			return // fault markers end replies on purpose
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest("POST", native.SpeechPath, strings.NewReader(body)))
+		if w.Code != http.StatusOK && w.Code != http.StatusBadRequest {
+			t.Fatalf("status %d for %q", w.Code, body)
+		}
+		if w.Code == http.StatusBadRequest {
+			var v map[string]string
+			if json.Unmarshal(w.Body.Bytes(), &v) != nil || v["error"] == "" {
+				t.Fatalf("400 without an error message: %s", w.Body)
+			}
+		}
+	})
+}
+
+// FuzzEncodeClip: any bytes either encode into valid codes or give ErrClip.
+func FuzzEncodeClip(f *testing.F) {
+	f.Add(append(native.WAVHeader(4), 1, 2, 3, 4))
+	f.Add(native.WAVHeader(0))
+	f.Add([]byte("RIFF"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		codes, err := EncodeClip(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrClip) {
+				t.Fatalf("error %v is not ErrClip", err)
+			}
+			return
+		}
+		ref := native.Reference{Text: "x", VQCodes: codes}
+		if err := ref.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
