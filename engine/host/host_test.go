@@ -90,6 +90,14 @@ func TestStdoutBreaksHandshake(t *testing.T) {
 	}
 }
 
+func TestOtherAPIVersionRefused(t *testing.T) {
+	path := enginetest.TestBinaryPlugin(t, "fake")
+	_, err := host.Open(context.Background(), path, host.Options{Env: []string{api2Env + "=1"}})
+	if !errors.Is(err, host.ErrHandshake) || !strings.Contains(err.Error(), "another engine API version (drama speaks 1)") {
+		t.Fatalf("err = %v, want a handshake error about the API version", err)
+	}
+}
+
 func TestNotAPluginFailsHandshake(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("needs a shell script")

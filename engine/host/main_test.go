@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	plugin "github.com/hashicorp/go-plugin"
+
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/host"
@@ -17,6 +19,17 @@ import (
 // tests: it opens the plugin named by the variable, starts its engine,
 // prints "PIDS <plugin> <native>" and waits to be killed.
 const modeEnv = "DRAMA_HOSTTEST_HOST"
+
+// api2Env makes the re-executed test binary a plugin of engine API 2 only.
+const api2Env = "DRAMA_HOSTTEST_API2"
+
+func serveAPI2() {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  engine.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{2: {engine.PluginName: &engine.Plugin{Impl: enginetest.NewFake()}}},
+	})
+	os.Exit(0)
+}
 
 func TestMain(m *testing.M) {
 	enginetest.ServeChild(map[string]func() engine.Engine{
@@ -31,6 +44,10 @@ func TestMain(m *testing.M) {
 			return enginetest.NewFake()
 		},
 	})
+	if os.Getenv(api2Env) != "" {
+		serveAPI2()
+		return
+	}
 	if path := os.Getenv(modeEnv); path != "" {
 		os.Exit(actAsHost(path))
 	}

@@ -200,7 +200,7 @@ func (p *Plugin) handshakeError(err error) error {
 		he.Err = nil
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		he.Reason = "no handshake within the start timeout; the plugin may be hung or not a drama engine plugin"
-	case strings.Contains(msg, "Incompatible API version"):
+	case strings.Contains(strings.ToLower(msg), "incompatible api version"):
 		he.Reason = fmt.Sprintf("speaks another engine API version (drama speaks %d); install the plugin built with this drama", engine.APIVersion)
 	case strings.Contains(msg, "plugin exited before we could connect"):
 		he.Reason = "exited during the handshake"
