@@ -429,7 +429,8 @@ func (e *exactReader) Read(p []byte) (int, error) {
 }
 
 // ParseLongFormSegments parses X-Long-Form-Segments, "N;S2,S3,...": the
-// number of segments and the first frame of each segment after the first.
+// number of segments and the sample offset at which each segment after the
+// first begins.
 // An empty value is zero segments.
 func ParseLongFormSegments(v string) (n int, starts []int, err error) {
 	if v == "" {

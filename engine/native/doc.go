@@ -10,8 +10,8 @@
 // HTTP/1.1 chunks. A whole reply carries X-Finish-Reason (stop, length or
 // silence) as a header; a stream declares it as a trailer and sends it only
 // when cut short, so a stream without it finished with stop. Long form adds
-// X-Long-Form-Segments: "N;S2,S3,..." (N segments, then the first frame of
-// each segment after the first). A stream that fails after its first chunk
+// X-Long-Form-Segments: "N;S2,S3,..." (N segments, then the sample offset
+// at which each segment after the first begins). A stream that fails after its first chunk
 // ends without the terminating chunk. 400 is a refused request in the
 // server's words, 503 busy (one synthesis at a time, and for a moment after
 // a cancelled one), 500 anything else. GET /health answers 200 once the model

@@ -15,7 +15,7 @@
 // ends the speech in 10 s of near silence with "silence"; otherwise "stop".
 // With --long-form, input over 500 characters is split at sentence ends into
 // segments, reported in X-Long-Form-Segments as "N;S2,S3,..." (the first
-// frame of each later segment).
+// sample of each later segment).
 //
 // # Faults
 //

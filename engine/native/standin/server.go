@@ -284,7 +284,7 @@ func segmentsHeader(p *plan) string {
 	}
 	parts := make([]string, 0, len(p.segments))
 	for _, f := range p.segments[1:] {
-		parts = append(parts, strconv.Itoa(f))
+		parts = append(parts, strconv.Itoa(f*native.SamplesPerFrame))
 	}
 	return strconv.Itoa(len(p.segments)) + ";" + strings.Join(parts, ",")
 }
