@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,6 +109,29 @@ func TestNotAPluginFailsHandshake(t *testing.T) {
 	_, err := host.Open(context.Background(), path, host.Options{StartTimeout: 5 * time.Second})
 	if !errors.Is(err, host.ErrHandshake) || !strings.Contains(err.Error(), "oops") {
 		t.Fatalf("err = %v, want a handshake error with the plugin's stderr", err)
+	}
+}
+
+// TestSIGTERMStopsTheEngine sends the plugin SIGTERM, as a dying host's
+// parent-death signal does, and wants its native child gone.
+func TestSIGTERMStopsTheEngine(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM")
+	}
+	p := enginetest.Subprocess(t, enginetest.TestBinaryPlugin(t, "fake"), enginetest.ServeEnv+"=fake")
+	if err := p.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h, err := p.Health(context.Background())
+	if err != nil || h.PID <= 0 {
+		t.Fatalf("Health = %+v, %v", h, err)
+	}
+	proc, _ := os.FindProcess(p.PID())
+	proc.Signal(syscall.SIGTERM)
+	for _, pid := range []int{h.PID, p.PID()} {
+		if !enginetest.WaitGone(pid, 5*time.Second) {
+			t.Fatalf("pid %d still running after SIGTERM to the plugin", pid)
+		}
 	}
 }
 
