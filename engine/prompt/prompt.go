@@ -103,6 +103,15 @@ func NewBuilder(tok *Tokenizer, lim Limits) (*Builder, error) {
 // Limits returns the limits the Builder enforces.
 func (b *Builder) Limits() Limits { return b.limits }
 
+// WithLimits returns a Builder that shares b's tokenizer and enforces lim:
+// for example a request's own reply reserve (its frame limit plus one for
+// <|im_end|>).
+func (b *Builder) WithLimits(lim Limits) *Builder {
+	c := *b
+	c.limits = lim
+	return &c
+}
+
 // Build builds the prompt for text spoken in the voice of refs (none for the
 // model's own voice). It refuses text that is empty or holds the prompt's
 // structural tokens (*TextError wrapping ErrStructuralToken), reference

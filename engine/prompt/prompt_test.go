@@ -145,7 +145,11 @@ func TestBuildErrors(t *testing.T) {
 
 func TestBuildLimits(t *testing.T) {
 	refs := []voices.Reference{{Text: "Reference.", Codes: codes(646)}, {Text: "Another.", Codes: codes(646)}}
-	n, err := newBuilder(t, Limits{}).Count("Hello.", refs)
+	base := newBuilder(t, Limits{Max: 1})
+	if base.WithLimits(Limits{Max: 7}).Limits().Max != 7 || base.Limits().Max != 1 {
+		t.Fatal("WithLimits changed the original")
+	}
+	n, err := base.WithLimits(Limits{}).Count("Hello.", refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +162,7 @@ func TestBuildLimits(t *testing.T) {
 		{Limits{Context: 100000, Reserve: DefaultReserve, Max: n - 1}, false},
 		{Limits{Context: 10, Reserve: DefaultReserve, Max: n}, true},
 	} {
-		p, err := newBuilder(t, tc.lim).Build("Hello.", refs)
+		p, err := base.WithLimits(tc.lim).Build("Hello.", refs)
 		if tc.ok {
 			if err != nil {
 				t.Errorf("%+v: %v", tc.lim, err)
