@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -178,11 +179,19 @@ var bufPool = sync.Pool{New: func() any {
 
 // writeTensor streams item i to w at its planned place, casting floats when
 // the output dtype differs.
-func (p *Plan) writeTensor(ctx context.Context, i int, w io.WriterAt, at int64) error {
+func (p *Plan) writeTensor(ctx context.Context, i int, w *os.File, at int64) error {
 	it := p.Items[i]
 	t := it.Src
 	in, out := int64(t.DType.Size()), int64(it.Out.Size())
 	same := t.DType.String() == string(it.Out)
+	if src, ok := p.src.(*os.File); ok && same && !t.Folded() && t.Contiguous() && t.Storage != nil {
+		if done, err := p.copyRange(ctx, w, at, src, t.FileOffset(), t.Len()); done || err != nil {
+			if err != nil {
+				return fmt.Errorf("convert: tensor %q: %w", t.Name, err)
+			}
+			return nil
+		}
+	}
 	elems := int64(ChunkSize) / in
 	if !same {
 		elems = ChunkSize / 8

@@ -45,7 +45,13 @@ func (p *Plan) Write(ctx context.Context, path string) (err error) {
 	if err := p.fill(ctx, cancel, f); err != nil {
 		return err
 	}
+	// Flush the data while the hash finishes; the header comes after.
+	synced := make(chan error, 1)
+	go func() { synced <- f.Sync() }()
 	h := <-hashed
+	if err := <-synced; err != nil {
+		return fmt.Errorf("convert: sync %s: %w", path, err)
+	}
 	if h.err != nil {
 		return h.err
 	}

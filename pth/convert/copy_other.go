@@ -1,0 +1,14 @@
+//go:build !linux
+
+package convert
+
+import (
+	"context"
+	"os"
+)
+
+// copyRange reports false: without copy_file_range the caller uses pread
+// and pwrite.
+func (p *Plan) copyRange(context.Context, *os.File, int64, *os.File, int64, int64) (bool, error) {
+	return false, nil
+}
