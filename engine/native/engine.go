@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/drama-tts/drama/engine"
 )
 
@@ -32,6 +34,8 @@ type EngineOptions struct {
 	AnyOS bool
 	// Grace is the default stop grace (DefaultGrace when 0).
 	Grace time.Duration
+	// Logger receives the engine's lifecycle; nil discards it.
+	Logger hclog.Logger
 }
 
 // Engine implements engine.Engine for one flavor by supervising the native
@@ -56,6 +60,9 @@ var _ engine.Engine = (*Engine)(nil)
 func NewEngine(flavor *Flavor, opts EngineOptions) *Engine {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultGrace
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
 	}
 	return &Engine{flavor: flavor, opts: opts, since: time.Now()}
 }
@@ -97,6 +104,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest, events func
 		if ev.Time.IsZero() {
 			ev.Time = time.Now()
 		}
+		e.opts.Logger.Info(ev.Message, "phase", ev.Phase.String(), "pid", ev.PID)
 		e.setPhase(ev.Phase)
 		if events != nil {
 			events(ev)
@@ -150,6 +158,7 @@ func (e *Engine) watch(p *Process) {
 		return
 	}
 	if x := p.Exit(); x != nil && !x.Stopped {
+		e.opts.Logger.Error("native engine exited", "code", x.Code, "signal", x.Signal, "tail", lastLines(x.Tail, 20))
 		e.exit = x.Error()
 		e.phase, e.since = engine.PhaseExited, time.Now()
 	}

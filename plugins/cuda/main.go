@@ -15,5 +15,5 @@ import (
 var version = "dev"
 
 func main() {
-	engine.Serve(native.NewEngine(native.CUDA, native.EngineOptions{Version: version}))
+	engine.Serve(native.NewEngine(native.CUDA, native.EngineOptions{Version: version, Logger: engine.NewLogger("cuda")}))
 }

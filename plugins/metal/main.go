@@ -17,5 +17,5 @@ import (
 var version = "dev"
 
 func main() {
-	engine.Serve(native.NewEngine(native.Metal, native.EngineOptions{Version: version}))
+	engine.Serve(native.NewEngine(native.Metal, native.EngineOptions{Version: version, Logger: engine.NewLogger("metal")}))
 }
