@@ -59,10 +59,11 @@ func BenchmarkNVFP4FromFloat(b *testing.B) {
 	perElement(b, len(x))
 }
 
-// BenchmarkQuantizeCheckpoint converts a 24 MB synthetic FP8 checkpoint.
+// BenchmarkQuantizeCheckpoint converts a 110 MB synthetic FP8 checkpoint
+// of the backbone's expert shapes.
 func BenchmarkQuantizeCheckpoint(b *testing.B) {
 	in := b.TempDir()
-	s := SyntheticCheckpoint{Layers: 2, Experts: 8, Hidden: 1024, Inter: 512}
+	s := SyntheticCheckpoint{Layers: 2, Experts: 16, Hidden: 2048, Inter: 512}
 	if err := s.Write(in); err != nil {
 		b.Fatal(err)
 	}

@@ -63,11 +63,7 @@ func (b *BlockFP8) blockMax() []uint8 {
 		row := b.Weight[r*b.Cols : (r+1)*b.Cols]
 		band := maxb[(r/FP8Block)*bc : (r/FP8Block+1)*bc]
 		for j := range band {
-			var m uint8
-			for _, w := range row[j*FP8Block : min((j+1)*FP8Block, len(row))] {
-				m = max(m, w&0x7F)
-			}
-			band[j] = max(band[j], m)
+			band[j] = max(band[j], maxMagnitude(row[j*FP8Block:min((j+1)*FP8Block, len(row))]))
 		}
 	}
 	return maxb
@@ -103,9 +99,11 @@ func (b *BlockFP8) dequantRow(dst []float32, r int, bf16 bool) {
 
 // Amax returns the largest dequantized magnitude, found from each block's
 // largest byte (the product and the BF16 rounding are monotone).
-func (b *BlockFP8) Amax(bf16 bool) float32 {
+func (b *BlockFP8) Amax(bf16 bool) float32 { return b.amaxOf(b.blockMax(), bf16) }
+
+func (b *BlockFP8) amaxOf(maxb []uint8, bf16 bool) float32 {
 	var amax float32
-	for i, m := range b.blockMax() {
+	for i, m := range maxb {
 		v := dtype.E4M3ToF32(m) * b.ScaleInv[i]
 		if bf16 {
 			v = dtype.RoundBF16(v)

@@ -375,3 +375,20 @@ func float32frombytes(b []byte) float32 {
 }
 
 func e4m3Div(code uint8, g float32) float32 { return dtype.E4M3ToF32(code) * g }
+
+func TestMaxMagnitude(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 2000 {
+		p := make([]byte, rng.IntN(40))
+		for i := range p {
+			p[i] = byte(rng.IntN(256))
+		}
+		var want uint8
+		for _, b := range p {
+			want = max(want, b&0x7F)
+		}
+		if got := maxMagnitude(p); got != want {
+			t.Fatalf("maxMagnitude(% X): want %d, got %d", p, want, got)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package quant
 
-import "github.com/drama-tts/drama/safetensors/dtype"
+import (
+	"encoding/binary"
+
+	"github.com/drama-tts/drama/safetensors/dtype"
+)
 
 // QuantizeBlockFP8 quantizes a block-FP8 matrix straight to NVFP4 with the
 // global scale global, giving the same bytes as Dequantize followed by
@@ -82,10 +86,7 @@ func (k *lutKernel) row(r int) {
 	scales := k.q.Scales[r*cols/GroupSize : (r+1)*cols/GroupSize]
 	for g := range cols / GroupSize {
 		blk := w[g*GroupSize : (g+1)*GroupSize : (g+1)*GroupSize]
-		var m uint8
-		for _, b := range blk {
-			m = max(m, b&0x7F)
-		}
+		m := reduceLanes(maxLanes(binary.LittleEndian.Uint64(blk)&lanes7, binary.LittleEndian.Uint64(blk[8:])&lanes7))
 		t := k.table(g*GroupSize/FP8Block, m)
 		scales[g] = t.scale
 		out := packed[g*GroupSize/2 : (g+1)*GroupSize/2 : (g+1)*GroupSize/2]
