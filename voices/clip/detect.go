@@ -47,13 +47,21 @@ func FramePowers(x []float32) []float64 {
 	out := make([]float64, n)
 	for i := range out {
 		seg := x[i*FrameSamples : min(len(x), (i+1)*FrameSamples)]
-		var s float64
-		for _, v := range seg {
-			s += float64(v) * float64(v)
-		}
-		out[i] = s / float64(len(seg))
+		out[i] = sumSquares(seg) / float64(len(seg))
 	}
 	return out
+}
+
+// sumSquares returns the sum of the squares of x. Like dot, it is skipped
+// by the race detector.
+//
+//go:norace
+func sumSquares(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
 }
 
 // DB returns the level of a power in dB: 10*log10(p + 1e-10).
