@@ -239,7 +239,8 @@ func TestReaderBadInput(t *testing.T) {
 func FuzzNewReader(f *testing.F) {
 	f.Add(file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 8))
 	f.Add(file(`{"__metadata__":{"k":"v"},"b":{"dtype":"BF16","shape":[1,2],"data_offsets":[0,4]}}`, 4))
-	if seeds, _ := filepath.Glob("testdata/*.safetensors"); len(seeds) > 0 {
+	// Seeds: the PyTorch-made reference files of safetensors/quant.
+	if seeds, _ := filepath.Glob("quant/testdata/*.safetensors"); len(seeds) > 0 {
 		for _, s := range seeds {
 			if b, err := os.ReadFile(s); err == nil && len(b) < 1<<20 {
 				f.Add(b)

@@ -20,7 +20,8 @@ import (
 // the real model: per layer a norm, an attention projection, a router, a
 // shared expert and Experts routed experts ([Inter, Hidden] gate and up,
 // [Hidden, Inter] down) in block FP8 (or BF16 with BF16Experts), plus
-// embeddings and lm_head; layers spread over Shards shards.
+// embeddings and lm_head; layers spread over Shards shards (at most one
+// shard per layer).
 type SyntheticCheckpoint struct {
 	Layers, Experts, Hidden, Inter int
 	Shards                         int // 0 means 2
@@ -34,6 +35,7 @@ func (s SyntheticCheckpoint) Write(dir string) error {
 	if s.Shards == 0 {
 		shards = 2
 	}
+	shards = min(shards, max(s.Layers, 1)) // no empty shard
 	ix := &safetensors.Index{Metadata: map[string]json.RawMessage{}, WeightMap: map[string]string{}}
 	var total int64
 	for i, hs := range s.plan(shards) {
