@@ -6,8 +6,9 @@
 #   FILES=8 SIZE_MIB=512 scripts/bench-fetch.sh
 #
 # Prints one TSV line per run: tool, workers, seconds, MB/s, CPU seconds per
-# GB, peak RSS MiB; then the ratios. drama's figures include sha256
-# verification, fsync and the rename; curl's do not.
+# GB, peak RSS MiB. drama's figures include sha256 verification, fsync and
+# the rename; curl's do not, so curl-parallel+sync (curl --parallel, then
+# sync(1) of its files) is the peer with the same durability.
 set -euo pipefail
 FILES=${FILES:-4}
 SIZE_MIB=${SIZE_MIB:-256}
@@ -52,12 +53,13 @@ curl_parallel() {
   for u in "${urls[@]}"; do args+=(-o "$W/curl/$(basename "$u")" "$u"); done
   curl -sfL --parallel --parallel-max 8 "${args[@]}"
 }
+curl_parallel_sync() { curl_parallel && sync "$W"/curl/*; }
 drama_fetch() { # workers
   rm -rf "$W/root" "$W/cache"
   HF_HUB_CACHE="$W/cache" "$W/drama" fetch --json --pins "$W/pins.json" --root "$W/root" \
     --endpoint "http://127.0.0.1:$PORT" --accept-license --workers "$1" > "$W/events.ndjson"
 }
-export -f curl_single curl_parallel drama_fetch
+export -f curl_single curl_parallel curl_parallel_sync drama_fetch
 export W
 printf 'tool\tworkers\tseconds\tMB/s\tcpu_s_per_GB\tpeak_rss_MiB\n'
 for r in $(seq 1 "$REPEAT"); do
@@ -65,9 +67,12 @@ for r in $(seq 1 "$REPEAT"); do
   measure curl-single 1 bash -c "$(declare -p urls); $(declare -f curl_single); curl_single"
   rm -rf "$W/curl"; mkdir -p "$W/curl"
   measure curl-parallel "$FILES" bash -c "$(declare -p urls); $(declare -f curl_parallel); curl_parallel"
-  rm -rf "$W/curl"
+  sync; rm -rf "$W/curl"; mkdir -p "$W/curl"
+  measure curl-parallel+sync "$FILES" bash -c "$(declare -p urls); $(declare -f curl_parallel curl_parallel_sync); curl_parallel_sync"
+  rm -rf "$W/curl"; sync
   for w in 1 8 32; do
     measure drama "$w" bash -c "$(declare -f drama_fetch); drama_fetch $w"
+    rm -rf "$W/root" "$W/cache"; sync
     lag=$(grep '"verified"' "$W/events.ndjson" | sed -n 's/.*"verify_lag_ms":\([0-9.]*\).*/\1/p' | sort -g | tail -1)
     printf '# drama workers=%s: max last-byte-to-verified %s ms\n' "$w" "${lag:-0}"
   done

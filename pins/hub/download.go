@@ -103,7 +103,7 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	q := newQueue(d.workers(), len(targets))
+	q := newQueue(d.workers(), len(targets), d.chunkSize())
 	stop := context.AfterFunc(ctx, func() { q.fail(ctx.Err()) })
 	defer stop()
 	var jobs []*job

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -381,4 +382,17 @@ func TestLockNamesHolder(t *testing.T) {
 		t.Fatalf("after unlock: %v", err)
 	}
 	u2()
+}
+
+func TestDiskFullIsFatalAndKeepsPartials(t *testing.T) {
+	err := diskError("/c/blobs/x.drama.incomplete", syscall.ENOSPC)
+	if !errors.Is(err, ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) || !fatal(err) {
+		t.Fatalf("ENOSPC: want fatal ErrNoSpace, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "partial files stay") || !strings.Contains(err.Error(), "x.drama.incomplete") {
+		t.Errorf("message should name the file and say the partials stay: %v", err)
+	}
+	if other := diskError("/p", syscall.EIO); errors.Is(other, ErrNoSpace) || !fatal(other) {
+		t.Errorf("EIO: want fatal without ErrNoSpace, got %v", other)
+	}
 }

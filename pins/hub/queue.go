@@ -19,8 +19,13 @@ type queue struct {
 	window int
 }
 
-func newQueue(workers, files int) *queue {
-	q := &queue{open: files, limit: workers, max: workers, window: workers + 4}
+// maxWindowBytes bounds what may be downloaded past a file's hashed
+// prefix, and so what is left to hash after its last byte.
+const maxWindowBytes = 256 << 20
+
+func newQueue(workers, files int, chunk int64) *queue {
+	window := min(workers+4, max(4, int(maxWindowBytes/chunk)))
+	q := &queue{open: files, limit: workers, max: workers, window: window}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
