@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests build the real binaries (drama, drama-engine-cuda
+// with its checksum file, and the stand-in native server) and run them as
+// an operator would.
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+func binaries(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "drama-e2e-bin-")
+		if buildErr != nil {
+			return
+		}
+		for _, b := range [][2]string{
+			{"drama", "github.com/drama-tts/drama/cmd/drama"},
+			{"drama-engine-cuda", "github.com/drama-tts/drama/plugins/cuda"},
+			{"tensorfold-standin", "github.com/drama-tts/drama/engine/native/standin/cmd/tensorfold-standin"},
+		} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, b[0]), b[1]).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("build %s: %v\n%s", b[0], err, out)
+				return
+			}
+		}
+		buildErr = exec.Command("sh", "-c", "cd "+binDir+" && sha256sum drama-engine-cuda > drama-engine-cuda.sha256").Run()
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+// startServe runs drama serve on the stand-in and waits until it is ready.
+func startServe(t *testing.T, extra ...string) *server {
+	t.Helper()
+	bin := binaries(t)
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	addr := freeAddr(t)
+	args := append([]string{"serve", "--root", root, "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"),
+		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
+	cmd := exec.Command(filepath.Join(bin, "drama"), args...)
+	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms")
+	s := &server{cmd: cmd, url: "http://" + addr, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() { s.stop(t) })
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(s.url + "/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("drama serve exited: %v\n%s", err, s.stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("drama serve not ready in 30 s\n%s", s.stderr)
+	return nil
+}
+
+func (s *server) stop(t *testing.T) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		s.cmd.Process.Kill()
+		t.Errorf("drama serve did not stop within 15 s of SIGTERM\n%s", s.stderr)
+	}
+}
+
+func speak(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp, nil // a stream cut short
+	}
+	return resp, data
+}
+
+func TestServeAndSay(t *testing.T) {
+	s := startServe(t)
+	out := filepath.Join(t.TempDir(), "hello.wav")
+	say := exec.Command(filepath.Join(binaries(t), "drama"), "say", "Hello from drama.", "-o", out, "--server", s.url)
+	if msg, err := say.CombinedOutput(); err != nil || !strings.Contains(string(msg), "real-time factor") {
+		t.Fatalf("drama say: %v\n%s", err, msg)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() <= 44 {
+		t.Fatalf("no WAV written: %v", err)
+	}
+
+	whole, wav := speak(t, s.url, `{"input":"Whole and streamed agree.","response_format":"pcm"}`)
+	streamed, pcm := speak(t, s.url, `{"input":"Whole and streamed agree.","response_format":"pcm","stream":true}`)
+	if whole.StatusCode != 200 || streamed.StatusCode != 200 || len(wav) == 0 || !bytes.Equal(wav, pcm) {
+		t.Fatalf("whole %d (%d bytes) vs streamed %d (%d bytes)", whole.StatusCode, len(wav), streamed.StatusCode, len(pcm))
+	}
+	if whole.Header.Get("X-Finish-Reason") != "stop" || streamed.Trailer.Get("X-Finish-Reason") != "stop" || whole.Header.Get("X-Sample-Rate") != "44100" {
+		t.Fatalf("finish reason: header %q trailer %q", whole.Header.Get("X-Finish-Reason"), streamed.Trailer.Get("X-Finish-Reason"))
+	}
+	if r, _ := speak(t, s.url, `{"input":"too fast","speed":2}`); r.StatusCode != 400 {
+		t.Fatalf("speed 2: %d", r.StatusCode)
+	}
+}
+
+func TestServeConcurrentClients(t *testing.T) {
+	s := startServe(t, "--max-queue", "100")
+	const clients = 100
+	var wg sync.WaitGroup
+	codes := make([]int, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, body := speak(t, s.url, fmt.Sprintf(`{"input":"client number %d"}`, i))
+			if body == nil {
+				codes[i] = -1
+				return
+			}
+			codes[i] = r.StatusCode
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Fatalf("client %d: status %d\n%s", i, c, s.stderr)
+		}
+	}
+}
+
+func TestServeEngineCrashRecovery(t *testing.T) {
+	s := startServe(t)
+	r, _ := speak(t, s.url, `{"input":"this one crashes [standin:crash] the engine","stream":true,"response_format":"pcm"}`)
+	if r.StatusCode == 200 && r.Trailer.Get("X-Finish-Reason") != "" {
+		t.Fatal("the crashed synthesis looked complete")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, body := speak(t, s.url, `{"input":"after the crash"}`)
+		if r.StatusCode == 200 && len(body) > 44 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery in 30 s: last status %d\n%s", r.StatusCode, s.stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	resp, err := http.Get(s.url + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Restarts int }
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st.Restarts < 1 {
+		t.Fatalf("restarts = %d after a crash", st.Restarts)
+	}
+}
+
+func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
+	s := startServe(t)
+	if r, _ := speak(t, s.url, `{"input":"one request first"}`); r.StatusCode != 200 {
+		t.Fatal(r.Status)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Fatalf("drama serve exited with %v after SIGTERM\n%s", err, s.stderr)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("drama serve did not exit after SIGTERM")
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		out, _ := exec.Command("pgrep", "-f", binDir).Output()
+		if len(bytes.TrimSpace(out)) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after SIGTERM: %s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestServeRefusesNonLoopback(t *testing.T) {
+	bin := binaries(t)
+	cmd := exec.Command(filepath.Join(bin, "drama"), "serve", "--addr", "0.0.0.0:8793")
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "--allow-remote") {
+		t.Fatalf("exit %d (%v): %s", code, err, out)
+	}
+}
