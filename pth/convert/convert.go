@@ -18,8 +18,8 @@ import (
 	"github.com/drama-tts/drama/safetensors/dtype"
 )
 
-// ChunkSize is the number of output bytes a worker produces at once.
-const ChunkSize = 4 << 20
+// ChunkSize is the number of source bytes a worker reads at once.
+const ChunkSize = 1 << 20
 
 // Target is the --dtype choice for floating-point tensors.
 type Target string
@@ -45,6 +45,10 @@ type Options struct {
 	StripPrefix    string         // see pth.StripPrefix; empty keeps names
 	Drop           *regexp.Regexp // drop tensors whose (stripped) name matches
 	Workers        int            // 0 means GOMAXPROCS
+	// SourceSHA256, when set, is the source's digest as already verified by
+	// the caller (against pins, say); it is recorded without hashing the
+	// source again.
+	SourceSHA256 string
 	// Progress, when set, is called with the number of output bytes just
 	// written, from several goroutines at once.
 	Progress func(n int64)
@@ -78,6 +82,9 @@ func New(r *pth.Reader, src io.ReaderAt, size int64, name string, opts Options) 
 	case Keep, F16, BF16, F32:
 	default:
 		return nil, fmt.Errorf("%w: dtype %q: want keep, f16, bf16 or f32", ErrOptions, opts.DType)
+	}
+	if s := opts.SourceSHA256; s != "" && !isHexDigest(s) {
+		return nil, fmt.Errorf("%w: source sha256 %q: want 64 lower-case hex digits", ErrOptions, s)
 	}
 	p := &Plan{opts: opts, src: src, size: size, name: name}
 	ts := pth.StripPrefix(r.Tensors, opts.StripPrefix)
@@ -136,10 +143,15 @@ func (p *Plan) headers() []safetensors.TensorHeader {
 }
 
 func (p *Plan) metadata(sum string) map[string]string {
+	origin := "computed"
+	if p.opts.SourceSHA256 != "" {
+		origin = "given"
+	}
 	m := map[string]string{
 		"format":                   "pt",
 		"source":                   p.name,
 		"source_sha256":            sum,
+		"source_sha256_origin":     origin,
 		"convert.dtype":            string(p.opts.DType),
 		"convert.fold_weight_norm": strconv.FormatBool(p.opts.FoldWeightNorm),
 		"convert.strip_prefix":     p.opts.StripPrefix,
@@ -174,7 +186,7 @@ type buffers struct {
 }
 
 var bufPool = sync.Pool{New: func() any {
-	return &buffers{in: make([]byte, ChunkSize), out: make([]byte, ChunkSize), f: make([]float32, ChunkSize/4)}
+	return &buffers{in: make([]byte, ChunkSize), out: make([]byte, ChunkSize/2), f: make([]float32, ChunkSize/8)}
 }}
 
 // writeTensor streams item i to w at its planned place, casting floats when
@@ -256,4 +268,16 @@ func cast(dst, src []byte, from pth.DType, to safetensors.DType, f []float32) {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
 		}
 	}
+}
+
+func isHexDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

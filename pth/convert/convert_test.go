@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/drama-tts/drama/pth"
@@ -208,5 +209,21 @@ func TestWriteLeavesNothingOnError(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left %v behind", ents)
+	}
+}
+
+func TestGivenDigest(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	st, _ := convertFile(t, "proto4.pth", Options{SourceSHA256: sum})
+	if st.Metadata["source_sha256"] != sum || st.Metadata["source_sha256_origin"] != "given" {
+		t.Errorf("metadata %v", st.Metadata)
+	}
+	r, err := pth.OpenReader(testdata + "proto4.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := New(&r.Reader, nil, 0, "x", Options{SourceSHA256: "ABC"}); !errors.Is(err, ErrOptions) {
+		t.Errorf("bad digest: want ErrOptions, got %v", err)
 	}
 }

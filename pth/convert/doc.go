@@ -17,5 +17,7 @@
 // are written once each, as separate tensors.
 //
 // The output's __metadata__ records the format ("pt"), the source file's
-// name and sha256 (hashed while the tensors are copied) and the options.
+// name and sha256 (hashed while the tensors are copied, or given by a caller
+// that has verified it already; source_sha256_origin says which) and the
+// options.
 package convert

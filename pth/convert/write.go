@@ -41,7 +41,11 @@ func (p *Plan) Write(ctx context.Context, path string) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hashed := make(chan hashResult, 1)
-	go func() { hashed <- hashFile(ctx, p.src, p.size) }()
+	if p.opts.SourceSHA256 != "" {
+		hashed <- hashResult{sum: p.opts.SourceSHA256}
+	} else {
+		go func() { hashed <- hashFile(ctx, p.src, p.size) }()
+	}
 	if err := p.fill(ctx, cancel, f); err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ type ConvertOptions struct {
 	Drop           string
 	Workers        int
 	Force          bool
+	SourceSHA256   string
 }
 
 // NewCmdConvert returns `drama pth convert`.
@@ -59,6 +60,9 @@ these options.`),
 			if _, err := regexp.Compile(opts.Drop); err != nil {
 				return cmdutil.FlagErrorf("--drop: %v", err)
 			}
+			if s := opts.SourceSHA256; s != "" && (len(s) != 64 || strings.Trim(s, "0123456789abcdef") != "") {
+				return cmdutil.FlagErrorf("--source-sha256 %q: want 64 lower-case hex digits", s)
+			}
 			if opts.Workers < 0 {
 				return cmdutil.FlagErrorf("--workers %d: want 0 (one per CPU) or more", opts.Workers)
 			}
@@ -76,6 +80,7 @@ these options.`),
 	fl.StringVar(&opts.Drop, "drop", "", "drop tensors whose name (after --strip-prefix) matches this regular expression")
 	fl.IntVar(&opts.Workers, "workers", 0, "tensors written at once (0: one per CPU)")
 	fl.BoolVar(&opts.Force, "force", false, "replace OUT if it exists")
+	fl.StringVar(&opts.SourceSHA256, "source-sha256", "", "the source's sha256 when already verified (drama verify): recorded without hashing FILE again")
 	_ = cmd.RegisterFlagCompletionFunc("dtype", cobra.FixedCompletions([]string{"keep", "f16", "bf16", "f32"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -111,7 +116,7 @@ func runConvert(ctx context.Context, opts *ConvertOptions) error {
 	}
 	defer src.Close()
 	co := convert.Options{DType: convert.Target(opts.DType), FoldWeightNorm: opts.FoldWeightNorm,
-		StripPrefix: opts.StripPrefix, Workers: opts.Workers}
+		StripPrefix: opts.StripPrefix, Workers: opts.Workers, SourceSHA256: opts.SourceSHA256}
 	if opts.Drop != "" {
 		co.Drop = regexp.MustCompile(opts.Drop)
 	}

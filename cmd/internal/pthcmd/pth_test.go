@@ -46,6 +46,8 @@ func TestConvertFlags(t *testing.T) {
 		{[]string{"in.pth", "-o", "x", "--drop", "("}, "--drop", nil},
 		{[]string{"in.pth", "-o", "x", "--workers", "-1"}, "--workers", nil},
 		{[]string{"-o", "x"}, "accepts 1 arg", nil},
+		{[]string{"in.pth", "-o", "x", "--source-sha256", "abc"}, "--source-sha256", nil},
+		{[]string{"in.pth", "-o", "x", "--source-sha256", strings.Repeat("0f", 32)}, "", func(o *ConvertOptions) bool { return o.SourceSHA256 == strings.Repeat("0f", 32) }},
 	} {
 		got = nil
 		err := execute(NewCmdConvert(f, runF), tc.args...)
