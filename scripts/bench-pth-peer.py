@@ -8,6 +8,7 @@ cache, then times, best of two runs each, with peak RSS of the child:
   cp                 copy of the checkpoint
   peer keep          torch.load(mmap=True, weights_only=True) + save_file
   drama keep         drama pth convert --dtype keep
+  drama keep given   the same with --source-sha256 (no hashing of the source)
   peer f16           the same + fold (torch._weight_norm) + .half()
   drama f16          drama pth convert --fold-weight-norm --dtype f16
 Every run ends with fsync of its output. Then checks that drama's outputs load
@@ -137,10 +138,17 @@ def main():
     best("cp", ["sh", "-c", f"cp {src} {o('cp.out')} && sync {o('cp.out')}"], o("cp.out"), size, res)
     best("peer_keep", [sys.executable, "-c", PEER, src, o("peer.safetensors"), "keep"], o("peer.safetensors"), size, res)
     best("drama_keep", [drama, "pth", "convert", src, "-o", o("drama.safetensors"), "-q"], o("drama.safetensors"), size, res)
+    import hashlib
+    h = hashlib.sha256()
+    with open(src, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    best("drama_keep_given_sha256", [drama, "pth", "convert", src, "-o", o("drama2.safetensors"), "-q", "--source-sha256", h.hexdigest()], o("drama2.safetensors"), size, res)
     best("peer_f16", [sys.executable, "-c", PEER, src, o("peer16.safetensors"), "f16"], o("peer16.safetensors"), size, res)
     best("drama_f16", [drama, "pth", "convert", src, "-o", o("drama16.safetensors"), "-q", "--fold-weight-norm", "--dtype", "f16"], o("drama16.safetensors"), size, res)
     res["ratio_keep_drama_over_peer"] = round(res["peer_keep"]["seconds"] / res["drama_keep"]["seconds"], 2)
     res["ratio_keep_drama_over_cp"] = round(res["cp"]["seconds"] / res["drama_keep"]["seconds"], 2)
+    res["ratio_keep_given_sha256_drama_over_cp"] = round(res["cp"]["seconds"] / res["drama_keep_given_sha256"]["seconds"], 2)
     res["ratio_f16_drama_over_peer"] = round(res["peer_f16"]["seconds"] / res["drama_f16"]["seconds"], 2)
     res["check_keep"] = check(o("drama.safetensors"), src, False)
     res["check_f16"] = check(o("drama16.safetensors"), src, True)
