@@ -428,3 +428,67 @@ func TestRecipe(t *testing.T) {
 		t.Errorf("recipe without groups: %v", err)
 	}
 }
+
+// writeSingle writes model.safetensors with the given BF16 tensors (zeros).
+func writeSingle(t *testing.T, dir string, hs ...safetensors.TensorHeader) {
+	t.Helper()
+	l, err := safetensors.Plan(hs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := safetensors.SourceFunc(func(_ context.Context, pt *safetensors.PlannedTensor, w io.Writer) error {
+		_, err := w.Write(make([]byte, pt.Size))
+		return err
+	})
+	if err := l.WriteFile(context.Background(), filepath.Join(dir, safetensors.SingleName), src, safetensors.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestQuantizeSingleFile(t *testing.T) {
+	in := t.TempDir()
+	writeSingle(t, in,
+		safetensors.TensorHeader{Name: "model.layers.0.mlp.experts.0.gate_proj.weight", DType: safetensors.BF16, Shape: []int64{4, 32}},
+		safetensors.TensorHeader{Name: "model.layers.0.mlp.experts.0.gate_proj.bias", DType: safetensors.BF16, Shape: []int64{4}},
+		safetensors.TensorHeader{Name: "lm_head.weight", DType: safetensors.BF16, Shape: []int64{2, 32}})
+	out := filepath.Join(t.TempDir(), "o")
+	res, err := Quantize(context.Background(), in, out, Options{Target: ToNVFP4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Converted != 1 || res.PassThrough != 2 {
+		t.Errorf("result: %+v", res)
+	}
+	c, err := safetensors.OpenCheckpoint(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Index == nil || len(c.Check()) != 0 {
+		t.Errorf("single-file output: index %v, problems %v", c.Index, c.Check())
+	}
+	tn, err := c.Tensor("model.layers.0.mlp.experts.0.gate_proj.weight_scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := tn.Bytes(); b[0] != 0x38 {
+		t.Errorf("all-zero weight: scale byte want 0x38, got 0x%02X", b[0])
+	}
+	if _, err := c.Tensor("model.layers.0.mlp.experts.0.gate_proj.bias"); err != nil {
+		t.Errorf("bias of a kept expert should pass through: %v", err)
+	}
+}
+
+func TestQuantizeBadShapes(t *testing.T) {
+	for _, shape := range [][]int64{{0, 32}, {2, 16, 16}, {32}} {
+		in, parent := t.TempDir(), t.TempDir()
+		writeSingle(t, in, safetensors.TensorHeader{Name: "model.layers.0.mlp.experts.0.up_proj.weight", DType: safetensors.BF16, Shape: shape})
+		_, err := Quantize(context.Background(), in, filepath.Join(parent, "o"), Options{Target: ToNVFP4})
+		if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), "up_proj.weight") {
+			t.Errorf("shape %v: want ErrShape naming the tensor, got %v", shape, err)
+		}
+		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+			t.Errorf("left behind: %v", entries)
+		}
+	}
+}

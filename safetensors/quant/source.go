@@ -55,8 +55,8 @@ func (m *module) classify() error {
 }
 
 func (m *module) setShape(w *safetensors.Tensor, colsPerElem int) error {
-	if len(w.Shape) != 2 {
-		return fmt.Errorf("%w: %s: want a 2-D weight, got shape %v", ErrShape, w.Name, w.Shape)
+	if len(w.Shape) != 2 || w.Shape[0] <= 0 || w.Shape[1] <= 0 {
+		return fmt.Errorf("%w: %s: want a 2-D weight with rows and columns, got shape %v", ErrShape, w.Name, w.Shape)
 	}
 	m.rows, m.cols = int(w.Shape[0]), int(w.Shape[1])*colsPerElem
 	return nil
