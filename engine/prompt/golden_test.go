@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -73,5 +74,33 @@ func TestGoldenTokens(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d strings differ", bad, len(cases))
+	}
+}
+
+// TestEncodeConcurrent encodes the golden corpus from several goroutines at
+// once (the word cache and scratch memory are shared).
+func TestEncodeConcurrent(t *testing.T) {
+	tok := qwen(t)
+	cases := readGolden(t, "golden-qwen3.jsonl")[:500]
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range cases {
+				c := cases[(i*7+g*331)%len(cases)]
+				got, err := tok.Encode(c.Text)
+				if err != nil || !slices.Equal(got, c.IDs) {
+					errs <- c.Text
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for s := range errs {
+		t.Errorf("concurrent Encode(%q) differs", s)
 	}
 }
