@@ -3,6 +3,7 @@ package stcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -113,8 +114,10 @@ type Report struct {
 
 func runInspect(ctx context.Context, opts *InspectOptions) error {
 	c, err := safetensors.OpenCheckpoint(opts.Path)
-	if err != nil {
+	if errors.Is(err, safetensors.ErrFormat) || errors.Is(err, safetensors.ErrMissingShard) {
 		return cmdutil.MismatchError(err)
+	} else if err != nil {
+		return err
 	}
 	defer c.Close()
 	rep := buildReport(c, opts)

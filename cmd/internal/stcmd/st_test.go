@@ -89,7 +89,13 @@ func TestInspectProblems(t *testing.T) {
 		t.Errorf("want exit 3 and the problem on stderr, got %v\n%s", err, stderr)
 	}
 	ios, _, _, _ = cmdutil.Test()
-	if err := runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: filepath.Join(dir, "nope"), By: "dtype"}); err == nil {
-		t.Error("missing path: want an error")
+	if err := runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: filepath.Join(dir, "nope"), By: "dtype"}); cmdutil.ExitCode(err) != cmdutil.ExitFailure {
+		t.Errorf("missing path: want exit 1, got %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.safetensors")
+	os.WriteFile(bad, []byte("\x08\x00\x00\x00\x00\x00\x00\x00[1,2,3]"), 0o644)
+	err = runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: bad, By: "dtype"})
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "bad.safetensors") {
+		t.Errorf("malformed file: want exit 3 naming the file, got %v", err)
 	}
 }
