@@ -30,6 +30,7 @@ type FormatError struct {
 	Err   error
 }
 
+// Error describes the file, the field and the fault.
 func (e *FormatError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("prompt: %s: %v", e.File, e.Err)
@@ -37,6 +38,7 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("prompt: %s: %s: %v", e.File, e.Field, e.Err)
 }
 
+// Unwrap returns the fault.
 func (e *FormatError) Unwrap() error { return e.Err }
 
 // TextError reports text that cannot be tokenized or used where it is: what
@@ -47,10 +49,12 @@ type TextError struct {
 	Err    error
 }
 
+// Error describes the text, the offset and the fault.
 func (e *TextError) Error() string {
 	return fmt.Sprintf("prompt: %s: byte %d: %v", e.What, e.Offset, e.Err)
 }
 
+// Unwrap returns the fault.
 func (e *TextError) Unwrap() error { return e.Err }
 
 // TooLongError reports a prompt with more tokens than the model takes.
@@ -59,8 +63,10 @@ type TooLongError struct {
 	Max    int // most tokens the model takes in a prompt
 }
 
+// Error gives both counts and what to do.
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("prompt: prompt too long: want at most %d tokens, got %d: shorten the text or use fewer or shorter references", e.Max, e.Tokens)
 }
 
+// Unwrap returns ErrTooLong.
 func (e *TooLongError) Unwrap() error { return ErrTooLong }

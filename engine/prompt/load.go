@@ -263,12 +263,12 @@ func splitPattern(steps []preTokJSON) (string, error) {
 	useRegex := bl.UseRegex == nil || *bl.UseRegex
 	if last == 0 {
 		if !useRegex {
-			return "", fmt.Errorf("ByteLevel without a regex and without a Split: %w", ErrUnsupported)
+			return "", fmt.Errorf("a ByteLevel without a regex and without a Split: %w", ErrUnsupported)
 		}
 		return gpt2Pattern, nil
 	}
 	if useRegex {
-		return "", fmt.Errorf("Split followed by ByteLevel.use_regex true: %w", ErrUnsupported)
+		return "", fmt.Errorf("a Split followed by ByteLevel.use_regex true: %w", ErrUnsupported)
 	}
 	return splitStep(steps[0])
 }
@@ -278,15 +278,15 @@ func splitStep(s preTokJSON) (string, error) {
 	case s.Type != "Split":
 		return "", fmt.Errorf("want Split, got %q: %w", s.Type, ErrUnsupported)
 	case s.Behavior != "Isolated" || s.Invert:
-		return "", fmt.Errorf("Split.behavior %q invert %v: want Isolated, false: %w", s.Behavior, s.Invert, ErrUnsupported)
+		return "", fmt.Errorf("the Split's behavior %q and invert %v: want Isolated and false: %w", s.Behavior, s.Invert, ErrUnsupported)
 	case s.Pattern == nil:
-		return "", errors.New("Split.pattern missing")
+		return "", errors.New("the Split has no pattern")
 	case s.Pattern.Regex != nil:
 		return *s.Pattern.Regex, nil
 	case s.Pattern.String != nil:
 		return regexp2.Escape(*s.Pattern.String), nil
 	}
-	return "", errors.New(`Split.pattern: want {"Regex": ...} or {"String": ...}`)
+	return "", errors.New(`the Split's pattern: want {"Regex": ...} or {"String": ...}`)
 }
 
 // parseAdded checks the added tokens: ids unique, content not empty, and a
