@@ -25,7 +25,7 @@ const (
 
 // fixture is a mirror on loopback serving repositories written by the test.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	srv    *mirror.Server
 	ts     *httptest.Server
@@ -33,7 +33,7 @@ type fixture struct {
 	mu     sync.Mutex
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	fx := &fixture{t: t, dir: t.TempDir()}
 	fx.srv = mirror.New(mirror.DirSource{Dir: filepath.Join(fx.dir, "mirror")})
