@@ -329,3 +329,25 @@ func ExampleTokenizer_Encode() {
 	ids, err := tok.Encode("[laughs] Hello!")
 	fmt.Println(ids, err)
 }
+
+func TestGPT2PatternAndIgnoreMerges(t *testing.T) {
+	d := tinyDoc()
+	d["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}
+	d["model"].(map[string]any)["vocab"].(map[string]any)["bcd"] = 259
+	tok := mustTiny(t, d)
+	if tok.split.scan != nil {
+		t.Fatal("the GPT-2 pattern must run on regexp2")
+	}
+	// GPT-2 splits " aaa" as one piece, so the space merges with an a first
+	// ("Ġ a" is the last merge by rank, but "a a" comes first).
+	for text, want := range map[string][]int{" aaa": {' ', 257}, "a  a": {'a', ' ', 258}, "bcd": {'b', 'c', 'd'}} {
+		if got, err := tok.Encode(text); err != nil || !slices.Equal(got, want) {
+			t.Errorf("Encode(%q) = %v, %v; want %v", text, got, err, want)
+		}
+	}
+	d["model"].(map[string]any)["ignore_merges"] = true
+	tok = mustTiny(t, d)
+	if got, err := tok.Encode("bcd"); err != nil || !slices.Equal(got, []int{259}) {
+		t.Errorf("ignore_merges: Encode(bcd) = %v, %v; want [259]", got, err)
+	}
+}
