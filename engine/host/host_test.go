@@ -99,6 +99,19 @@ func TestOtherAPIVersionRefused(t *testing.T) {
 	}
 }
 
+func TestForeignBinaryExplained(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Unix exec")
+	}
+	path := filepath.Join(t.TempDir(), "drama-engine-foreign")
+	os.WriteFile(path, []byte("\x00\x01 not a program for this machine"), 0o755)
+	enginetest.WriteChecksum(t, path)
+	_, err := host.Open(context.Background(), path, host.Options{})
+	if !errors.Is(err, host.ErrHandshake) || !strings.Contains(err.Error(), "is not a program for "+runtime.GOOS) {
+		t.Fatalf("err = %v, want a message about the platform", err)
+	}
+}
+
 func TestNotAPluginFailsHandshake(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("needs a shell script")

@@ -202,6 +202,11 @@ func (p *Plugin) handshakeError(err error) error {
 		he.Reason = "no handshake within the start timeout; the plugin may be hung or not a drama engine plugin"
 	case strings.Contains(strings.ToLower(msg), "incompatible api version"):
 		he.Reason = fmt.Sprintf("speaks another engine API version (drama speaks %d); install the plugin built with this drama", engine.APIVersion)
+	case strings.Contains(msg, "exec format error"):
+		he.Reason = "is not a program for " + runtime.GOOS + "/" + runtime.GOARCH
+		if bi, err := ReadBinaryInfo(p.Path); err == nil && bi.OS != "" {
+			he.Reason += " (it was built for " + bi.OS + "/" + bi.Arch + "); install the plugin built for this machine"
+		}
 	case strings.Contains(msg, "plugin exited before we could connect"):
 		he.Reason = "exited during the handshake"
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):

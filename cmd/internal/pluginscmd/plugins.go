@@ -148,6 +148,9 @@ func inspect(ctx context.Context, opts *Options, c host.Candidate) Plugin {
 	d, err := describe(ctx, opts, c.Path)
 	if err != nil {
 		p.Status, p.Error = "failed", err.Error()
+		if bi, berr := host.ReadBinaryInfo(c.Path); berr == nil {
+			p.OS, p.Arch = bi.OS, bi.Arch
+		}
 		return p
 	}
 	p.Status = "ok"
@@ -168,12 +171,14 @@ func describe(ctx context.Context, opts *Options, path string) (engine.Descripti
 	return pl.Describe(ctx)
 }
 
-// logger passes the plugin's warnings and errors on to stderr.
+// logger passes the plugin's errors on to stderr. (A failed start is
+// reported once, by exitFor; go-plugin's own warnings about it would only
+// repeat it.)
 func logger(f *cmdutil.Factory) hclog.Logger {
 	if f.Global.Quiet {
 		return hclog.NewNullLogger()
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: f.IO.ErrOut, Level: hclog.Warn})
+	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: f.IO.ErrOut, Level: hclog.Error})
 }
 
 func render(opts *Options, rep Report) error {
