@@ -22,7 +22,7 @@ for text in corpus prose; do
 	echo "== $text"
 	# drama: MB/s per mode from the Go benchmark (one core).
 	go_out=$(cd engine/prompt && DRAMA_TOKENIZER_BENCH_TEXT=$file GOMAXPROCS=1 taskset -c "$cpu" \
-		/tmp/drama-prompt-bench.test -test.run '^$' -test.bench 'Encode1MiB' -test.benchtime 10x -test.cpu 1)
+		/tmp/drama-prompt-bench.test -test.run '^$' -test.bench '^BenchmarkEncode1MiB$' -test.benchtime 10x -test.cpu 1)
 	echo "$go_out" | awk '/^BenchmarkEncode1MiB/ { split($1, a, "/"); for (i = 1; i <= NF; i++) if ($(i+1) == "MB/s") print "drama/" a[2] "\t" $3/1e6 " ms/op\t" $i " MB/s" }' | tee /tmp/drama-bench-go.txt
 	peer_out=$(DRAMA_TOKENIZER_BENCH_TEXT=$file TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1 taskset -c "$cpu" node "$golden/golden.js" --bench)
 	echo "$peer_out"
@@ -35,3 +35,7 @@ for text in corpus prose; do
 	done
 done
 rm -f /tmp/drama-bench-go.txt
+
+echo "== reading tokenizer.json, and sugarme's pipeline (EncodeTokens, corpus in 4 KiB chunks)"
+(cd engine/prompt && GOMAXPROCS=1 taskset -c "$cpu" /tmp/drama-prompt-bench.test -test.run '^$' \
+	-test.bench '^Benchmark(Read|EncodeTokens1MiB)$' -test.benchtime 2x -test.cpu 1 | grep '^Benchmark')

