@@ -37,6 +37,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Marshal refused a voice Parse accepted: %v", err)
 		}
+		if IsCanonical(data, v) != bytes.Equal(data, out) {
+			t.Fatalf("IsCanonical disagrees with Marshal")
+		}
 		v2, err := Parse(out, nil)
 		if err != nil {
 			t.Fatalf("canonical output does not parse: %v\n%s", err, out)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -188,4 +189,36 @@ func writeString(b *bytes.Buffer, s string) {
 		}
 	}
 	b.WriteByte('"')
+}
+
+// bufPool recycles IsCanonical's buffers.
+var bufPool = sync.Pool{New: func() any { return new(writer) }}
+
+// IsCanonical reports whether data is the canonical form of v, as Marshal
+// would write it; v is typically what Parse read from data. It does not
+// check v's rules (Parse did) and is false when v's codes are malformed.
+func IsCanonical(data []byte, v *Voice) bool {
+	for _, r := range v.References {
+		if !wellShaped(r.Codes) {
+			return false
+		}
+	}
+	w := bufPool.Get().(*writer)
+	defer bufPool.Put(w)
+	w.buf.Reset()
+	w.voice(v)
+	return bytes.Equal(w.buf.Bytes(), data)
+}
+
+// wellShaped reports whether c has NumCodebooks rows of one length.
+func wellShaped(c Codes) bool {
+	if len(c) != NumCodebooks {
+		return false
+	}
+	for _, row := range c {
+		if len(row) != len(c[0]) {
+			return false
+		}
+	}
+	return true
 }

@@ -72,6 +72,14 @@ func TestFixturesRoundTrip(t *testing.T) {
 			if got, want := mustMarshal(t, v), mustRead(t, name); !bytes.Equal(got, want) {
 				t.Errorf("Marshal(ReadFile(%s)) differs from the file:\n%s", name, got)
 			}
+			data := mustRead(t, name)
+			if !IsCanonical(data, v) {
+				t.Error("IsCanonical is false for the canonical file")
+			}
+			spaced := bytes.Replace(data, []byte(`"id": `), []byte(`"id":  `), 1)
+			if !IsCanonical(data, v) || IsCanonical(spaced, v) {
+				t.Error("IsCanonical is true for a file with extra space")
+			}
 		})
 	}
 }

@@ -60,10 +60,7 @@ func inspect(name string, opts *voices.Options) *fileReport {
 	}
 	r.voice, r.Format, r.ID, r.Name = v, string(v.Format), v.ID, v.Name
 	r.References, r.Frames, r.Seconds = len(v.References), v.TotalFrames(), seconds(v.TotalFrames())
-	if r.Valid {
-		out, err := voices.Marshal(v, opts)
-		r.Canonical = err == nil && string(out) == string(data)
-	}
+	r.Canonical = r.Valid && voices.IsCanonical(data, v)
 	return r
 }
 
