@@ -7,7 +7,8 @@ loaders do, comparing with the block-FP8 source dequantized in torch.
 
 ModelOpt:  W = e2m1(weight) * (weight_scale.float() * weight_scale_2)
 compressed-tensors:  W = e2m1(weight_packed) * (weight_scale.float() / weight_global_scale)
-Nibble order is checked against torch.float4_e2m1fn_x2 where torch has it.
+Nibbles are read with the even element low, as torch.float4_e2m1fn_x2 is
+documented; a wrong order would show as an NMSE far above 0.01.
 Prints one JSON object: per projection NMSE, and gate/up scale equality.
 """
 import glob
@@ -42,10 +43,6 @@ def load_dir(d):
 def unpack(packed):
     lo, hi = (packed & 15).long(), (packed >> 4).long()
     codes = torch.stack([lo, hi], dim=-1).reshape(packed.shape[0], -1)
-    if hasattr(torch, "float4_e2m1fn_x2"):
-        # torch's own packed fp4: element 0 in the low nibble.
-        ref = packed.view(torch.float4_e2m1fn_x2)
-        assert ref.shape == packed.shape
     return E2M1[codes]
 
 
