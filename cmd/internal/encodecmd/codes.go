@@ -25,11 +25,16 @@ func encodeRefs(ctx context.Context, opts *Options, refs []ref) ([]voices.Codes,
 		return nil, err
 	}
 	defer release()
+	return encodeWith(ctx, eng, install, refs, opts.F)
+}
+
+// encodeWith encodes refs through eng and checks the codes. Failures are
+// exit 4 (cmdutil.EngineError) unless ctx was cancelled.
+func encodeWith(ctx context.Context, eng engine.Engine, install engine.Install, refs []ref, f *cmdutil.Factory) ([]voices.Codes, error) {
 	req := engine.EncodeRequest{Install: install}
 	for i, r := range refs {
 		req.Clips = append(req.Clips, engine.Clip{ID: clipID(i), Data: r.Data, Text: r.Text})
 	}
-	f := opts.F
 	got, err := eng.Encode(ctx, req, func(p engine.EncodeProgress) {
 		if p.Fraction >= 1 {
 			f.Infof("encoded %d/%d %s", p.Index+1, p.Count, refName(refs, p.Index))

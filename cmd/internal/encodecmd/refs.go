@@ -115,13 +115,18 @@ func splitClip(arg string) (path, text string, ok bool) {
 	return arg[:first], arg[first+1:], true
 }
 
-// clipRefs prepares CLIP:TRANSCRIPT arguments; each clip must stay one
-// reference, as its transcript cannot be split.
+// clipRefs prepares CLIP:TRANSCRIPT arguments.
 func clipRefs(ctx context.Context, opts *Options) ([]ref, error) {
 	clips, texts, err := decodeClips(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	return prepareRefs(opts, clips, texts)
+}
+
+// prepareRefs prepares clips whose transcripts are texts (by clip name);
+// each clip must stay one reference, as its transcript cannot be split.
+func prepareRefs(opts *Options, clips []clip.Clip, texts map[string]string) ([]ref, error) {
 	res, err := clip.Prepare(clips, clip.Options{Force: opts.Force})
 	for _, w := range res.Warnings {
 		opts.F.Warnf("%s", w)

@@ -1,0 +1,144 @@
+package encodecmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/clip"
+)
+
+// Clone is the clone pipeline behind drama serve's POST /v1/voices, the
+// same as drama encode with CLIP:TRANSCRIPT arguments: each clip is
+// prepared and must stay one reference, the references are encoded through
+// eng with install, the codes are checked, and the voice is written to
+// dir/<id>.json (localrouter-voice-codes/1, mode 0600), consent stamped
+// now. An existing voice is not replaced. Errors that are the request's
+// fault are engine.KindInvalid; a failing engine or bad codes are
+// engine.KindFailed.
+func Clone(ctx context.Context, eng engine.Engine, install engine.Install, dir string, req httpapi.CloneRequest) (*voices.Voice, error) {
+	opts := &Options{F: quietFactory(), ID: req.ID, Name: req.Name, Source: req.Source, Who: req.ConsentWho,
+		Statement: req.ConsentStatement, Format: string(voices.FormatCloned), Now: time.Now}
+	if opts.Source == "" {
+		opts.Source = string(voices.SourceConsented)
+	}
+	v, err := cloneVoice(ctx, opts, eng, install, dir, req.Clips)
+	return v, asEngineError(err)
+}
+
+func cloneVoice(ctx context.Context, opts *Options, eng engine.Engine, install engine.Install, dir string, in []httpapi.CloneClip) (*voices.Voice, error) {
+	if err := validateClone(opts, in); err != nil {
+		return nil, err
+	}
+	id, err := voiceID(opts)
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, id+".json")
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("voice %q exists: delete it first (DELETE /v1/voices/%s), or give another id", id, id)
+	}
+	clips, texts, err := requestClips(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := prepareRefs(opts, clips, texts)
+	if err != nil {
+		return nil, err
+	}
+	codes, err := encodeWith(ctx, eng, install, refs, opts.F)
+	if err != nil {
+		return nil, err
+	}
+	v, err := buildVoice(opts, id, refs, codes)
+	if err != nil {
+		return nil, err
+	}
+	_, err = writeVoice(out, v)
+	return v, err
+}
+
+// validateClone applies drama encode's flag rules to a request.
+func validateClone(opts *Options, in []httpapi.CloneClip) error {
+	if len(in) == 0 {
+		return fmt.Errorf("no clips: send one or more clips, each with its transcript")
+	}
+	for i, c := range in {
+		name := c.Filename
+		if name == "" {
+			name = fmt.Sprintf("clip %d", i+1)
+		}
+		opts.Clips = append(opts.Clips, name+":"+c.Transcript)
+	}
+	return validate(opts)
+}
+
+// requestClips decodes the clips of a request: WAV directly, anything else
+// through ffmpeg from a temporary file. Clips are named by their file name
+// (made unique) for messages.
+func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map[string]string, error) {
+	texts := map[string]string{}
+	var clips []clip.Clip
+	for i, c := range in {
+		name := fmt.Sprintf("clip %d (%s)", i+1, filepath.Base(c.Filename))
+		if err := voices.CheckTranscript(c.Transcript, nil); err != nil {
+			return nil, nil, fmt.Errorf("%s: transcript not allowed: %w", name, err)
+		}
+		a, err := decodeData(ctx, c.Data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		texts[name] = c.Transcript
+		clips = append(clips, clip.Clip{Name: name, Audio: a})
+	}
+	return clips, texts, nil
+}
+
+func decodeData(ctx context.Context, data []byte) (*clip.Audio, error) {
+	if len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WAVE" {
+		return clip.ReadWAV(bytes.NewReader(data))
+	}
+	f, err := os.CreateTemp("", "drama-clip-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	return clip.Decode(ctx, f.Name())
+}
+
+// asEngineError maps a drama encode error to the engine's error kinds.
+func asEngineError(err error) error {
+	var ee *engine.Error
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case cmdutil.ExitCode(err) == cmdutil.ExitEngine && errors.As(err, &ee):
+		return err
+	case cmdutil.ExitCode(err) == cmdutil.ExitEngine:
+		return engine.Errorf(engine.KindFailed, "%v", err)
+	}
+	return engine.Invalidf("%v", err)
+}
+
+// quietFactory is a Factory that prints nothing.
+func quietFactory() *cmdutil.Factory {
+	ios := &cmdutil.IOStreams{In: bytes.NewReader(nil), Out: io.Discard, ErrOut: io.Discard}
+	return &cmdutil.Factory{IO: ios, Global: &cmdutil.Global{Quiet: true}, Getenv: func(string) string { return "" }}
+}
