@@ -195,8 +195,8 @@ func applyZip64(rec *Record, extra []byte) error {
 // readLocal reads rec's local header, checks it against the central entry
 // and sets DataOffset.
 func readLocal(r io.ReaderAt, rec *Record, limit int64) error {
-	h := make([]byte, localLen)
-	if rec.HeaderOffset+localLen > limit {
+	h := make([]byte, localLen+len(rec.Name))
+	if rec.HeaderOffset+int64(len(h)) > limit {
 		return recordErr(rec.Name, ErrTruncated, "local header at %d past the central directory at %d", rec.HeaderOffset, limit)
 	}
 	if _, err := r.ReadAt(h, rec.HeaderOffset); err != nil || binary.LittleEndian.Uint32(h) != sigLocal {
@@ -206,13 +206,12 @@ func readLocal(r io.ReaderAt, rec *Record, limit int64) error {
 	if m := binary.LittleEndian.Uint16(h[8:]); m != rec.Method {
 		return recordErr(rec.Name, ErrFormat, "local header at %d: method want %d, got %d", rec.HeaderOffset, rec.Method, m)
 	}
+	if name := h[localLen:]; nameLen != int64(len(rec.Name)) || string(name) != rec.Name {
+		return recordErr(rec.Name, ErrFormat, "local header at %d names %q", rec.HeaderOffset, name[:min(int64(len(name)), nameLen)])
+	}
 	rec.DataOffset = rec.HeaderOffset + localLen + nameLen + extraLen
 	if rec.DataOffset+rec.CompressedSize > limit {
 		return recordErr(rec.Name, ErrTruncated, "data [%d, %d) runs past the central directory at %d", rec.DataOffset, rec.DataOffset+rec.CompressedSize, limit)
-	}
-	name := make([]byte, nameLen)
-	if _, err := r.ReadAt(name, rec.HeaderOffset+localLen); err != nil || string(name) != rec.Name {
-		return recordErr(rec.Name, ErrFormat, "local header at %d names %q", rec.HeaderOffset, name)
 	}
 	if rec.Method == Store && rec.CompressedSize != rec.Size {
 		return recordErr(rec.Name, ErrFormat, "stored entry: compressed size %d, size %d", rec.CompressedSize, rec.Size)
