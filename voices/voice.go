@@ -124,8 +124,12 @@ func (c Codes) SHA256() string {
 }
 
 // FrameMajor returns the codes transposed: one row of NumCodebooks codes per
-// frame, semantic first.
+// frame, semantic first. It returns nil unless c has NumCodebooks rows of
+// one length.
 func (c Codes) FrameMajor() [][]int {
+	if !wellShaped(c) {
+		return nil
+	}
 	t := c.Frames()
 	flat := make([]int, t*len(c))
 	out := make([][]int, t)

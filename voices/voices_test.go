@@ -244,3 +244,25 @@ func TestConvertRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestCodesHelpers(t *testing.T) {
+	c := makeCodes(3, 1)
+	fm := c.FrameMajor()
+	if len(fm) != 3 || len(fm[0]) != NumCodebooks || fm[2][9] != c[9][2] {
+		t.Fatalf("FrameMajor = %v", fm)
+	}
+	if !reflect.DeepEqual(transpose(fm), c) {
+		t.Error("transpose(FrameMajor(c)) != c")
+	}
+	if (Codes{{1, 2}, {3}}).FrameMajor() != nil || (Codes{}).Frames() != 0 {
+		t.Error("malformed codes not refused")
+	}
+	cl := c.Clone()
+	cl[0][0]++
+	if c[0][0] == cl[0][0] {
+		t.Error("Clone shares rows")
+	}
+	if got := Seconds(646); got < 29.99 || got > 30.01 {
+		t.Errorf("Seconds(646) = %v", got)
+	}
+}
