@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// firstByte times a streamed request to the first byte of its body, and
+// drains the rest.
+func firstByte(url, body string) (time.Duration, error) {
+	start := time.Now()
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadByte(); err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	_, err = io.Copy(io.Discard, br)
+	return d, err
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(p*float64(len(s)-1))]
+}
+
+// startStandin runs the stand-in native server directly.
+func startStandin(b *testing.B) string {
+	bin := binaries(&testing.T{})
+	addr := freeAddrB(b)
+	_, port, _ := strings.Cut(addr, ":")
+	cmd := exec.Command(filepath.Join(bin, "tensorfold-standin"), "serve", "--port", port, "--load-time", "10ms")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := "http://" + addr
+	for range 200 {
+		if resp, err := http.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			return url
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Fatal("stand-in not up")
+	return ""
+}
+
+func freeAddrB(b *testing.B) string {
+	t := &testing.T{}
+	return freeAddr(t)
+}
+
+// BenchmarkServeAddedFirstByte compares the time to the first audio byte
+// through drama serve (plugin, gRPC, queue) with the stand-in directly.
+func BenchmarkServeAddedFirstByte(b *testing.B) {
+	t := &testing.T{}
+	s := startServe(t)
+	defer s.stop(t)
+	direct := startStandin(b)
+	body := `{"input":"A short line for timing.","response_format":"pcm","stream":true}`
+	var viaServe, viaDirect []time.Duration
+	for range 5 { // warm both paths
+		firstByte(s.url, body)
+		firstByte(direct, body)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		d1, err1 := firstByte(direct, body)
+		d2, err2 := firstByte(s.url, body)
+		if err1 != nil || err2 != nil {
+			b.Fatal(err1, err2)
+		}
+		viaDirect, viaServe = append(viaDirect, d1), append(viaServe, d2)
+	}
+	b.ReportMetric(float64(percentile(viaDirect, 0.5).Microseconds())/1000, "direct-p50-ms")
+	b.ReportMetric(float64(percentile(viaServe, 0.5).Microseconds())/1000, "serve-p50-ms")
+	b.ReportMetric(float64((percentile(viaServe, 0.5)-percentile(viaDirect, 0.5)).Microseconds())/1000, "added-p50-ms")
+	b.ReportMetric(float64((percentile(viaServe, 0.99)-percentile(viaDirect, 0.99)).Microseconds())/1000, "added-p99-ms")
+}
+
+// BenchmarkServe100Clients sends 100 concurrent streamed requests per
+// iteration and reports the gap between syntheses as the clients see it:
+// from the last byte of one reply to the first byte of the next (an upper
+// bound: it includes the engine's own time to first audio), and drama
+// serve's resident memory growth.
+func BenchmarkServe100Clients(b *testing.B) {
+	t := &testing.T{}
+	s := startServe(t, "--max-queue", "100")
+	defer s.stop(t)
+	body := `{"input":"Each client says the same short line.","response_format":"pcm","stream":true}`
+	rss0 := rssKiB(s.cmd.Process.Pid)
+	var gaps []time.Duration
+	for b.Loop() {
+		spans := make([][2]time.Time, 100)
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				first, last, err := span(s.url, body)
+				if err != nil {
+					b.Error(err)
+				}
+				spans[i] = [2]time.Time{first, last}
+			}()
+		}
+		wg.Wait()
+		sort.Slice(spans, func(i, j int) bool { return spans[i][0].Before(spans[j][0]) })
+		for i := 1; i < len(spans); i++ {
+			gaps = append(gaps, max(0, spans[i][0].Sub(spans[i-1][1])))
+		}
+	}
+	b.ReportMetric(float64(percentile(gaps, 0.5).Microseconds())/1000, "gap-p50-ms")
+	b.ReportMetric(float64(percentile(gaps, 1).Microseconds())/1000, "gap-max-ms")
+	b.ReportMetric(float64(rssKiB(s.cmd.Process.Pid)-rss0)/1024, "rss-growth-MB")
+}
+
+// span returns when the first and the last byte of a reply arrived.
+func span(url, body string) (first, last time.Time, err error) {
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		return first, last, err
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if first.IsZero() {
+				first = time.Now()
+			}
+			last = time.Now()
+		}
+		if err == io.EOF {
+			return first, last, nil
+		}
+		if err != nil {
+			return first, last, err
+		}
+	}
+}
+
+func rssKiB(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
