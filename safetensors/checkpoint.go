@@ -231,6 +231,7 @@ type Problem struct {
 	Msg    string `json:"message"`
 }
 
+// String formats the problem as "shard: tensor \"name\": message".
 func (p Problem) String() string {
 	s := ""
 	if p.Shard != "" {

@@ -23,6 +23,7 @@ type FormatError struct {
 	Msg    string
 }
 
+// Error formats the error as "safetensors: file: tensor \"x\": offset N: message".
 func (e *FormatError) Error() string {
 	s := "safetensors: "
 	if e.File != "" {

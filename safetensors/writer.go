@@ -273,6 +273,7 @@ type boundedWriter struct {
 	left int64
 }
 
+// Write writes p at the next offset, refusing bytes past the tensor's end.
 func (w *boundedWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > w.left {
 		return 0, fmt.Errorf("%w: %d bytes past the planned end", ErrShortTensor, int64(len(p))-w.left)

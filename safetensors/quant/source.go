@@ -19,6 +19,7 @@ const (
 	srcNVFP4CT                // weight_packed U8 + weight_scale + weight_global_scale
 )
 
+// String names the storage kind for messages.
 func (k srcKind) String() string {
 	return [...]string{"float", "block FP8", "NVFP4 (ModelOpt)", "NVFP4 (compressed-tensors)"}[k]
 }
