@@ -38,4 +38,37 @@ set -e
 echo "exit status: $code"
 [ "$code" = 3 ] || { echo "demo: expected exit status 3" >&2; exit 1; }
 
+step "drama pth: read a torch.save archive on a pickle VM that runs nothing, fold weight norm, write safetensors"
+drama pth inspect pth/testdata/wn.pth
+drama pth convert pth/testdata/wn.pth --fold-weight-norm --dtype f16 -o "$DEMO/wn.safetensors"
+drama st inspect "$DEMO/wn.safetensors"
+
+step "drama voice: the CUDA voice to the Metal catalog and back, byte for byte"
+drama voice show voices/testdata/cuda.json
+drama voice convert voices/testdata/cuda.json --to metal --source synthetic -o "$DEMO/voice-metal.json"
+drama voice convert "$DEMO/voice-metal.json" --to cuda -o "$DEMO/voice-cuda.json"
+cmp voices/testdata/cuda.json "$DEMO/voice-cuda.json" && echo "round trip: identical bytes"
+
+step "drama plugins: the engine plugins beside drama, checked by sha256"
+drama plugins
+
+step "drama serve: the speech API through the CUDA plugin, on the stand-in native engine (no GPU here)"
+addr=127.0.0.1:${DEMO_PORT:-18793}
+"$BIN/drama" serve --root "$DEMO/root" --engine-bin "$BIN/tensorfold-standin" --addr "$addr" --admission off -q &
+serve_pid=$!
+trap 'kill -INT $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null' EXIT
+for _ in $(seq 1 100); do
+  curl -sf "http://$addr/ready" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -s "http://$addr/ready"; echo
+
+step "drama say: speech streamed into a WAV file"
+drama say "Hello from drama. [laughs] It works." --server "http://$addr" -o "$DEMO/hello.wav"
+ls -l "$DEMO/hello.wav"
+
+kill -INT $serve_pid
+wait $serve_pid
+trap - EXIT
+
 printf '\ndemo: done. Built with Fish Audio.\n'

@@ -148,6 +148,9 @@ func saveStream(resp *http.Response, out string, start time.Time) (*sayResult, e
 	if err := fixWAVSizes(tmp, res.pcmBytes); err != nil {
 		return nil, err
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return nil, err
+	}
 	if err := tmp.Sync(); err != nil {
 		return nil, err
 	}
