@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,6 +62,9 @@ func TestHostKill9(t *testing.T) {
 	trials := 5
 	if testing.Short() {
 		trials = 2
+	}
+	if n, err := strconv.Atoi(os.Getenv("DRAMA_ORPHAN_TRIALS")); err == nil && n > 0 {
+		trials = n
 	}
 	for i := range trials {
 		h, pluginPID, nativePID := nativetest.StartHost(t, pluginBin, nativetest.StartRequest(t, native.CUDA, standinBin))
