@@ -285,7 +285,7 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another drama serve running? pick another --addr)", opts.Addr, err)
 	}
-	srv, api := newHTTPServer(ctx, opts, logger, sup, root)
+	srv, api := newHTTPServer(ctx, opts, logger, sup, root, req.Install)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+ln.Addr().String())
@@ -317,11 +317,11 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	}
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install) (*http.Server, *httpapi.Server) {
 	ffmpeg, _ := exec.LookPath("ffmpeg")
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, FFmpeg: ffmpeg, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup),
+		Status: sup, Failures: sup, FFmpeg: ffmpeg, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{

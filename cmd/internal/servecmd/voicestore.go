@@ -16,18 +16,19 @@ import (
 
 // CloneFunc makes a cloned voice from a POST /v1/voices request and writes
 // it into dir; it returns the voice written.
-type CloneFunc func(ctx context.Context, eng engine.Engine, dir string, req httpapi.CloneRequest) (*voices.Voice, error)
+type CloneFunc func(ctx context.Context, eng engine.Engine, install engine.Install, dir string, req httpapi.CloneRequest) (*voices.Voice, error)
 
 // voiceStore keeps the cloned voices of a root: one file per voice,
 // <dir>/<id>.json, mode 0600.
 type voiceStore struct {
-	dir   string
-	sup   *httpapi.Supervisor
-	clone CloneFunc
+	dir     string
+	sup     *httpapi.Supervisor
+	install engine.Install
+	clone   CloneFunc
 }
 
-func newVoiceStore(dir string, sup *httpapi.Supervisor) *voiceStore {
-	return &voiceStore{dir: dir, sup: sup, clone: cloneVoice}
+func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install) *voiceStore {
+	return &voiceStore{dir: dir, sup: sup, install: install, clone: cloneVoice}
 }
 
 var _ httpapi.VoiceStore = (*voiceStore)(nil)
@@ -89,7 +90,7 @@ func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpa
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
-	v, err := s.clone(ctx, s.sup.Engine(), s.dir, req)
+	v, err := s.clone(ctx, s.sup.Engine(), s.install, s.dir, req)
 	if err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
