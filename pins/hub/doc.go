@@ -49,7 +49,9 @@
 // pinned commit. A blob with the same name and size in another repository
 // of the cache is hard-linked (else copied) instead of downloaded. One
 // fetch per repository folder at a time: a flock on
-// .locks/<repo folder>/drama-fetch.lock with a bounded wait.
+// .locks/<repo folder>/drama-fetch.lock with a bounded wait; while a blob
+// downloads, huggingface_hub's own lock .locks/<repo folder>/<etag>.lock is
+// held too, so Python and drama never write the same blob at once.
 //
 // Limits: blobs already in the cache (written by drama or by
 // huggingface_hub) are trusted by size; a full sha256 check of an install

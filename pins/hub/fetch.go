@@ -78,6 +78,11 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if err != nil {
 		return nil, err
 	}
+	missing, unlockBlobs, err := f.lockBlobs(ctx, repo, missing, res)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockBlobs()
 	if err := f.download(ctx, repo, commit, missing); err != nil {
 		return nil, err
 	}
@@ -112,6 +117,47 @@ func (f *Fetcher) classify(repo string, files []pins.File, res *Result) ([]Targe
 		res.Files = append(res.Files, r)
 	}
 	return missing, nil
+}
+
+// lockBlobs takes huggingface_hub's own lock for each missing blob
+// (.locks/<repo folder>/<etag>.lock, flock), so that a Python download of
+// the same blob and drama never write it at once, and drops the targets
+// whose blob appeared while waiting. Offline, nothing is locked.
+func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, res *Result) ([]Target, func(), error) {
+	var unlocks []func()
+	unlockAll := func() {
+		for _, u := range unlocks {
+			u()
+		}
+	}
+	if f.Offline {
+		return missing, unlockAll, nil
+	}
+	var rest []Target
+	for _, t := range missing {
+		name := filepath.Base(t.Final)
+		u, err := Lock(ctx, filepath.Join(f.Cache.Dir, ".locks", filepath.Base(f.Cache.RepoDir(repo)), name+".lock"), orDefault(f.LockWait, time.Minute))
+		if err != nil {
+			unlockAll()
+			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
+		}
+		unlocks = append(unlocks, u)
+		if blobOK(t.Final, t.File.Size) {
+			res.setHow(t.File.Path, HowPresent)
+			f.Download.emit(Event{Kind: EventPresent, Path: t.File.Path, Size: t.File.Size})
+			continue
+		}
+		rest = append(rest, t)
+	}
+	return rest, unlockAll, nil
+}
+
+func (r *Result) setHow(path string, how How) {
+	for i := range r.Files {
+		if r.Files[i].Path == path {
+			r.Files[i].How = how
+		}
+	}
 }
 
 // download checks offline mode and free space, then runs the downloader.

@@ -396,3 +396,47 @@ func TestDiskFullIsFatalAndKeepsPartials(t *testing.T) {
 		t.Errorf("EIO: want fatal without ErrNoSpace, got %v", other)
 	}
 }
+
+// TestWaitsForHFBlobLock: while another process holds huggingface_hub's
+// lock on a blob, drama waits; if the blob appears meanwhile it is not
+// downloaded.
+func TestWaitsForHFBlobLock(t *testing.T) {
+	fx := newFixture(t)
+	files := map[string][]byte{"w.safetensors": content(8, 100<<10)}
+	pf := fx.addRepo(repoA, commitA, files)
+	cache := Cache{Dir: filepath.Join(fx.dir, "cache")}
+	lockPath := filepath.Join(cache.Dir, ".locks", "models--org--model", pf[0].SHA256+".lock")
+	unlock, err := Lock(ctxT(t), lockPath, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fx.fetcher(cache.Dir)
+	f.LockWait = 100 * time.Millisecond
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrLocked) {
+		t.Fatalf("want ErrLocked while the blob lock is held, got %v", err)
+	}
+	// The other process finishes the blob and lets go.
+	os.MkdirAll(filepath.Dir(cache.BlobPath(repoA, pf[0].SHA256)), 0o755)
+	os.WriteFile(cache.BlobPath(repoA, pf[0].SHA256), files["w.safetensors"], 0o644)
+	unlock()
+	res, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files[0].How != HowPresent || fx.srv.Stats().DataRequests != 0 {
+		t.Errorf("want the blob used as present, got %s with %d data requests", res.Files[0].How, fx.srv.Stats().DataRequests)
+	}
+}
+
+func TestDelayHonoursServer(t *testing.T) {
+	c := New("http://h", "", 1)
+	c.Backoff, c.MaxBackoff = time.Millisecond, time.Second
+	if d := c.delay(0, &StatusError{Status: 429, RetryAfter: 55 * time.Second}); d != 55*time.Second {
+		t.Errorf("RateLimit t=55: want 55s, got %v", d)
+	}
+	for attempt := range 12 {
+		if d := c.delay(attempt, errors.New("x")); d <= 0 || d > time.Second {
+			t.Errorf("attempt %d: backoff %v outside (0, MaxBackoff]", attempt, d)
+		}
+	}
+}

@@ -99,9 +99,3 @@ func (p *faultPlan) next() (FaultKind, bool) {
 	}
 	return "", false
 }
-
-func (p *faultPlan) count(k FaultKind) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.fired[k]
-}
