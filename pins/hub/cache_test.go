@@ -3,11 +3,14 @@ package hub
 import (
 	"errors"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
 // hfLookup finds a file the way huggingface_hub's try_to_load_from_cache
@@ -151,5 +154,34 @@ func TestFindsHFLaidOutCache(t *testing.T) {
 	}
 	if c, err := cache.ReadRef(repoA, "main"); err != nil || c != commitA {
 		t.Errorf("ReadRef strips the newline: got %q %v", c, err)
+	}
+}
+
+// TestServeFetchedCacheToAnotherHost: fetch once, serve that cache with the
+// mirror, fetch from it into a second cache: the multi-host flow.
+func TestServeFetchedCacheToAnotherHost(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	first := filepath.Join(fx.dir, "cache1")
+	if _, err := fx.fetcher(first).Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	srv := mirror.New(mirror.CacheSource{Dir: first})
+	srv.LFSMinSize = 64 << 10
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	second := fx.fetcher(filepath.Join(fx.dir, "cache2"))
+	second.Client = New(ts.URL, "", 4)
+	// By the drama-owned ref as a revision, as another host would.
+	if c, err := second.Client.Tree(ctxT(t), repoA, PinnedRef); err != nil || len(c) != len(files) {
+		t.Fatalf("tree by ref: %v %d", err, len(c))
+	}
+	if _, err := second.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, second.Cache, repoA, commitA, files)
+	if st := srv.Stats(); st.HeadRequests != int64(len(files)) {
+		t.Errorf("want one HEAD per file from the cache mirror, got %d", st.HeadRequests)
 	}
 }
