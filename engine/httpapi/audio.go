@@ -201,7 +201,7 @@ func (s *Server) replyEncoded(w *statusRecorder, ctx context.Context, format str
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start ffmpeg: %w", err)
+		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed", Message: fmt.Sprintf("start ffmpeg: %v", err)}
 	}
 	feedErr := feed(stdin, stream, obs)
 	waitErr := cmd.Wait()
@@ -209,7 +209,8 @@ func (s *Server) replyEncoded(w *statusRecorder, ctx context.Context, format str
 		return feedErr
 	}
 	if waitErr != nil {
-		return fmt.Errorf("ffmpeg: %v: %s", waitErr, bytes.TrimSpace(stderr.Bytes()))
+		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed",
+			Message: fmt.Sprintf("ffmpeg could not encode %s: %v: %s (wav and pcm need no encoder)", format, waitErr, bytes.TrimSpace(stderr.Bytes()))}
 	}
 	w.Header().Set("Trailer", "X-Finish-Reason")
 	finishHeaders(w.Header(), stream.Final())

@@ -106,6 +106,10 @@ func (s *Server) synthesize(ctx context.Context, req engine.SynthesisRequest) (e
 
 // engineError maps an engine error and reports a failed engine.
 func (s *Server) engineError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
 	if errors.Is(err, context.Canceled) {
 		return &apiError{Status: 499, Type: "client_closed", Code: "client_closed", Message: "client closed the request"}
 	}
@@ -147,7 +151,8 @@ func (s *Server) failedMidway(w *statusRecorder, err error) {
 		writeError(w, s.engineError(err))
 		return
 	}
-	if kind, _ := engine.KindOf(err); kind == engine.KindFailed && s.cfg.Failures != nil && !errors.Is(err, context.Canceled) {
+	var ae *apiError
+	if kind, _ := engine.KindOf(err); kind == engine.KindFailed && s.cfg.Failures != nil && !errors.Is(err, context.Canceled) && !errors.As(err, &ae) {
 		s.cfg.Failures.EngineFailed(err)
 	}
 	panic(http.ErrAbortHandler)
