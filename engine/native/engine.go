@@ -43,6 +43,7 @@ type EngineOptions struct {
 type Engine struct {
 	flavor *Flavor
 	opts   EngineOptions
+	life   sync.Mutex // serializes Start and Stop
 
 	mu     sync.Mutex
 	proc   *Process
@@ -113,7 +114,9 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest, events func
 	if err := e.checkOS(); err != nil {
 		return err
 	}
-	e.Stop(ctx, engine.StopRequest{})
+	e.life.Lock()
+	defer e.life.Unlock()
+	e.stop(engine.StopRequest{})
 	emit(engine.LifecycleEvent{Phase: engine.PhasePreflight, Message: "checking binary, memory and leftovers", Progress: -1})
 	cfg, err := e.preflight(req, emit)
 	if err != nil {
@@ -328,12 +331,18 @@ func (e *Engine) Health(ctx context.Context) (engine.Health, error) {
 // Stop stops the native server: SIGTERM to its group, the grace period,
 // then SIGKILL.
 func (e *Engine) Stop(ctx context.Context, req engine.StopRequest) (engine.StopResult, error) {
+	e.life.Lock()
+	defer e.life.Unlock()
+	return e.stop(req), nil
+}
+
+func (e *Engine) stop(req engine.StopRequest) engine.StopResult {
 	e.mu.Lock()
 	p := e.proc
 	e.proc, e.client = nil, nil
 	e.mu.Unlock()
 	if p == nil {
-		return engine.StopResult{}, nil
+		return engine.StopResult{}
 	}
 	grace := req.Grace
 	if grace <= 0 {
@@ -346,7 +355,7 @@ func (e *Engine) Stop(ctx context.Context, req engine.StopRequest) (engine.StopR
 	if x != nil {
 		res.ExitCode, res.LogTail = x.Code, x.Tail
 	}
-	return res, nil
+	return res
 }
 
 // current returns the client of a ready engine, or a not-ready error.

@@ -94,6 +94,7 @@ type Process struct {
 	output   chan struct{}
 	stopMu   sync.Mutex
 	stopped  bool
+	copies   sync.WaitGroup // the output copiers
 }
 
 // progressRE finds a percentage in a log line.
@@ -111,6 +112,10 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	p := &Process{cfg: cfg, tail: NewTail(0), done: make(chan struct{}),
 		progress: make(chan float64, 1), output: make(chan struct{}, 1)}
 	if err := p.start(); err != nil {
+		return nil, err
+	}
+	if err := p.writeRuntime(); err != nil {
+		p.Stop(DefaultGrace)
 		return nil, err
 	}
 	p.event(engine.PhaseSpawned, fmt.Sprintf("started %s (pid %d)", cfg.Binary, p.PID()), -1)
@@ -160,7 +165,7 @@ func (p *Process) start() error {
 		p.closeLog()
 		return fmt.Errorf("native: start %s: %w", p.cfg.Binary, err)
 	}
-	return p.writeRuntime()
+	return nil
 }
 
 // pipes gives the child its own stdout and stderr pipes and starts copying
@@ -185,6 +190,7 @@ func (p *Process) pipes(cmd *exec.Cmd) ([]*os.File, error) {
 			return nil, fmt.Errorf("native: engine output pipe: %w", err)
 		}
 		ends = append(ends, w)
+		p.copies.Add(1)
 		go p.copyLines(r, mu)
 	}
 	cmd.Stdout, cmd.Stderr = ends[0], ends[1]
@@ -194,6 +200,7 @@ func (p *Process) pipes(cmd *exec.Cmd) ([]*os.File, error) {
 // copyLines copies the child's output line by line into the log and the
 // tail, noting progress and output for stall detection.
 func (p *Process) copyLines(r *os.File, mu *sync.Mutex) {
+	defer p.copies.Done()
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -239,7 +246,7 @@ func (p *Process) reaped(err error) {
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		e.Code, e.Signal = -1, ws.Signal().String()
 	}
-	time.Sleep(20 * time.Millisecond) // let the last lines reach the tail
+	p.waitCopies(500 * time.Millisecond)
 	e.Tail = p.tail.String()
 	p.stopMu.Lock()
 	e.Stopped = p.stopped
@@ -262,9 +269,24 @@ func (p *Process) cmdExitCode(err error) int {
 	return 0
 }
 
+// waitCopies waits until the output pipes reached their end, at most d: a
+// grandchild may hold them open after the child exited.
+func (p *Process) waitCopies(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		p.copies.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
 func (p *Process) closeLog() {
 	if p.log != nil {
 		p.log.Sync()
+		p.log.Close()
 	}
 }
 
