@@ -36,6 +36,8 @@ type Reader struct {
 	Skipped    []string
 	PickleSize int64
 	size       int64
+	src        io.ReaderAt
+	lim        Limits
 }
 
 // ReadCloser is a Reader over a file it closes.
@@ -85,7 +87,7 @@ func NewReaderLimits(r io.ReaderAt, size int64, lim Limits) (rd *Reader, err err
 	if err != nil {
 		return nil, err
 	}
-	rd = &Reader{Format: f, size: size, ByteOrder: "little"}
+	rd = &Reader{Format: f, size: size, ByteOrder: "little", src: r, lim: lim}
 	if f == FormatLegacy {
 		err = rd.readLegacy(r, lim)
 	} else {

@@ -18,14 +18,15 @@ const codecPrefix = "generator."
 
 // InspectOptions are the inputs of `drama pth inspect`.
 type InspectOptions struct {
-	F    *cmdutil.Factory
-	File string
+	F      *cmdutil.Factory
+	File   string
+	Verify bool
 }
 
 // NewCmdInspect returns `drama pth inspect`.
 func NewCmdInspect(f *cmdutil.Factory, runF func(context.Context, *InspectOptions) error) *cobra.Command {
 	opts := &InspectOptions{F: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "inspect FILE",
 		Short: "List a checkpoint's tensors and recognise the Drama codec",
 		Long: strings.TrimSpace(`
@@ -33,8 +34,9 @@ Print a torch.save checkpoint's format, archive prefix, tensor count, bytes
 and dtypes, then each tensor's name, dtype and shape. Only the zip directory
 and the pickle are read. When the keys are the Drama codec's (after the
 "generator." prefix of training checkpoints), print its geometry, or the
-keys that are missing, unexpected or of another shape.`),
-		Example: "$ drama pth inspect codec.pth\n$ drama pth inspect codec.pth --json | jq .codec.geometry",
+keys that are missing, unexpected or of another shape. With --verify, every
+record is read and checked against its CRC-32 (exit 3 on a mismatch).`),
+		Example: "$ drama pth inspect codec.pth\n$ drama pth inspect codec.pth --verify --json | jq .codec.geometry",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
@@ -44,6 +46,8 @@ keys that are missing, unexpected or of another shape.`),
 			return runInspect(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Verify, "verify", false, "read every record and check its CRC-32")
+	return cmd
 }
 
 // Summary is the JSON document of `drama pth inspect --json`.
@@ -61,6 +65,8 @@ type Summary struct {
 	Skipped     []string        `json:"skipped,omitempty"`
 	Tensors     []TensorSummary `json:"tensors"`
 	Codec       pth.CodecReport `json:"codec"`
+	// ChecksumsVerified counts the records checked by --verify.
+	ChecksumsVerified *int `json:"checksums_verified,omitempty"`
 }
 
 // TensorSummary describes one tensor.
@@ -87,13 +93,23 @@ func summarize(file string, r *pth.Reader) *Summary {
 	return s
 }
 
-func runInspect(_ context.Context, opts *InspectOptions) error {
+func runInspect(ctx context.Context, opts *InspectOptions) error {
 	r, err := openCheckpoint(opts.File)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	s := summarize(opts.File, &r.Reader)
+	if opts.Verify {
+		n, err := r.VerifyChecksums(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return cmdutil.MismatchError(err)
+		}
+		s.ChecksumsVerified = &n
+	}
 	if opts.F.Global.JSON {
 		return cmdutil.WriteJSON(opts.F.IO.Out, s)
 	}
@@ -121,6 +137,9 @@ func printSummary(f *cmdutil.Factory, s *Summary) {
 		fmt.Fprintf(w, "found in: %q of the checkpoint dictionary\n", s.Container)
 	}
 	printCodec(f, s.Codec)
+	if s.ChecksumsVerified != nil {
+		fmt.Fprintf(w, "checksums: %d records match their CRC-32\n", *s.ChecksumsVerified)
+	}
 	fmt.Fprintln(w)
 }
 

@@ -176,3 +176,36 @@ func TestConvertCancelled(t *testing.T) {
 		t.Errorf("left %v", ents)
 	}
 }
+
+func TestInspectVerify(t *testing.T) {
+	b, err := os.ReadFile(testdata + "wn.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.pth"), filepath.Join(dir, "bad.pth")
+	os.WriteFile(good, b, 0o644)
+	r, err := pth.OpenReader(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[r.Tensors[3].FileOffset()+5] ^= 1
+	r.Close()
+	os.WriteFile(bad, b, 0o644)
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	if err := runInspect(context.Background(), &InspectOptions{F: f, File: good, Verify: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "checksums: 19 records match their CRC-32") {
+		t.Errorf("output: %s", out)
+	}
+	err = runInspect(context.Background(), &InspectOptions{F: f, File: bad, Verify: true})
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !errors.Is(err, pth.ErrChecksum) {
+		t.Errorf("damaged: want exit 3 wrapping ErrChecksum, got %v", err)
+	}
+	var got *InspectOptions
+	if err := execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "x.pth", "--verify"); err != nil || !got.Verify {
+		t.Errorf("--verify: %v %+v", err, got)
+	}
+}
