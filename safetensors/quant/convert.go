@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/drama-tts/drama/safetensors"
 )
@@ -142,25 +143,56 @@ type planned struct {
 	result *Result
 }
 
-// write fills every shard in dir, one shard at a time, opts.Workers tensors
-// at once.
+// shardsAtOnce is how many shards are written at the same time: while one
+// is being synced to disk, the next is already being converted.
+const shardsAtOnce = 2
+
+// write fills every shard in dir, shardsAtOnce shards and opts.Workers
+// tensors per shard at once.
 func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
-	var base, total int64
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	report := p.progress(opts.Progress)
+	sem := make(chan struct{}, shardsAtOnce)
+	var wg sync.WaitGroup
+	for _, s := range p.shards {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var last int64
+			wo := safetensors.WriteOptions{Workers: opts.Workers, Progress: func(done, _ int64) { report(done - last); last = done }}
+			if err := s.layout.WriteFile(ctx, filepath.Join(dir, s.name), s, wo); err != nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// progress returns a function adding written bytes to the total reported
+// to fn, serialized, so fn sees increasing counts.
+func (p *planned) progress(fn func(done, total int64)) func(n int64) {
+	var total, done int64
 	for _, s := range p.shards {
 		total += s.layout.DataSize()
 	}
-	for _, s := range p.shards {
-		wo := safetensors.WriteOptions{Workers: opts.Workers}
-		if opts.Progress != nil {
-			b := base
-			wo.Progress = func(done, _ int64) { opts.Progress(b+done, total) }
+	var mu sync.Mutex
+	return func(n int64) {
+		if fn == nil {
+			return
 		}
-		if err := s.layout.WriteFile(ctx, filepath.Join(dir, s.name), s, wo); err != nil {
-			return err
-		}
-		base += s.layout.DataSize()
+		mu.Lock()
+		defer mu.Unlock()
+		done += n
+		fn(done, total)
 	}
-	return nil
 }
 
 // WriteTensor produces one output tensor: a copy, or a converted result.

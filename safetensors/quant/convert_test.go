@@ -492,3 +492,31 @@ func TestQuantizeBadShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantizeProgressAndCancel(t *testing.T) {
+	in := t.TempDir()
+	small.write(t, in)
+	var calls, last, total int64
+	opts := Options{Target: ToNVFP4, Progress: func(done, tot int64) {
+		if done < last {
+			t.Errorf("progress went back: %d after %d", done, last)
+		}
+		calls, last, total = calls+1, done, tot
+	}}
+	res, err := Quantize(context.Background(), in, filepath.Join(t.TempDir(), "o"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || last != total || total != res.BytesOut {
+		t.Errorf("progress: %d calls, last %d of %d, output %d bytes", calls, last, total, res.BytesOut)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	parent := t.TempDir()
+	if _, err := Quantize(ctx, in, filepath.Join(parent, "o"), Options{Target: ToNVFP4}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: want context.Canceled, got %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left behind after cancel: %v", entries)
+	}
+}
