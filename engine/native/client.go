@@ -413,6 +413,7 @@ type exactReader struct {
 	left int64
 }
 
+// Read implements io.Reader.
 func (e *exactReader) Read(p []byte) (int, error) {
 	if e.left == 0 {
 		return 0, io.EOF

@@ -82,8 +82,10 @@ type audioStream struct {
 	final  engine.Final
 }
 
+// Header describes the PCM that follows.
 func (a *audioStream) Header() engine.AudioHeader { return a.header }
 
+// Next returns the next PCM chunk, io.EOF after the last.
 func (a *audioStream) Next() ([]byte, error) {
 	p, err := a.st.Next()
 	if errors.Is(err, io.EOF) {
@@ -110,6 +112,8 @@ func (a *audioStream) finish() error {
 	return io.EOF
 }
 
+// Final is the end of the synthesis, once Next returned io.EOF.
 func (a *audioStream) Final() engine.Final { return a.final }
 
+// Close closes the connection; before io.EOF it cancels the synthesis.
 func (a *audioStream) Close() error { return a.st.Close() }
