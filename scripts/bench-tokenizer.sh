@@ -20,18 +20,21 @@ for text in corpus prose; do
 	file=""
 	[ "$text" = prose ] && file=$prose
 	echo "== $text"
-	# drama: MB/s per mode from the Go benchmark (one core).
+	# drama: clock and CPU-time MB/s per mode from the Go benchmark (one core).
 	go_out=$(cd engine/prompt && DRAMA_TOKENIZER_BENCH_TEXT=$file GOMAXPROCS=1 taskset -c "$cpu" \
 		/tmp/drama-prompt-bench.test -test.run '^$' -test.bench '^BenchmarkEncode1MiB$' -test.benchtime 10x -test.cpu 1)
-	echo "$go_out" | awk '/^BenchmarkEncode1MiB/ { split($1, a, "/"); for (i = 1; i <= NF; i++) if ($(i+1) == "MB/s") print "drama/" a[2] "\t" $3/1e6 " ms/op\t" $i " MB/s" }' | tee /tmp/drama-bench-go.txt
+	echo "$go_out" | awk '/^BenchmarkEncode1MiB/ {
+		split($1, a, "/"); mbs = ""; cpu = ""; tok = ""
+		for (i = 2; i <= NF; i++) { if ($i == "MB/s") mbs = $(i-1); if ($i == "cpu-MB/s") cpu = $(i-1); if ($i == "tokens/op") tok = $(i-1) }
+		printf "drama/%s\t%.1f ms/op\t%s MB/s\t%s cpu-MB/s\t%s tokens\n", a[2], $3 / 1e6, mbs, cpu, tok }' | tee /tmp/drama-bench-go.txt
 	peer_out=$(DRAMA_TOKENIZER_BENCH_TEXT=$file TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1 taskset -c "$cpu" node "$golden/golden.js" --bench)
 	echo "$peer_out"
-	# ratios: drama MB/s over each peer's MB/s, same mode.
-	echo "$peer_out" | while IFS=$'\t' read -r name ms mbs tokens; do
+	# ratios: drama over each peer, same mode, by the clock and by CPU time.
+	echo "$peer_out" | grep -v '/read' | while IFS=$'\t' read -r name _ mbs cpumbs _; do
 		mode=${name##*/}
-		ours=$(awk -v m="drama/$mode" '$1 == m { print $4 }' /tmp/drama-bench-go.txt)
-		theirs=${mbs% MB/s}
-		awk -v o="$ours" -v t="$theirs" -v n="$name" 'BEGIN { printf "ratio drama/%s\t%.1fx\n", n, o / t }'
+		awk -F'\t' -v m="drama/$mode" -v n="$name" -v t="${mbs% MB/s}" -v tc="${cpumbs% cpu-MB/s}" '$1 == m {
+			o = $3; sub(/ MB\/s/, "", o); oc = $4; sub(/ cpu-MB\/s/, "", oc)
+			printf "ratio drama/%s\t%.1fx clock\t%.1fx cpu\n", n, o / t, oc / tc }' /tmp/drama-bench-go.txt
 	done
 done
 rm -f /tmp/drama-bench-go.txt

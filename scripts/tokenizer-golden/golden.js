@@ -246,9 +246,12 @@ async function bench() {
   for (const [name, mode, fn, runs] of peers) {
     let n = await fn(); // warm up: caches filled as in a long-running server
     t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
     for (let i = 0; i < runs; i++) n = await fn();
     const s = Number(process.hrtime.bigint() - t0) / 1e9 / runs;
-    console.log(`${name}/${mode}\t${(s * 1e3).toFixed(1)} ms/op\t${(mb / s).toFixed(2)} MB/s\t${n} tokens`);
+    const c = process.cpuUsage(c0);
+    const cpuS = (c.user + c.system) / 1e6 / runs; // every thread of the process
+    console.log(`${name}/${mode}\t${(s * 1e3).toFixed(1)} ms/op\t${(mb / s).toFixed(2)} MB/s\t${(mb / cpuS).toFixed(2)} cpu-MB/s\t${n} tokens`);
   }
 }
 
