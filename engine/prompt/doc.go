@@ -29,7 +29,7 @@
 // gives them, and NFC composes. For the Qwen pattern a hand-written scanner,
 // held equal to regexp2 by a fuzz target, replaces the regular expression;
 // Encode goes straight from pieces to ids without sugarme's per-byte offset
-// tracking, at over 10 MB/s on one core.
+// tracking, over ten times faster (docs/BENCHMARKS.md).
 //
 // Not supported, with ErrUnsupported naming the field: models other than
 // BPE, BPE dropout, byte fallback, subword prefixes and suffixes,
