@@ -44,21 +44,32 @@ func ParseContentRange(h string) (ContentRange, error) {
 	return ContentRange{first, last, size}, nil
 }
 
+// MaxRetryDelay caps the wait a server may ask for.
+const MaxRetryDelay = 5 * time.Minute
+
 // RetryDelay reads how long a 429 or 503 asks the client to wait: the t=
 // parameter of an IETF RateLimit header (as the Hub sends), else
-// Retry-After in seconds. ok is false when neither is present.
+// Retry-After in seconds, at most MaxRetryDelay. ok is false when neither
+// is present.
 func RetryDelay(rateLimit, retryAfter string) (d time.Duration, ok bool) {
 	for _, part := range strings.Split(rateLimit, ";") {
 		if v, found := strings.CutPrefix(strings.TrimSpace(part), "t="); found {
-			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-				return time.Duration(n) * time.Second, true
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+				return secondsCapped(n), true
 			}
 		}
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
+	if n, err := strconv.ParseInt(strings.TrimSpace(retryAfter), 10, 64); err == nil && n >= 0 {
+		return secondsCapped(n), true
 	}
 	return 0, false
+}
+
+func secondsCapped(n int64) time.Duration {
+	if n >= int64(MaxRetryDelay/time.Second) {
+		return MaxRetryDelay
+	}
+	return time.Duration(n) * time.Second
 }
 
 // NextLink returns the URL of a GitHub-style Link header's rel="next"

@@ -39,6 +39,8 @@ func TestRetryDelay(t *testing.T) {
 		{"", "7", 7 * time.Second, true},
 		{"", "Wed, 21 Oct 2015 07:28:00 GMT", 0, false},
 		{`"x";r=1`, "", 0, false},
+		{"", "10000000000", MaxRetryDelay, true},
+		{`"r";t=99999999999999999999`, "", 0, false},
 	} {
 		if d, ok := RetryDelay(c.rl, c.ra); d != c.want || ok != c.ok {
 			t.Errorf("%q %q: want %v %v, got %v %v", c.rl, c.ra, c.want, c.ok, d, ok)
