@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -56,6 +57,9 @@ type Config struct {
 	Voices VoiceStore
 	// VoiceOptions are the transcript rules for references.
 	VoiceOptions *voices.Options
+	// Prompt counts a request's prompt tokens and refuses one longer than
+	// the model takes (a 400); nil skips the check.
+	Prompt *prompt.Builder
 	// FFmpeg is the ffmpeg binary for mp3, opus, flac and aac; empty
 	// offers wav and pcm only.
 	FFmpeg string

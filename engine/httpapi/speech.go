@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/voices"
 )
 
 // handleSpeech is POST /v1/audio/speech: check, queue, synthesize, reply.
@@ -25,6 +27,10 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	}
 	req.RequestID = requestID(r.Context())
 	if e := s.resolveClone(r.Context(), req); e != nil {
+		writeError(rec, e)
+		return
+	}
+	if e := s.checkPrompt(req); e != nil {
 		writeError(rec, e)
 		return
 	}
@@ -213,4 +219,31 @@ func (w *statusRecorder) code() int {
 		return http.StatusOK
 	}
 	return w.status
+}
+
+// checkPrompt counts the prompt the engine will build (the direction, the
+// text and the request's references; an engine voice's own references are
+// the engine's) and refuses one longer than the model takes.
+func (s *Server) checkPrompt(req *speech) *apiError {
+	if s.cfg.Prompt == nil {
+		return nil
+	}
+	text := req.Input
+	if req.Instructions != "" {
+		text = "[" + req.Instructions + "] " + text
+	}
+	refs := make([]voices.Reference, len(req.References))
+	for i, r := range req.References {
+		refs[i] = voices.Reference{Text: r.Text, Codes: r.Codes}
+	}
+	_, err := s.cfg.Prompt.Count(text, refs)
+	var tooLong *prompt.TooLongError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tooLong):
+		return badRequest("input", "the prompt is %d tokens; the model takes at most %d: shorten the input or use fewer references", tooLong.Tokens, tooLong.Max)
+	default:
+		return badRequest("input", "%v", err)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/prompt"
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
@@ -46,6 +47,7 @@ type Options struct {
 	Admission    string
 	ReadyTimeout time.Duration
 	Grace        time.Duration
+	MaxPrompt    int // prompt tokens allowed; 0: from the checkpoint's config.json
 	// Listening, if set, is called with the bound address once serving
 	// (tests).
 	Listening func(addr string)
@@ -102,6 +104,7 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
 	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -129,6 +132,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--admission %q: want own, external or off", o.Admission)
 	case o.MaxFrames < 0:
 		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
+	case o.MaxPrompt < 0:
+		return cmdutil.FlagErrorf("--max-prompt-tokens must be 0 or more")
 	}
 	return nil
 }
@@ -285,7 +290,11 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another drama serve running? pick another --addr)", opts.Addr, err)
 	}
-	srv, api := newHTTPServer(ctx, opts, logger, sup, root, req.Install)
+	builder, err := promptBuilder(req.ModelDir, opts.MaxPrompt, logger)
+	if err != nil {
+		return err
+	}
+	srv, api := newHTTPServer(ctx, opts, logger, sup, root, req.Install, builder)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+ln.Addr().String())
@@ -317,11 +326,11 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	}
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder) (*http.Server, *httpapi.Server) {
 	ffmpeg, _ := exec.LookPath("ffmpeg")
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, FFmpeg: ffmpeg, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
+		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{
