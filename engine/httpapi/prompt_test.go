@@ -31,7 +31,9 @@ func TestPromptTooLongIs400(t *testing.T) {
 	}
 	r := post(t, ts.URL, `{"input":"`+strings.Repeat("many words here ", 30)+`"}`)
 	defer r.Body.Close()
-	var e struct{ Error struct{ Message, Param string } }
+	var e struct {
+		Error struct{ Message, Param string }
+	}
 	json.NewDecoder(r.Body).Decode(&e)
 	if r.StatusCode != 400 || e.Error.Param != "input" || !strings.Contains(e.Error.Message, "the model takes at most 60") {
 		t.Fatalf("%d %+v", r.StatusCode, e.Error)
