@@ -113,8 +113,6 @@ func mono(x []float32, rate int) *Audio {
 	return &Audio{Rate: rate, Channels: 1, Coding: "float32", Data: x}
 }
 
-func pow10(x float64) float64 { return math.Pow(10, x) }
-
 // fitSine fits a*sin + b*cos at freq to x by least squares and returns the
 // amplitude and the RMS of what is left.
 func fitSine(x []float32, freq, rate float64) (amp, resid float64) {

@@ -426,3 +426,42 @@ func TestFormatsAndRatesAgree(t *testing.T) {
 		})
 	}
 }
+
+func FuzzPrepare(f *testing.F) {
+	burstBytes := func(n int) []byte {
+		b := make([]byte, 2*n)
+		x := make([]float32, n)
+		copy(x[n/4:], sines(n/2, SampleRate, 0.05, 140, 280, 420))
+		for i, v := range x {
+			b[2*i], b[2*i+1] = byte(toPCM16(v)), byte(uint16(toPCM16(v))>>8)
+		}
+		return b
+	}
+	f.Add(uint8(0), burstBytes(4410))
+	f.Add(uint8(3), burstBytes(20000))
+	f.Add(uint8(1), []byte{0xff, 0x7f, 0xff, 0x7f, 0xff, 0x7f, 0, 0x80})
+	f.Add(uint8(2), []byte{})
+	rates := []int{SampleRate, 8000, 22050, 48000}
+	f.Fuzz(func(t *testing.T, rate uint8, b []byte) {
+		b = b[:min(len(b), 1<<16)] // up to 0.7 s at 44.1 kHz, 4 s at 8 kHz: quick executions
+		x := make([]float32, len(b)/2)
+		for i := range x {
+			x[i] = float32(int16(uint16(b[2*i])|uint16(b[2*i+1])<<8)) / 32768
+		}
+		res, err := Prepare([]Clip{{Name: "f", Audio: mono(x, rates[int(rate)%len(rates)])}}, Options{})
+		var re *RefusalError
+		if err != nil && !errors.As(err, &re) {
+			t.Fatalf("want a refusal or nothing, got %v", err)
+		}
+		total := 0
+		for _, r := range res.References {
+			if len(r.Samples) == 0 || len(r.Samples) > MaxRefSamples || r.Start < 0 || r.End < r.Start {
+				t.Fatalf("bad reference %d..%d (%d samples)", r.Start, r.End, len(r.Samples))
+			}
+			total += len(r.Samples)
+		}
+		if len(res.References) > MaxRefs || total > MaxTotal {
+			t.Fatalf("%d references, %d samples", len(res.References), total)
+		}
+	})
+}

@@ -1,6 +1,9 @@
 package clip
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Resampler design: a Kaiser-windowed sinc low-pass at 95 % of the lower
 // Nyquist frequency with a transition band of 10 % of it, so the stop band
@@ -25,7 +28,7 @@ func Resample(x []float32, from, to int) []float32 {
 	}
 	g := gcd(from, to)
 	up, down := to/g, from/g
-	k := newKernel(from, to, min(up, maxPhases))
+	k := cachedKernel(from, to, min(up, maxPhases))
 	n := int((int64(len(x))*int64(up) + int64(down) - 1) / int64(down))
 	out := make([]float32, n)
 	for i := range out {
@@ -50,6 +53,30 @@ type kernel struct {
 	half   int
 	phases int
 	taps   [][]float32
+}
+
+// kernels keeps the filters made, by rate pair: making one takes longer
+// than resampling a short clip with it.
+var kernels struct {
+	sync.Mutex
+	m map[[2]int]*kernel
+}
+
+const maxKernels = 16
+
+func cachedKernel(from, to, phases int) *kernel {
+	kernels.Lock()
+	defer kernels.Unlock()
+	key := [2]int{from, to}
+	if k := kernels.m[key]; k != nil {
+		return k
+	}
+	if kernels.m == nil || len(kernels.m) >= maxKernels {
+		kernels.m = map[[2]int]*kernel{}
+	}
+	k := newKernel(from, to, phases)
+	kernels.m[key] = k
+	return k
 }
 
 func newKernel(from, to, phases int) *kernel {

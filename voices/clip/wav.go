@@ -236,6 +236,11 @@ func decodeData(b []byte, body, size int64, f *wavFmt) (*Audio, error) {
 	name, _ := codingName(f, 0)
 	a := &Audio{Rate: f.rate, Channels: f.channels, Coding: name}
 	a.Data = convertSamples(b[body:body+size], f)
+	for i, v := range a.Data {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, formatErr(body+int64(i)*4, "data", "sample %d is %v: the float data is corrupt", i, v)
+		}
+	}
 	return a, nil
 }
 

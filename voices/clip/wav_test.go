@@ -109,6 +109,8 @@ func TestReadWAVBadInput(t *testing.T) {
 		{"block align", set(32, 4), ErrFormat, "fmt.block_align"},
 		{"truncated data", good[:len(good)-3], ErrFormat, "data.size"},
 		{"odd data", set(40, 7), ErrFormat, "data.size"},
+		{"float NaN", wavBytes(3, 1, 44100, 32, []byte{0, 0, 0, 0, 0, 0, 0xc0, 0x7f}), ErrFormat, "data"},
+		{"float Inf", wavBytes(3, 1, 44100, 32, []byte{0, 0, 0x80, 0xff}), ErrFormat, "data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
