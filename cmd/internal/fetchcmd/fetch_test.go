@@ -314,3 +314,29 @@ func TestRunLock(t *testing.T) {
 		t.Error("want an error for an unknown commit")
 	}
 }
+
+func TestOfflineVerifiesBySHA256(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	before := e.srv.Stats()
+	ios, _, _, errOut := cmdutil.Test()
+	off := e.factory(ios, "HF_HUB_OFFLINE", "1")
+	if err := runFetch(context.Background(), e.opts(off)); err != nil {
+		t.Fatalf("offline, complete: %v\n%s", err, errOut)
+	}
+	if after := e.srv.Stats(); after.Resolves != before.Resolves || after.APIRequests != before.APIRequests {
+		t.Error("offline run made requests")
+	}
+	// Same size, different bytes: present but not verified.
+	blob, _ := filepath.EvalSymlinks(filepath.Join(e.root, "full", "codec.pth"))
+	b, _ := os.ReadFile(blob)
+	b[0] ^= 1
+	os.WriteFile(blob, b, 0o644)
+	err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1")))
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "codec.pth") {
+		t.Fatalf("want exit 3 naming codec.pth, got %v", err)
+	}
+}
