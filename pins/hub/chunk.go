@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // errStalled is a stream that sent nothing for the idle timeout.
@@ -210,7 +208,7 @@ func (d *Downloader) advanceHash(q *queue, j *job) error {
 		err := hashRange(j.f, j.dig, from, end)
 		// Start writeback of the hashed bytes now, so the fsync before the
 		// rename has little left to flush.
-		_ = unix.SyncFileRange(int(j.f.Fd()), from, end-from, unix.SYNC_FILE_RANGE_WRITE)
+		startWriteback(j.f, from, end-from)
 		s256, s1 := j.dig.marshal()
 		j.mu.Lock()
 		if err != nil {

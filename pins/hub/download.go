@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -227,7 +225,7 @@ func preallocate(f *os.File, size int64) error {
 	if size == 0 {
 		return nil
 	}
-	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	err := allocate(f, size)
 	if err == nil || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return err
 	}
