@@ -28,7 +28,7 @@ func analyse(c Clip, det Detector) *analysis {
 	if !anyTrue(an.speech) {
 		return an
 	}
-	an.report.Background = measureBackground(an.x, an.p, backgroundMask(an.speech))
+	an.report.Background = measureBackground(an.x, an.p, backgroundMask(an.speech), a.Rate)
 	an.report.SpeechDBFS, an.report.SNR = an.speechLevel(0, len(an.p))
 	an.warnings = append(an.warnings, clippingWarnings(c)...)
 	an.warnings = append(an.warnings, an.edgeWarnings()...)

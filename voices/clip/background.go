@@ -12,6 +12,7 @@ const (
 	TonalFlatness       = 0.06 // spectral flatness under this is a tonal background
 	WarnSNR             = 30.0 // dB: under this, a warning
 	RefuseSNR           = 5.0  // dB: under this, a refusal unless forced
+	flatnessBand        = 0.9 // of the recording's Nyquist frequency
 	welchSize           = 2048
 	shortSize           = 512
 )
@@ -54,8 +55,11 @@ func backgroundMask(speech []bool) []bool {
 	return mask
 }
 
-// measureBackground measures the frames of x marked by mask.
-func measureBackground(x []float32, p []float64, mask []bool) Background {
+// measureBackground measures the frames of x marked by mask. srcRate is
+// the rate the clip was recorded at: its flatness is taken only over the
+// band the recording holds (up to 90 % of its Nyquist frequency), so a
+// 16 kHz recording's empty top band does not read as tonal.
+func measureBackground(x []float32, p []float64, mask []bool, srcRate int) Background {
 	var b Background
 	var sum float64
 	for i, m := range mask {
@@ -69,7 +73,9 @@ func measureBackground(x []float32, p []float64, mask []bool) Background {
 	}
 	b.Measured = true
 	b.Power = sum / float64(b.Frames)
-	b.Flatness = flatness(backgroundSpectrum(x, mask))
+	ps := backgroundSpectrum(x, mask)
+	top := float64(min(srcRate, SampleRate)) / 2 * flatnessBand
+	b.Flatness = flatness(ps[:min(len(ps), int(top/(SampleRate/float64(2*(len(ps)-1))))+1)])
 	return b
 }
 
@@ -109,7 +115,7 @@ func averageSpectra(x []float32, rs [][2]int, size int) []float64 {
 	return acc
 }
 
-// flatness is the geometric over the arithmetic mean of bins 1..N/2.
+// flatness is the geometric over the arithmetic mean of bins 1.. of ps.
 func flatness(ps []float64) float64 {
 	if len(ps) < 2 {
 		return 0

@@ -30,8 +30,9 @@
 // speech; it is measured only with at least 0.3 s of such frames. Its
 // spectral flatness (the geometric over the arithmetic mean of a
 // Hann-windowed power spectrum, 2048-point half-overlapped segments over
-// the background runs, or 512-point ones when no run is that long) under
-// 0.06 names a tonal background: music or hum.
+// the background runs, or 512-point ones when no run is that long; from the
+// first bin above DC to 90 % of the recording's own Nyquist frequency)
+// under 0.06 names a tonal background: music or hum.
 //
 // # Preparation
 //

@@ -465,3 +465,15 @@ func FuzzPrepare(f *testing.F) {
 		}
 	})
 }
+
+func TestBandLimitedNoiseIsNotTonal(t *testing.T) {
+	// a 16 kHz recording holds nothing over 8 kHz: that empty band is not
+	// a tonal background
+	fx := loadSpeech(t)
+	x := Resample(fx.x, SampleRate, 16000)
+	x = mix(x, gauss(len(x), fx.speechPower()/100, 9))
+	an := analyse(Clip{Name: "c", Audio: mono(x, 16000)}, DefaultDetector())
+	if bg := an.report.Background; !bg.Measured || bg.Tonal() || math.Abs(an.report.SNR-20) > 2 {
+		t.Fatalf("want white noise 20 dB under, not tonal; got %.2f dB, flatness %.3f", an.report.SNR, bg.Flatness)
+	}
+}
