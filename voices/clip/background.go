@@ -12,7 +12,7 @@ const (
 	TonalFlatness       = 0.06 // spectral flatness under this is a tonal background
 	WarnSNR             = 30.0 // dB: under this, a warning
 	RefuseSNR           = 5.0  // dB: under this, a refusal unless forced
-	flatnessBand        = 0.9 // of the recording's Nyquist frequency
+	flatnessBand        = 0.9  // of the recording's Nyquist frequency
 	welchSize           = 2048
 	shortSize           = 512
 )
