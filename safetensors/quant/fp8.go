@@ -23,22 +23,29 @@ func BlockDims(rows, cols int) (int, int) {
 // Validate checks sizes, that every scale is finite and positive, and that no
 // weight byte is NaN (0x7F, 0xFF).
 func (b *BlockFP8) Validate() error {
+	_, err := b.validate()
+	return err
+}
+
+// validate is Validate, returning each block's largest byte magnitude.
+func (b *BlockFP8) validate() ([]uint8, error) {
 	br, bc := BlockDims(b.Rows, b.Cols)
 	if len(b.Weight) != b.Rows*b.Cols || len(b.ScaleInv) != br*bc {
-		return fmt.Errorf("%w: block FP8 [%d, %d] wants %d weight bytes and %d scales, got %d and %d",
+		return nil, fmt.Errorf("%w: block FP8 [%d, %d] wants %d weight bytes and %d scales, got %d and %d",
 			ErrShape, b.Rows, b.Cols, b.Rows*b.Cols, br*bc, len(b.Weight), len(b.ScaleInv))
 	}
 	for i, s := range b.ScaleInv {
 		if !(s > 0) || s > 3.4e38 {
-			return fmt.Errorf("%w: scale_inv block %d is %v, want a finite positive number", ErrNonFinite, i, s)
+			return nil, fmt.Errorf("%w: scale_inv block %d is %v, want a finite positive number", ErrNonFinite, i, s)
 		}
 	}
-	for i, m := range b.blockMax() {
+	maxb := b.blockMax()
+	for i, m := range maxb {
 		if m == 0x7F {
-			return b.nanError(i)
+			return nil, b.nanError(i)
 		}
 	}
-	return nil
+	return maxb, nil
 }
 
 // nanError locates the first NaN byte of block i.

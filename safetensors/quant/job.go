@@ -78,10 +78,11 @@ func nvfp4Group(mods []*module, layout Layout, bf16 bool) (map[string][]byte, er
 	for i, m := range mods {
 		var err error
 		if m.kind == srcFP8 {
-			if fp8[i], err = m.loadFP8(); err != nil {
+			var maxb []uint8
+			if fp8[i], maxb, err = m.loadFP8Max(); err != nil {
 				return nil, err
 			}
-			amax = max(amax, fp8[i].Amax(bf16))
+			amax = max(amax, fp8[i].amaxOf(maxb, bf16))
 			continue
 		}
 		if xs[i], err = m.loadFloats(bf16); err != nil {

@@ -99,22 +99,29 @@ func (m *module) needNVFP4(packed, global string) error {
 
 // loadFP8 reads a block-FP8 source and checks it for NaN.
 func (m *module) loadFP8() (*BlockFP8, error) {
+	b, _, err := m.loadFP8Max()
+	return b, err
+}
+
+// loadFP8Max is loadFP8, also returning each block's largest byte.
+func (m *module) loadFP8Max() (*BlockFP8, []uint8, error) {
 	w, err := m.tensors["weight"].Bytes()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sb, err := m.tensors["weight_scale_inv"].Bytes()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := &BlockFP8{Rows: m.rows, Cols: m.cols, Weight: w, ScaleInv: make([]float32, len(sb)/4)}
 	for i := range b.ScaleInv {
 		b.ScaleInv[i] = math.Float32frombits(binary.LittleEndian.Uint32(sb[4*i:]))
 	}
-	if err := b.Validate(); err != nil {
-		return nil, fmt.Errorf("quant: %s: %w", m.ref.Module, err)
+	maxb, err := b.validate()
+	if err != nil {
+		return nil, nil, fmt.Errorf("quant: %s: %w", m.ref.Module, err)
 	}
-	return b, nil
+	return b, maxb, nil
 }
 
 // loadFloats reads the projection as float32 values: decoded floats, or the
