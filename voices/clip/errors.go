@@ -23,6 +23,7 @@ type FormatError struct {
 	Err    error  // ErrFormat or ErrUnsupported
 }
 
+// Error returns "clip: FILE: offset N: FIELD: MSG", leaving out what is unknown.
 func (e *FormatError) Error() string {
 	s := "clip: "
 	if e.Name != "" {
@@ -63,6 +64,7 @@ type RefusalError struct {
 	Msg    string // what was found and what to do
 }
 
+// Error returns "clip: SOURCE: CODE: MSG".
 func (e *RefusalError) Error() string {
 	if e.Source == "" {
 		return fmt.Sprintf("clip: %s: %s", e.Code, e.Msg)
@@ -103,6 +105,7 @@ type Warning struct {
 	Msg    string `json:"message"`
 }
 
+// String returns "SOURCE: CODE: MSG".
 func (w Warning) String() string {
 	if w.Source == "" {
 		return w.Code + ": " + w.Msg

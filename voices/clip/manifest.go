@@ -122,6 +122,7 @@ type ManifestError struct {
 	Msg   string
 }
 
+// Error returns "clip: PATH: FIELD: MSG".
 func (e *ManifestError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("clip: %s: %s", e.Path, e.Msg)
