@@ -44,7 +44,12 @@ func HubCacheDir(getenv func(string) string) string {
 //	<Dir>/models--<owner>--<name>/blobs/<etag>
 //	<Dir>/models--<owner>--<name>/snapshots/<commit>/<path> -> ../../blobs/<etag>
 //	<Dir>/models--<owner>--<name>/refs/<name>  (a commit, no newline)
-type Cache struct{ Dir string }
+type Cache struct {
+	Dir string
+	// NoSymlinks (HF_HUB_DISABLE_SYMLINKS) makes snapshot entries hard
+	// links to their blobs (copies across filesystems) instead of symlinks.
+	NoSymlinks bool
+}
 
 // RepoDir is a repository's folder in the cache.
 func (c Cache) RepoDir(repo string) string {
@@ -78,6 +83,9 @@ func (c Cache) Link(repo, commit, path, etag string) error {
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return err
 	}
+	if c.NoSymlinks {
+		return c.hardLink(link, c.BlobPath(repo, etag))
+	}
 	target, err := filepath.Rel(filepath.Dir(link), c.BlobPath(repo, etag))
 	if err != nil {
 		return err
@@ -89,6 +97,24 @@ func (c Cache) Link(repo, commit, path, etag string) error {
 	_ = os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+// hardLink makes link the same file as blob (a copy when a hard link is
+// not possible).
+func (c Cache) hardLink(link, blob string) error {
+	a, err1 := os.Stat(link)
+	b, err2 := os.Stat(blob)
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		return nil
+	}
+	tmp := link + ".drama-link.tmp"
+	_ = os.Remove(tmp)
+	if err := os.Link(blob, tmp); err != nil {
+		if err := copyFile(blob, tmp); err != nil {
+			return err
+		}
 	}
 	return os.Rename(tmp, link)
 }

@@ -185,3 +185,27 @@ func TestServeFetchedCacheToAnotherHost(t *testing.T) {
 		t.Errorf("want one HEAD per file from the cache mirror, got %d", st.HeadRequests)
 	}
 }
+
+func TestNoSymlinksHardLinksSnapshots(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Cache.NoSymlinks = true
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	for _, p := range pf {
+		snap := f.Cache.SnapshotPath(repoA, commitA, p.Path)
+		li, _ := os.Lstat(snap)
+		a, _ := os.Stat(snap)
+		b, _ := os.Stat(f.Cache.BlobPath(repoA, BlobName(p)))
+		if li == nil || li.Mode()&os.ModeSymlink != 0 || !os.SameFile(a, b) {
+			t.Errorf("%s: want a hard link to the blob", p.Path)
+		}
+	}
+	if _, err := hfLookup(t, f.Cache.Dir, repoA, PinnedRef, "sub/dir/codec.pth"); err != nil {
+		t.Error(err)
+	}
+}

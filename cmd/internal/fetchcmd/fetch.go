@@ -98,7 +98,7 @@ func newEnv(opts *FetchOptions) (*env, error) {
 		return nil, err
 	}
 	e := &env{root: root, variantDir: filepath.Join(root, f.Global.Variant), offline: hub.Offline(f.Getenv)}
-	e.cache = hub.Cache{Dir: hub.HubCacheDir(f.Getenv)}
+	e.cache = hub.Cache{Dir: hub.HubCacheDir(f.Getenv), NoSymlinks: truthy(f.Getenv("HF_HUB_DISABLE_SYMLINKS"))}
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
 	}
@@ -166,7 +166,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return fetchError(err)
 	}
-	if err := placeVariant(e.variantDir, res, opts.NoCache); err != nil {
+	if err := placeVariant(e.variantDir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
 		return err
 	}
 	if e.offline {
@@ -229,4 +229,12 @@ func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.
 		}
 	}
 	return cmdutil.MismatchError(fmt.Errorf("offline check failed: %s: fetch again online, or delete the files named", strings.Join(bad, ", ")))
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }

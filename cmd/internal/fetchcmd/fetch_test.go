@@ -340,3 +340,58 @@ func TestOfflineVerifiesBySHA256(t *testing.T) {
 		t.Fatalf("want exit 3 naming codec.pth, got %v", err)
 	}
 }
+
+// TestNVFP4AfterFullDownloadsNoSharedBytes: the second variant links the
+// files it shares with the first instead of downloading them.
+func TestNVFP4AfterFullDownloadsNoSharedBytes(t *testing.T) {
+	e := newTestEnv(t, true) // full: fishaudio/drama-3
+	const nvCommit = "dddddddddddddddddddddddddddddddddddddddd"
+	own := randBytes(3, 2<<20)
+	nvFiles := map[string][]byte{"codec.pth": e.files["codec.pth"], "config.json": e.files["config.json"], "model-nvfp4.safetensors": own}
+	p := &pins.Pins{Format: pins.Format, Variant: "nvfp4", Repo: "plotarmordev/drama-3-NVFP4-Pruned", RepoType: "model",
+		Revision: nvCommit, License: "Test Licence 1.0", Engine: "cuda"}
+	for name, b := range nvFiles {
+		fp := filepath.Join(e.dir, "mirror", "plotarmordev", "drama-3-NVFP4-Pruned", nvCommit, name)
+		os.MkdirAll(filepath.Dir(fp), 0o755)
+		os.WriteFile(fp, b, 0o644)
+		s := sha256.Sum256(b)
+		p.Files = append(p.Files, pins.File{Path: name, Size: int64(len(b)), SHA256: hex.EncodeToString(s[:]), LFS: len(b) > 1000})
+	}
+	nvPins := filepath.Join(e.dir, "nvfp4.json")
+	if err := p.WriteFile(nvPins); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, _ := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	before := e.srv.Stats().BytesServed
+	ios, _, out, _ := cmdutil.Test()
+	f := e.factory(ios)
+	f.Global.Variant = "nvfp4"
+	o := e.opts(f)
+	o.PinsFile = nvPins
+	if err := runFetch(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.srv.Stats().BytesServed - before; got != int64(len(own)) {
+		t.Errorf("nvfp4 after full: want only its own %d bytes downloaded, got %d", len(own), got)
+	}
+	if !strings.Contains(out.String(), "codec.pth") || !strings.Contains(out.String(), "shared") {
+		t.Errorf("table should show codec.pth as shared:\n%s", out)
+	}
+	for name, want := range nvFiles {
+		if got, err := os.ReadFile(filepath.Join(e.root, "nvfp4", name)); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("nvfp4/%s: %v", name, err)
+		}
+	}
+}
+
+func TestDisableSymlinksEnv(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_DISABLE_SYMLINKS", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	e.checkVariantDir(t, false)
+}

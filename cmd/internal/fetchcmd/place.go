@@ -11,9 +11,9 @@ import (
 )
 
 // placeVariant gives the root a plain directory per variant: a symlink per
-// file into the cache's snapshot, or with noCache a hard link to the blob
-// (a plain file, sharing its bytes).
-func placeVariant(dir string, res *hub.Result, noCache bool) error {
+// file into the cache's snapshot, or with hardLinks a hard link to the
+// blob (a plain file, sharing its bytes).
+func placeVariant(dir string, res *hub.Result, hardLinks bool) error {
 	for _, r := range res.Files {
 		dst := filepath.Join(dir, filepath.FromSlash(r.Path))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -22,7 +22,7 @@ func placeVariant(dir string, res *hub.Result, noCache bool) error {
 		tmp := dst + ".drama-place.tmp"
 		_ = os.Remove(tmp)
 		var err error
-		if noCache {
+		if hardLinks {
 			err = os.Link(r.Blob, tmp)
 		} else {
 			err = os.Symlink(r.Snapshot, tmp)
