@@ -282,6 +282,7 @@ type diskErr struct {
 	err  error
 }
 
+// Error says what failed to write and, for a full disk, what to do.
 func (e *diskErr) Error() string {
 	if errors.Is(e.err, syscall.ENOSPC) || errors.Is(e.err, syscall.EDQUOT) {
 		return fmt.Sprintf("write %s: %v: free some space and run again; the partial files stay for resume", e.path, e.err)
@@ -289,6 +290,7 @@ func (e *diskErr) Error() string {
 	return fmt.Sprintf("write %s: %v", e.path, e.err)
 }
 
+// Unwrap gives the OS error and, for a full disk, ErrNoSpace.
 func (e *diskErr) Unwrap() []error {
 	if errors.Is(e.err, syscall.ENOSPC) || errors.Is(e.err, syscall.EDQUOT) {
 		return []error{e.err, ErrNoSpace}

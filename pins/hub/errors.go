@@ -39,6 +39,8 @@ type StatusError struct {
 	Data bool
 }
 
+// Error gives the request, the status, the Hub's own code and message,
+// and what to do next.
 func (e *StatusError) Error() string {
 	msg := fmt.Sprintf("hub: %s %s: %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
 	if e.Code != "" {

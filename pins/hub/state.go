@@ -107,6 +107,7 @@ func newDigester(f pins.File) *digester {
 	return d
 }
 
+// Write feeds p to every hash.
 func (d *digester) Write(p []byte) (int, error) {
 	d.sha256.Write(p)
 	if d.gitSHA1 != nil {

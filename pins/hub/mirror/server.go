@@ -430,6 +430,7 @@ type flipReader struct {
 	done bool
 }
 
+// Read reads from the underlying reader, flipping the first byte once.
 func (f *flipReader) Read(p []byte) (int, error) {
 	n, err := f.r.Read(p)
 	if n > 0 && !f.done {
