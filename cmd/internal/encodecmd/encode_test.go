@@ -280,6 +280,9 @@ func TestEncodeFormats(t *testing.T) {
 			if fi, _ := os.Stat(e.opts.Output); fi.Mode().Perm() != 0o600 {
 				t.Fatalf("want mode 0600, got %v", fi.Mode())
 			}
+			if f == voices.FormatCUDA && !strings.Contains(e.err.String(), "record of consent") {
+				t.Fatalf("want a warning that the consent is not kept, got %q", e.err.String())
+			}
 		})
 	}
 }

@@ -98,6 +98,10 @@ func buildVoice(opts *Options, id string, refs []ref, codes []voices.Codes) (*vo
 	if err != nil {
 		return nil, err
 	}
+	if len(conv.Dropped) > 0 {
+		opts.F.Warnf("%s has no place for %s: keep a %s copy as the record of consent (drama encode --format %s)",
+			opts.Format, strings.Join(conv.Dropped, ", "), voices.FormatCloned, voices.FormatCloned)
+	}
 	for _, j := range conv.Joins {
 		opts.F.Infof("joined references %d to %d into one of %d frames to fit %s", j.First+1, j.Last+1, j.Frames, opts.Format)
 	}
