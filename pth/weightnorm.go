@@ -167,21 +167,31 @@ func computeScales(folds []*Tensor) error {
 }
 
 func (f *fold) computeScale(name string) error {
-	n := int64(1)
-	if f.dim >= 0 {
-		n = f.v.Shape[f.dim]
+	inner, dimN := f.steps()
+	if f.v.Numel() == 0 {
+		f.scale = make([]float32, dimN) // nothing to scale
+		return nil
 	}
-	sums := make([]float64, n)
-	if err := forEachFloat(f.v, func(i int64, x float64) {
-		sums[f.index(i)] += x * x
+	sums := make([]float64, dimN)
+	if err := forEachChunk(f.v, func(first int64, xs []float64) {
+		pos, idx := first%inner, (first/inner)%dimN
+		for _, x := range xs {
+			sums[idx] += x * x
+			if pos++; pos == inner {
+				pos = 0
+				if idx++; idx == dimN {
+					idx = 0
+				}
+			}
+		}
 	}); err != nil {
 		return err
 	}
-	gs := make([]float64, 0, n)
-	if err := forEachFloat(f.g, func(_ int64, x float64) { gs = append(gs, x) }); err != nil {
+	gs := make([]float64, 0, dimN)
+	if err := forEachChunk(f.g, func(_ int64, xs []float64) { gs = append(gs, xs...) }); err != nil {
 		return err
 	}
-	f.scale = make([]float32, n)
+	f.scale = make([]float32, dimN)
 	for i, s := range sums {
 		norm := float32(math.Sqrt(s))
 		if norm == 0 || math.IsInf(float64(norm), 0) || math.IsNaN(float64(norm)) || math.IsNaN(gs[i]) || math.IsInf(gs[i], 0) {
@@ -192,27 +202,36 @@ func (f *fold) computeScale(name string) error {
 	return nil
 }
 
-// index returns the position along dim of logical element i.
-func (f *fold) index(i int64) int64 {
+// steps returns the elements per step along dim and the steps: the scale
+// of logical element i is scale[(i / inner) % dimN].
+func (f *fold) steps() (inner, dimN int64) {
 	if f.dim < 0 {
-		return 0
+		return 1, 1
 	}
-	return (i / f.inner) % f.v.Shape[f.dim]
+	return f.inner, f.v.Shape[f.dim]
 }
 
-// forEachFloat streams a float tensor's elements as float64.
-func forEachFloat(t *Tensor, fn func(i int64, x float64)) error {
+// forEachChunk streams a float tensor's elements as float64, a chunk at a
+// time, with the index of each chunk's first element.
+func forEachChunk(t *Tensor, fn func(first int64, xs []float64)) error {
 	esz := int64(t.DType.Size())
-	buf := make([]byte, min(t.Len(), foldChunk/esz*esz))
-	for off := int64(0); off < t.Len(); off += int64(len(buf)) {
-		p := buf[:min(int64(len(buf)), t.Len()-off)]
-		if _, err := t.ReadAt(p, off); err != nil {
+	per := int64(foldChunk) / esz
+	buf := make([]byte, min(t.Len(), per*esz))
+	xs := make([]float64, min(t.Numel(), per))
+	for first := int64(0); first < t.Numel(); first += per {
+		n := min(per, t.Numel()-first)
+		p := buf[:n*esz]
+		if _, err := t.ReadAt(p, first*esz); err != nil {
 			return err
 		}
-		first := off / esz
-		for j := int64(0); j < int64(len(p))/esz; j++ {
-			fn(first+j, decodeFloat(t.DType, p[j*esz:]))
+		for j := range n {
+			if t.DType == F32 {
+				xs[j] = float64(math.Float32frombits(binary.LittleEndian.Uint32(p[4*j:])))
+			} else {
+				xs[j] = decodeFloat(t.DType, p[j*esz:])
+			}
 		}
+		fn(first, xs[:n])
 	}
 	return nil
 }
@@ -244,12 +263,7 @@ func (f *fold) readAt(p []byte, off int64) error {
 
 // scaleInto writes v's elements from first, times their scale, as F32.
 func (f *fold) scaleInto(dst, src []byte, first int64) {
-	inner, dimN := f.inner, int64(1)
-	if f.dim >= 0 {
-		dimN = f.v.Shape[f.dim]
-	} else {
-		inner = 1
-	}
+	inner, dimN := f.steps()
 	pos, idx := first%inner, (first/inner)%dimN
 	vesz := int64(f.v.DType.Size())
 	for j := int64(0); j < int64(len(dst))/4; j++ {

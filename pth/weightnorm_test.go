@@ -156,3 +156,12 @@ func TestFoldDims(t *testing.T) {
 		}
 	}
 }
+
+func TestFoldEmpty(t *testing.T) {
+	g := synth("e.weight_g", []int64{2, 1}, []float32{1, 2})
+	v := synth("e.weight_v", []int64{2, 0}, nil)
+	got, n, err := FoldWeightNorm([]*Tensor{g, v})
+	if err != nil || n != 1 || got[0].Len() != 0 {
+		t.Fatalf("empty v: %v, %d", err, n)
+	}
+}
