@@ -74,6 +74,7 @@ type FormatError struct {
 	Err    error
 }
 
+// Error formats the error with what it names.
 func (e *FormatError) Error() string {
 	if e.Offset < 0 {
 		return fmt.Sprintf("pth: %s: %v", e.Msg, e.Err)
@@ -91,6 +92,7 @@ type RecordError struct {
 	Err  error
 }
 
+// Error formats the error with what it names.
 func (e *RecordError) Error() string {
 	return fmt.Sprintf("pth: record %q: %s: %v", e.Name, e.Msg, e.Err)
 }
@@ -107,6 +109,7 @@ type PickleError struct {
 	Err    error
 }
 
+// Error formats the error with what it names.
 func (e *PickleError) Error() string {
 	return fmt.Sprintf("pth: pickle offset %d (opcode %s): %s: %v", e.Offset, opName(e.Op), e.Msg, e.Err)
 }
@@ -121,6 +124,7 @@ type TensorError struct {
 	Err  error
 }
 
+// Error formats the error with what it names.
 func (e *TensorError) Error() string {
 	return fmt.Sprintf("pth: tensor %q: %s: %v", e.Name, e.Msg, e.Err)
 }
