@@ -38,6 +38,7 @@ type Reader struct {
 	size       int64
 	src        io.ReaderAt
 	lim        Limits
+	byName     map[string]*Record
 }
 
 // ReadCloser is a Reader over a file it closes.
@@ -127,7 +128,7 @@ func (rd *Reader) readZip(r io.ReaderAt, lim Limits) error {
 	if err != nil {
 		return err
 	}
-	rd.Prefix, rd.Records = ix.prefix, ix.records
+	rd.Prefix, rd.Records, rd.byName = ix.prefix, ix.records, ix.byName
 	if err := ix.checkTorch(r, rd, lim); err != nil {
 		return err
 	}
@@ -298,6 +299,10 @@ func (rd *Reader) collect(v any) error {
 	}
 	return nil
 }
+
+// Record returns the zip record with the given name under the archive
+// prefix ("data.pkl", "data/0", "version"), or nil.
+func (rd *Reader) Record(name string) *Record { return rd.byName[name] }
 
 // Tensor returns the tensor with the given name, or nil.
 func (rd *Reader) Tensor(name string) *Tensor {

@@ -100,6 +100,12 @@ func TestReaderMetadata(t *testing.T) {
 	if r.Prefix != "dtypes" || r.Version != 3 || r.ByteOrder != "little" || r.Format != FormatZip {
 		t.Errorf("got prefix %q version %d byteorder %q format %s", r.Prefix, r.Version, r.ByteOrder, r.Format)
 	}
+	if rec := r.Record("data/0"); rec == nil || rec.Name != "dtypes/data/0" || rec.DataOffset%64 != 0 || rec.Method != Store || rec != r.Tensor("f64").Storage.Record {
+		t.Errorf("record data/0: %+v", rec)
+	}
+	if r.Record("../dtypes/data/0") != nil || r.Record("dtypes/data/0") != nil {
+		t.Error("record lookup accepts names outside the prefix")
+	}
 	base, same, cols := r.Tensor("base"), r.Tensor("same"), r.Tensor("view_cols")
 	if base.Storage != same.Storage || base.Storage != cols.Storage {
 		t.Error("views of one storage do not share it")
