@@ -14,6 +14,8 @@
 //   golden-qwen3.jsonl       {"text", "ids"} per line: the corpus on that tokenizer
 //   golden-drama.jsonl       the same corpus plus prompt strings on the Qwen3 tokenizer
 //                            extended with Fish Audio's added tokens (see dramaTokenizer)
+//   golden-prompts.jsonl     whole prompts built the reference way on that tokenizer
+//   golden-unicode.jsonl     a hash of the ids of every code point in context, per block
 // The corpus is made here from a fixed seed, so a rerun writes the same files.
 'use strict';
 
@@ -184,6 +186,36 @@ async function promptGolden(tok, file) {
   console.log(`${file}: ${out.length} prompts`);
 }
 
+// unicodeBlock is the sweep text of code points start..start+0xFFF
+// (surrogates left out): each code point next to a letter, a digit and
+// spaces, so its class (letter, number, space, other) and its NFC form all
+// show in the ids. engine/prompt's test builds the same text.
+function unicodeBlock(start) {
+  let s = '';
+  for (let cp = start; cp < start + 0x1000; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const ch = String.fromCodePoint(cp);
+    s += ch + 'a' + ch + '1 ' + ch + ' x\n';
+  }
+  return s;
+}
+
+// unicodeGolden writes, for each block of 4096 code points, the sha256 of
+// its ids as little-endian uint32: every code point of Unicode checked in a
+// 20 KB file.
+async function unicodeGolden(tok, file) {
+  const crypto = require('crypto');
+  const out = [];
+  for (let start = 0; start < 0x110000; start += 0x1000) {
+    const ids = (await tok.encode(unicodeBlock(start), null, { addSpecialTokens: false })).getIds();
+    const buf = Buffer.alloc(4 * ids.length);
+    ids.forEach((id, i) => buf.writeUInt32LE(id, 4 * i));
+    out.push(JSON.stringify({ start, tokens: ids.length, sha256: crypto.createHash('sha256').update(buf).digest('hex') }));
+  }
+  fs.writeFileSync(path.join(testdata, file), out.join('\n') + '\n');
+  console.log(`${file}: ${out.length} blocks`);
+}
+
 async function golden(tok, texts, file) {
   const lines = [];
   for (const text of texts) {
@@ -274,7 +306,9 @@ async function main() {
   const text = fs.readFileSync(qwenJSON, 'utf8');
   fs.writeFileSync(path.join(testdata, '..', 'prompttest', 'qwen3-tokenizer.json.gz'), zlib.gzipSync(text, { level: 9 }));
   const texts = corpus();
-  await golden(Tokenizer.fromString(text), texts, 'golden-qwen3.jsonl');
+  const qwen = Tokenizer.fromString(text);
+  await golden(qwen, texts, 'golden-qwen3.jsonl');
+  await unicodeGolden(qwen, 'golden-unicode.jsonl');
   const drama = Tokenizer.fromString(dramaTokenizer(text));
   await golden(drama, [...texts, ...promptStrings()], 'golden-drama.jsonl');
   await promptGolden(drama, 'golden-prompts.jsonl');
