@@ -157,3 +157,23 @@ func TestReadAtPartial(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherWindows reads a transposed view whose storage span is larger
+// than one gather window.
+func TestGatherWindows(t *testing.T) {
+	const rows, cols = 1500, 1000 // 6 MB of float32, more than maxGatherSpan
+	vals := make([]float32, rows*cols)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	base := synth("base", []int64{rows, cols}, vals)
+	tr := &Tensor{Name: "t", DType: F32, Shape: []int64{cols, rows}, Stride: []int64{1, cols}, Storage: base.Storage}
+	got := readF32(t, tr)
+	for i := 0; i < cols; i += 97 {
+		for j := 0; j < rows; j += 89 {
+			if got[i*rows+j] != vals[j*cols+i] {
+				t.Fatalf("[%d,%d]: want %g, got %g", i, j, vals[j*cols+i], got[i*rows+j])
+			}
+		}
+	}
+}

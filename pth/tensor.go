@@ -31,9 +31,9 @@ type Tensor struct {
 	fold         *fold
 }
 
-// maxGatherSpan bounds the storage bytes read at once to gather a
-// non-contiguous view; beyond it, elements are read run by run.
-const maxGatherSpan = 16 << 20
+// maxGatherSpan bounds the storage bytes held at once to gather a
+// non-contiguous view.
+const maxGatherSpan = 4 << 20
 
 // Numel returns the number of elements.
 func (t *Tensor) Numel() int64 {
@@ -116,25 +116,28 @@ func (t *Tensor) readRun(p []byte, at int64) error {
 	return nil
 }
 
-// gather copies the elements covering p from a strided view.
+// gather copies the elements covering p from a strided view: it reads the
+// storage span those elements touch in windows of at most maxGatherSpan
+// bytes and picks each window's elements.
 func (t *Tensor) gather(p []byte, off int64) error {
 	esz := int64(t.DType.Size())
 	first, count := off/esz, (off+int64(len(p))+esz-1)/esz-off/esz
 	lo, hi := t.span(first, count)
 	tmp := make([]byte, count*esz)
-	if (hi-lo+1)*esz <= maxGatherSpan {
-		win := make([]byte, (hi-lo+1)*esz)
-		if err := t.readRun(win, t.Storage.Offset+lo*esz); err != nil {
+	win := make([]byte, min((hi-lo+1)*esz, maxGatherSpan/esz*esz))
+	step := int64(len(win)) / esz
+	for start := lo; start <= hi; start += step {
+		end := min(start+step, hi+1)
+		w := win[:(end-start)*esz]
+		if err := t.readRun(w, t.Storage.Offset+start*esz); err != nil {
 			return err
 		}
 		t.walk(first, count, func(i, s int64) error {
-			copy(tmp[i*esz:(i+1)*esz], win[(s-lo)*esz:])
+			if s >= start && s < end {
+				copy(tmp[i*esz:(i+1)*esz], w[(s-start)*esz:])
+			}
 			return nil
 		})
-	} else if err := t.walk(first, count, func(i, s int64) error {
-		return t.readRun(tmp[i*esz:(i+1)*esz], t.Storage.Offset+s*esz)
-	}); err != nil {
-		return err
 	}
 	copy(p, tmp[off-first*esz:])
 	return nil
