@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +75,30 @@ func TestDecodeFFmpegFails(t *testing.T) {
 	}
 	if _, err := Decode(context.Background(), filepath.Join(t.TempDir(), "missing.wav")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("want a not-exist error, got %v", err)
+	}
+}
+
+func TestDecodeWithRealFFmpeg(t *testing.T) {
+	bin, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not installed")
+	}
+	flac := filepath.Join(t.TempDir(), "sine.flac")
+	out, err := exec.Command(bin, "-nostdin", "-v", "error", "-i", "testdata/fmt-pcm24-48k-stereo.wav", "-c:a", "flac", flac).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	want, _ := ReadWAVFile("testdata/fmt-pcm24-48k-stereo.wav")
+	got, err := Decode(context.Background(), flac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rate != 48000 || got.Channels != 2 || len(got.Data) != len(want.Data) {
+		t.Fatalf("want 48 kHz stereo of %d samples, got %d Hz x%d of %d", len(want.Data), got.Rate, got.Channels, len(got.Data))
+	}
+	for i := range want.Data {
+		if got.Data[i] != want.Data[i] {
+			t.Fatalf("sample %d: want %v, got %v (FLAC is lossless)", i, want.Data[i], got.Data[i])
+		}
 	}
 }
