@@ -2,6 +2,8 @@ package pth
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"sync/atomic"
@@ -54,5 +56,53 @@ func BenchmarkOpenReader(b *testing.B) {
 		}
 		CheckCodec(StripPrefix(r.Tensors, "generator."))
 		r.Close()
+	}
+}
+
+// TestZip64End forces the ZIP64 end-of-directory path: torch writes the
+// ZIP64 end record and locator; saturating the classic record's fields
+// makes the reader take the directory from them.
+func TestZip64End(t *testing.T) {
+	b, err := os.ReadFile("testdata/dtypes.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndex(b, []byte("PK\x05\x06"))
+	for _, at := range []int{8, 10} {
+		b[i+at], b[i+at+1] = 0xff, 0xff
+	}
+	copy(b[i+12:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	r, err := NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tensors) != 23 {
+		t.Errorf("%d tensors", len(r.Tensors))
+	}
+	// A locator pointing outside the file is refused.
+	loc := bytes.LastIndex(b, []byte("PK\x06\x07"))
+	copy(b[loc+8:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0})
+	if _, err := NewReader(bytes.NewReader(b), int64(len(b))); !errors.Is(err, ErrFormat) {
+		t.Errorf("bad locator: want ErrFormat, got %v", err)
+	}
+}
+
+// TestZip64Extra reads a central entry whose sizes and offset come from a
+// ZIP64 extra field.
+func TestZip64Extra(t *testing.T) {
+	rec := &Record{Size: 0xffffffff, CompressedSize: 0xffffffff, HeaderOffset: 0xffffffff}
+	extra := []byte{1, 0, 24, 0}
+	for _, v := range []uint64{5 << 32, 5 << 32, 7 << 32} {
+		extra = binary.LittleEndian.AppendUint64(extra, v)
+	}
+	if err := applyZip64(rec, append([]byte{9, 9, 0, 0}, extra...)); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Size != 5<<32 || rec.CompressedSize != 5<<32 || rec.HeaderOffset != 7<<32 {
+		t.Errorf("%+v", rec)
+	}
+	short := &Record{Size: 0xffffffff, CompressedSize: 0xffffffff}
+	if err := applyZip64(short, []byte{1, 0, 8, 0, 1, 0, 0, 0, 0, 0, 0, 0}); !errors.Is(err, ErrFormat) {
+		t.Errorf("short extra: want ErrFormat, got %v", err)
 	}
 }
