@@ -120,7 +120,7 @@ func detect(r io.ReaderAt, size int64) (Format, error) {
 	case size < 4:
 		return "", formatErr(0, ErrFormat, "file of %d bytes", size)
 	}
-	return "", formatErr(0, ErrFormat, "unknown format (starts with % x)", head[:min(8, len(head))])
+	return "", formatErr(0, ErrFormat, "unknown format (starts with % x): want a file written by torch.save", head[:min(8, len(head))])
 }
 
 func (rd *Reader) readZip(r io.ReaderAt, lim Limits) error {

@@ -126,7 +126,7 @@ func (p *Plan) layout() error {
 		it := &p.Items[i]
 		it.Out = outDType(it.Src.DType, p.opts.DType)
 		if !it.Out.Valid() {
-			return fmt.Errorf("%w: tensor %q is %s: drop it with --drop", ErrDType, it.Src.Name, it.Src.DType)
+			return fmt.Errorf("%w: tensor %q is %s: leave it out with --drop '^%s$'", ErrDType, it.Src.Name, it.Src.DType, regexp.QuoteMeta(it.Src.Name))
 		}
 	}
 	var err error
