@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,7 +130,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest, events func
 		return err
 	}
 	cfg.Events = emit
-	proc, err := Launch(ctx, cfg)
+	proc, err := launchRetryingPort(ctx, cfg)
 	if err != nil {
 		return e.launchFailed(err, emit)
 	}
@@ -137,6 +139,35 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest, events func
 	e.mu.Unlock()
 	go e.watch(proc)
 	return nil
+}
+
+// launchRetryingPort launches, trying another free port when the server
+// exits because its port was taken between the choice and its bind.
+func launchRetryingPort(ctx context.Context, cfg Config) (*Process, error) {
+	for try := 1; ; try++ {
+		proc, err := Launch(ctx, cfg)
+		var x *ExitError
+		if err == nil || try == 3 || !errors.As(err, &x) || !strings.Contains(strings.ToLower(x.Tail), "address already in use") {
+			return proc, err
+		}
+		port, perr := freePort()
+		if perr != nil {
+			return nil, err
+		}
+		cfg.Args = replacePort(cfg.Args, cfg.Port, port)
+		cfg.Port = port
+	}
+}
+
+// replacePort swaps the value of --port in args.
+func replacePort(args []string, old, port int) []string {
+	out := slices.Clone(args)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--port" && out[i+1] == strconv.Itoa(old) {
+			out[i+1] = strconv.Itoa(port)
+		}
+	}
+	return out
 }
 
 func (e *Engine) launchFailed(err error, emit func(engine.LifecycleEvent)) error {
@@ -310,21 +341,27 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Health reports the phase and the native pid.
+// Health reports the phase and the native pid. A ready engine's health
+// route is asked too: a server that stopped answering is not ready.
 func (e *Engine) Health(ctx context.Context) (engine.Health, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	h := engine.Health{Phase: e.phase, Since: e.since, LastExit: e.exit}
+	h := engine.Health{Phase: e.phase, Since: e.since, LastExit: e.exit, Message: e.exit}
+	client := e.client
 	if e.proc != nil && e.proc.Exit() == nil {
 		h.PID = e.proc.PID()
 	}
-	h.Ready = e.phase == engine.PhaseReady && h.PID > 0
-	switch {
-	case h.Ready:
-		h.Message = "serving on " + e.proc.Addr()
-	case e.exit != "":
-		h.Message = e.exit
+	e.mu.Unlock()
+	h.Ready = h.Phase == engine.PhaseReady && h.PID > 0
+	if !h.Ready {
+		return h, nil
 	}
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := client.Health(hctx); err != nil {
+		h.Ready, h.Message = false, "the native engine's health route does not answer: "+err.Error()
+		return h, nil
+	}
+	h.Message = "serving on " + client.Addr
 	return h, nil
 }
 

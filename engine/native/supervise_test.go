@@ -51,7 +51,7 @@ func launchConfig(t *testing.T, env ...string) native.Config {
 
 func TestLaunchReadyAndStop(t *testing.T) {
 	skipUnsupported(t)
-	cfg := launchConfig(t)
+	cfg := launchConfig(t, "TENSORFOLD_STANDIN_LOAD_TIME=800ms") // long enough for progress to show under load
 	var phases []engine.Phase
 	sawProgress := false
 	cfg.Events = func(e engine.LifecycleEvent) {
