@@ -174,3 +174,28 @@ func alive(pid int) bool {
 }
 
 func fault(name string) string { return standin.EnvFault + "=" + name }
+
+// TestLaunchRetriesTakenPort: a port taken between its choice and the
+// server's bind makes the server exit; the launch tries another port.
+func TestLaunchRetriesTakenPort(t *testing.T) {
+	skipUnsupported(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := launchConfig(t)
+	taken := ln.Addr().(*net.TCPAddr).Port
+	cfg.Port, cfg.Args = taken, native.CUDA.ServeArgs(native.ServeOptions{Port: taken})
+	p, err := native.LaunchRetryingPort(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	if p.Addr() == ln.Addr().String() {
+		t.Errorf("engine at %s: want another port than the taken one", p.Addr())
+	}
+	if err := native.NewClient(p.Addr()).Health(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
