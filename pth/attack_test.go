@@ -152,6 +152,12 @@ func pickleAttacks(t *testing.T) []attack {
 		rank.int(1)
 	}
 	rank.op(opTuple)
+	var dicts pk
+	dicts.op(opProto, 2, opEmptyList)
+	for range DefaultLimits.MaxOps/2 - 2 {
+		dicts.op(opEmptyDict, opAppend)
+	}
+	dicts.op(opStop)
 	smallMemo := DefaultLimits
 	smallMemo.MaxMemo = 1000
 	return []attack{
@@ -179,6 +185,8 @@ func pickleAttacks(t *testing.T) []attack {
 		{"P13 BINUNICODE short", raw(opBinUnicode, 100, 0, 0, 0, 'a', 'b'), ErrTruncated, "operand of 100 bytes", nil},
 		{"P14 a million MARKs", marks.Bytes(), ErrLimit, "MARK nested deeper than 1024", nil},
 		{"P14 a million nested tuples", deep.Bytes(), ErrNotStateDict, "tuple", nil},
+		{"half a million empty dicts in a list", dicts.Bytes(), ErrNotStateDict, "list", nil},
+		{"more opcodes than the limit", append(append(bytes.Clone(dicts.Bytes()[:len(dicts.Bytes())-1]), opEmptyDict, opAppend, opEmptyDict, opAppend), opStop), ErrLimit, "more than 1048576 opcodes", nil},
 		{"P15 STOP on empty stack", raw(opStop), ErrPickle, "STOP with 0 values", nil},
 		{"P15 no STOP", raw(opNone), ErrTruncated, "without STOP", nil},
 		{"P15 trailing bytes", append(oneTensor(okTensor), 'N'), ErrPickle, "1 bytes after STOP", nil},

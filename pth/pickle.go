@@ -83,7 +83,9 @@ type (
 	}
 )
 
-func newDict(ordered bool) *dict { return &dict{index: map[any]int{}, ordered: ordered} }
+// newDict returns an empty dict; its index is made on the first item, so
+// an empty dict costs one small allocation.
+func newDict(ordered bool) *dict { return &dict{ordered: ordered} }
 
 // get returns the value under a string key.
 func (d *dict) get(k string) (any, bool) {
@@ -497,6 +499,9 @@ func (m *vm) setItem(d *dict, k, v any) error {
 	}
 	if len(d.keys) >= m.lim.MaxItems {
 		return m.errf(ErrLimit, "dict of more than %d items", m.lim.MaxItems)
+	}
+	if d.index == nil {
+		d.index = map[any]int{}
 	}
 	d.index[k] = len(d.keys)
 	d.keys = append(d.keys, k)
