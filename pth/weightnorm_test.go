@@ -165,3 +165,68 @@ func TestFoldEmpty(t *testing.T) {
 		t.Fatalf("empty v: %v, %d", err, n)
 	}
 }
+
+func TestHalfToFloat32(t *testing.T) {
+	for _, tc := range []struct {
+		h    uint16
+		want float32
+	}{
+		{0x0000, 0}, {0x3c00, 1}, {0xc000, -2}, {0x3555, 0.333251953125}, {0x7bff, 65504},
+		{0x0001, 1.0 / (1 << 24)}, {0x03ff, 1023.0 / (1 << 24)}, {0x0400, 1.0 / (1 << 14)}, {0x8001, -1.0 / (1 << 24)},
+	} {
+		if got := HalfToFloat32(tc.h); got != tc.want {
+			t.Errorf("%#04x: want %g, got %g", tc.h, tc.want, got)
+		}
+	}
+	if got := HalfToFloat32(0x7c00); !math.IsInf(float64(got), 1) {
+		t.Errorf("0x7c00: want +Inf, got %g", got)
+	}
+	if got := HalfToFloat32(0x7e01); !math.IsNaN(float64(got)) {
+		t.Errorf("0x7e01: want NaN, got %g", got)
+	}
+	if got := HalfToFloat32(0x8000); got != 0 || !math.Signbit(float64(got)) {
+		t.Errorf("0x8000: want -0, got %g", got)
+	}
+}
+
+// typed makes an in-memory tensor of any dtype from raw little-endian bytes.
+func typed(name string, d DType, shape []int64, raw []byte) *Tensor {
+	st := &Storage{Key: name, DType: d, Numel: int64(len(raw) / d.Size()), Size: int64(len(raw)), src: bytesAt(raw)}
+	return &Tensor{Name: name, DType: d, Shape: shape, Stride: contiguousStrides(shape), Storage: st}
+}
+
+// TestFoldNarrowAndWideInputs folds F16 v with BF16 g, and F64 v with F64 g:
+// the result is F32 either way.
+func TestFoldNarrowAndWideInputs(t *testing.T) {
+	// v = [[3, 4], [1, 0]] in F16, g = [2, 0.5] in BF16.
+	v16 := []byte{0x00, 0x42, 0x00, 0x44, 0x00, 0x3c, 0x00, 0x00}
+	g16 := []byte{0x00, 0x40, 0x00, 0x3f}
+	got, _, err := FoldWeightNorm([]*Tensor{typed("a.weight_g", BF16, []int64{2, 1}, g16), typed("a.weight_v", F16, []int64{2, 2}, v16)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := readF32(t, got[0]); !slices.Equal(w, []float32{1.2, 1.6, 0.5, 0}) {
+		t.Errorf("F16/BF16: got %v", w)
+	}
+	var v64, g64 []byte
+	for _, x := range []float64{3, 4, 1, 0} {
+		v64 = binary.LittleEndian.AppendUint64(v64, math.Float64bits(x))
+	}
+	for _, x := range []float64{2, 0.5} {
+		g64 = binary.LittleEndian.AppendUint64(g64, math.Float64bits(x))
+	}
+	got, _, err = FoldWeightNorm([]*Tensor{typed("b.parametrizations.weight.original0", F64, []int64{2, 1}, g64), typed("b.parametrizations.weight.original1", F64, []int64{2, 2}, v64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Name != "b.weight" || !got[0].Folded() {
+		t.Errorf("name %q folded %v", got[0].Name, got[0].Folded())
+	}
+	if w := readF32(t, got[0]); !slices.Equal(w, []float32{1.2, 1.6, 0.5, 0}) {
+		t.Errorf("F64: got %v", w)
+	}
+	_, _, err = FoldWeightNorm([]*Tensor{typed("c.weight_g", I32, []int64{1}, make([]byte, 4)), typed("c.weight_v", F32, []int64{1}, make([]byte, 4))})
+	if !errors.Is(err, ErrWeightNorm) {
+		t.Errorf("int g: want ErrWeightNorm, got %v", err)
+	}
+}

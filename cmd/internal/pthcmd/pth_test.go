@@ -209,3 +209,36 @@ func TestInspectVerify(t *testing.T) {
 		t.Errorf("--verify: %v %+v", err, got)
 	}
 }
+
+func TestPrintCodec(t *testing.T) {
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	g := &pth.CodecGeometry{SampleRate: 44100, FrameSamples: 2048, FrameRate: 44100.0 / 2048,
+		Codebooks: []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024},
+		EncoderRates: []int{2, 4, 8, 8}, DecoderRates: []int{8, 8, 4, 2}, Downsample: []int{2, 2}}
+	printCodec(f, pth.CodecReport{Recognized: true, Complete: true, Geometry: g})
+	want := "codec:    Drama codec (complete): 44100 Hz, 2048 samples a frame (21.533 frames/s), codebooks 1 x 4096 + 9 x 1024\n" +
+		"          encoder rates [2 4 8 8], quantizer downsample [2 2], decoder rates [8 8 4 2]\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	out.Reset()
+	printCodec(f, pth.CodecReport{Recognized: true, Geometry: g, Missing: []string{"a"}, Unexpected: []string{"b"}, Mismatched: []string{"c: want [1], got [2]"}})
+	for _, s := range []string{"(1 missing, 1 unexpected, 1 of another shape)", "missing: a\n", "unexpected: b\n", "shape: c: want [1], got [2]\n"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+func TestNewCmd(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	cmd := NewCmd(cmdutil.TestFactory(ios))
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	if strings.Join(names, ",") != "convert,inspect" {
+		t.Errorf("subcommands %v", names)
+	}
+}
