@@ -35,9 +35,14 @@ func encodeWith(ctx context.Context, eng engine.Engine, install engine.Install, 
 	for i, r := range refs {
 		req.Clips = append(req.Clips, engine.Clip{ID: clipID(i), Data: r.Data, Text: r.Text})
 	}
+	started := -1
 	got, err := eng.Encode(ctx, req, func(p engine.EncodeProgress) {
-		if p.Fraction >= 1 {
+		switch {
+		case p.Fraction >= 1:
 			f.Infof("encoded %d/%d %s", p.Index+1, p.Count, refName(refs, p.Index))
+		case p.Index != started:
+			started = p.Index
+			f.Infof("encoding %d/%d %s (%.1f s)", p.Index+1, p.Count, refName(refs, p.Index), seconds(refs, p.Index))
 		}
 	})
 	if err != nil {
@@ -64,6 +69,13 @@ func encodeWith(ctx context.Context, eng engine.Engine, install engine.Install, 
 
 // clipID names the i-th reference to the engine.
 func clipID(i int) string { return fmt.Sprintf("ref-%02d", i+1) }
+
+func seconds(refs []ref, i int) float64 {
+	if i < 0 || i >= len(refs) {
+		return 0
+	}
+	return float64(refs[i].Samples) / voices.SampleRate
+}
 
 func refName(refs []ref, i int) string {
 	if i < 0 || i >= len(refs) {

@@ -57,7 +57,7 @@ func TestEncodeThroughCUDAPluginAndStandin(t *testing.T) {
 			t.Fatalf("reference %d: codes differ from the stand-in's", i)
 		}
 	}
-	if !strings.Contains(e.err.String(), "encoded 2/2 ref-02.wav") {
+	if !strings.Contains(e.err.String(), "encoding 1/2 ref-01.wav (19.5 s)") || !strings.Contains(e.err.String(), "encoded 2/2 ref-02.wav") {
 		t.Fatalf("stderr: %q", e.err.String())
 	}
 }
