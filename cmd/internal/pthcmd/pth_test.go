@@ -214,7 +214,7 @@ func TestPrintCodec(t *testing.T) {
 	ios, _, out, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	g := &pth.CodecGeometry{SampleRate: 44100, FrameSamples: 2048, FrameRate: 44100.0 / 2048,
-		Codebooks: []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024},
+		Codebooks:    []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024},
 		EncoderRates: []int{2, 4, 8, 8}, DecoderRates: []int{8, 8, 4, 2}, Downsample: []int{2, 2}}
 	printCodec(f, pth.CodecReport{Recognized: true, Complete: true, Geometry: g})
 	want := "codec:    Drama codec (complete): 44100 Hz, 2048 samples a frame (21.533 frames/s), codebooks 1 x 4096 + 9 x 1024\n" +
