@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/drama-tts/drama/pth"
 	"github.com/drama-tts/drama/safetensors"
+	"github.com/drama-tts/drama/safetensors/dtype"
 )
 
 const testdata = "../testdata/"
@@ -225,5 +228,63 @@ func TestGivenDigest(t *testing.T) {
 	defer r.Close()
 	if _, err := New(&r.Reader, nil, 0, "x", Options{SourceSHA256: "ABC"}); !errors.Is(err, ErrOptions) {
 		t.Errorf("bad digest: want ErrOptions, got %v", err)
+	}
+}
+
+// decodeRef widens src elements to float32 independently of cast.
+func decodeRef(d pth.DType, src []byte) []float32 {
+	var out []float32
+	for i := 0; i < len(src); i += d.Size() {
+		switch d {
+		case pth.F64:
+			out = append(out, float32(math.Float64frombits(binary.LittleEndian.Uint64(src[i:]))))
+		case pth.F32:
+			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(src[i:])))
+		case pth.F16:
+			out = append(out, dtype.F16ToF32(binary.LittleEndian.Uint16(src[i:])))
+		case pth.BF16:
+			out = append(out, dtype.BF16ToF32(binary.LittleEndian.Uint16(src[i:])))
+		}
+	}
+	return out
+}
+
+// TestWidenAndNarrow converts F64, F32, F16 and BF16 tensors to F32, F16
+// and BF16 and compares with the codec package's encoders applied to the
+// float32 values.
+func TestWidenAndNarrow(t *testing.T) {
+	r, err := pth.OpenReader(testdata + "dtypes.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, target := range []Target{F32, F16, BF16} {
+		st, _ := convertFile(t, "dtypes.pth", Options{DType: target, Drop: regexp.MustCompile(`^u16$`)})
+		for _, name := range []string{"f64", "f32", "f16", "bf16"} {
+			src := r.Tensor(name)
+			raw := make([]byte, src.Len())
+			if _, err := src.ReadAt(raw, 0); err != nil {
+				t.Fatal(err)
+			}
+			f := decodeRef(src.DType, raw)
+			var want []byte
+			switch target {
+			case F32:
+				for _, x := range f {
+					want = binary.LittleEndian.AppendUint32(want, math.Float32bits(x))
+				}
+			case F16:
+				want = make([]byte, 2*len(f))
+				dtype.EncodeF16(want, f)
+			case BF16:
+				want = make([]byte, 2*len(f))
+				dtype.EncodeBF16(want, f)
+			}
+			x, _ := st.Tensor(name)
+			got, _ := x.Bytes()
+			if string(x.DType) != strings.ToUpper(string(target)) || !bytes.Equal(got, want) {
+				t.Errorf("%s to %s: dtype %s, bytes want % x, got % x", name, target, x.DType, want, got)
+			}
+		}
 	}
 }
