@@ -17,27 +17,29 @@ var errStalled = errors.New("stream stalled")
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
-// fetchChunk downloads one chunk, retrying transient failures; a partly
-// received chunk resumes from its last byte. It returns only fatal errors.
-func (d *Downloader) fetchChunk(ctx context.Context, q *queue, t task) error {
-	j := t.j
-	first := int64(t.idx) * j.chunk
-	last := first + j.chunkLen(t.idx) - 1
-	off := first
+// fetchSpan downloads one span of a chunk, retrying transient failures;
+// a partly received span resumes from its last byte. When the chunk's last
+// span is done the chunk is. It returns only fatal errors.
+func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
+	j := s.j
 	for attempt := 0; ; attempt++ {
 		meta, err := d.metaFor(ctx, j)
 		if err != nil {
 			return err
 		}
-		n, err := d.stream(ctx, j, meta.URL, off, last)
-		off += n
+		n, err := d.stream(ctx, s, meta.URL)
 		if err == nil {
 			q.success()
-			return d.chunkDone(q, j, t.idx)
+			q.finished(s)
+			if s.parts.Add(-1) > 0 {
+				return nil
+			}
+			return d.chunkDone(q, j, s.idx)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		off, last := s.bounds()
 		if fatal(err) {
 			return fmt.Errorf("fetch %s: bytes %d-%d: %w", j.t.File.Path, off, last, err)
 		}
@@ -120,14 +122,20 @@ func (j *job) invalidate(url string) {
 	}
 }
 
-// stream GETs bytes [first, last] and writes them in place, returning how
-// many it wrote. A stream idle for the idle timeout is cut.
-func (d *Downloader) stream(ctx context.Context, j *job, url string, first, last int64) (int64, error) {
+// stream GETs what remains of a span and writes it in place, returning
+// how many bytes it wrote. It stops early, without error, when a split
+// has taken the rest. A stream idle for the idle timeout is cut.
+func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, error) {
+	first, last := s.bounds()
+	if first > last {
+		return 0, nil
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var idled atomic.Bool
 	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
 	defer timer.Stop()
+	j := s.j
 	body, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
 	if err != nil {
 		return 0, stallErr(err, idled.Load())
@@ -135,30 +143,34 @@ func (d *Downloader) stream(ctx context.Context, j *job, url string, first, last
 	defer body.Close()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	off := first
-	for off <= last {
-		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), last-off+1)])
+	var wrote int64
+	for {
+		off, end := s.bounds()
+		if off > end {
+			return wrote, nil // done, or the rest was split off
+		}
+		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1)])
 		if n > 0 {
 			timer.Reset(d.idle())
-			if _, werr := j.f.WriteAt((*bp)[:n], off); werr != nil {
-				return off - first, diskError(j.t.Partial, werr)
+			m, werr := s.write((*bp)[:n])
+			if werr != nil {
+				return wrote, diskError(j.t.Partial, werr)
 			}
-			off += int64(n)
-			if d.Progress != nil {
-				d.Progress(j.t.File.Path, int64(n))
+			wrote += int64(m)
+			if d.Progress != nil && m > 0 {
+				d.Progress(j.t.File.Path, int64(m))
 			}
-		}
-		if rerr == io.EOF {
-			break
 		}
 		if rerr != nil {
-			return off - first, stallErr(rerr, idled.Load())
+			if off, end := s.bounds(); off > end {
+				return wrote, nil
+			}
+			if rerr == io.EOF {
+				return wrote, fmt.Errorf("%w: body ended at byte %d of %d-%d", ErrBadResponse, off, first, last)
+			}
+			return wrote, stallErr(rerr, idled.Load())
 		}
 	}
-	if off <= last {
-		return off - first, fmt.Errorf("%w: body ended at byte %d of %d-%d", ErrBadResponse, off, first, last)
-	}
-	return off - first, nil
 }
 
 func stallErr(err error, idled bool) error {

@@ -46,6 +46,12 @@ type Downloader struct {
 	Progress func(path string, delta int64)
 	// Event, if set, gets file events; it must be safe for concurrent use.
 	Event func(Event)
+	// SplitAfter and SplitMin govern straggler splitting: an idle worker
+	// takes the upper half of what remains of a stream that has run for
+	// SplitAfter, when at least 2*SplitMin bytes remain. A negative
+	// SplitMin turns splitting off.
+	SplitAfter time.Duration
+	SplitMin   int64
 }
 
 // EventKind names a fetch event.
@@ -61,6 +67,7 @@ const (
 	EventRestart  EventKind = "restart"  // a file's digest did not match; it is downloaded again
 	EventVerified EventKind = "verified" // a file matched its pin and got its final name
 	EventWorkers  EventKind = "workers"  // the number of active streams changed
+	EventSplit    EventKind = "split"    // an idle stream took half of a straggler's range
 	EventDone     EventKind = "done"     // the fetch ended
 )
 
@@ -102,6 +109,12 @@ func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	q := newQueue(d.workers(), len(targets), d.chunkSize())
+	q.splitAfter = orDefault(d.SplitAfter, DefaultSplitAfter)
+	if q.splitMin = orDefault(d.SplitMin, DefaultSplitMin); d.SplitMin < 0 {
+		q.splitMin = 0
+	}
+	stopTick := q.tick(min(q.splitAfter/4, 250*time.Millisecond))
+	defer stopTick()
 	stop := context.AfterFunc(ctx, func() { q.fail(ctx.Err()) })
 	defer stop()
 	var jobs []*job
@@ -132,11 +145,15 @@ func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 
 func (d *Downloader) work(ctx context.Context, q *queue, id int) {
 	for {
-		t, ok := q.take(id)
+		s, ok := q.take(id)
 		if !ok {
 			return
 		}
-		if err := d.fetchChunk(ctx, q, t); err != nil {
+		if s.stolen {
+			off, end := s.bounds()
+			d.emit(Event{Kind: EventSplit, Path: s.j.t.File.Path, Bytes: end - off + 1})
+		}
+		if err := d.fetchSpan(ctx, q, s); err != nil {
 			q.fail(err)
 			return
 		}

@@ -440,3 +440,49 @@ func TestDelayHonoursServer(t *testing.T) {
 		}
 	}
 }
+
+// TestStragglerIsSplit: a stream served at a crawl gets its remaining
+// range split among idle workers instead of holding the file back.
+func TestStragglerIsSplit(t *testing.T) {
+	fx := newFixture(t)
+	files := map[string][]byte{"w.safetensors": content(12, 1<<20)}
+	pf := fx.addRepo(repoA, commitA, files)
+	fx.srv.SlowBytesPerSec = 32 << 10 // the slow chunk alone would take 8 s
+	fx.srv.SetFaults([]mirror.Fault{{Kind: mirror.FaultSlow, Times: 1}})
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.ChunkSize = 256 << 10
+	f.Download.SplitAfter, f.Download.SplitMin = 20*time.Millisecond, 8<<10
+	f.Download.IdleTimeout = 5 * time.Second
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if fx.count(EventSplit) == 0 {
+		t.Error("want the straggler split")
+	}
+}
+
+// TestFaultMatrixWithSplits runs the faults with splitting on every span,
+// so that split ranges meet every kind of failure.
+func TestFaultMatrixWithSplits(t *testing.T) {
+	for _, fs := range []string{"drop@1x3", "full200@2", "badrange@1", "416@3", "503x3", "stall@2", "flip@3", "expire@1x2", "short@2", "slow@0x2"} {
+		t.Run(fs, func(t *testing.T) {
+			fx := newFixture(t)
+			files := threeFiles()
+			pf := fx.addRepo(repoA, commitA, files)
+			fault, err := mirror.ParseFault(fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx.srv.SetFaults([]mirror.Fault{fault})
+			fx.srv.BytesPerSec = 1 << 20
+			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+			f.Download.SplitAfter, f.Download.SplitMin = time.Millisecond, 2<<10
+			if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+				t.Fatalf("fetch: %v", err)
+			}
+			checkCache(t, f.Cache, repoA, commitA, files)
+			t.Logf("%d splits", fx.count(EventSplit))
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package hub
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // queue hands chunks to workers, tracks unfinished files, holds the first
 // fatal error, and adapts how many workers may run: halved after three
@@ -17,6 +20,11 @@ type queue struct {
 	oks   int
 	// window is how many chunks past a file's hashed prefix may be taken.
 	window int
+	// running are the spans being fetched; an idle worker splits the
+	// largest one that has run for splitAfter (splitMin > 0).
+	running    map[*span]struct{}
+	splitAfter time.Duration
+	splitMin   int64
 }
 
 // maxWindowBytes bounds what may be downloaded past a file's hashed
@@ -25,30 +33,80 @@ const maxWindowBytes = 256 << 20
 
 func newQueue(workers, files int, chunk int64) *queue {
 	window := min(workers+4, max(4, int(maxWindowBytes/chunk)))
-	q := &queue{open: files, limit: workers, max: workers, window: window}
+	q := &queue{open: files, limit: workers, max: workers, window: window, running: map[*span]struct{}{}}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
 
-// take waits for a chunk this worker may fetch; false means stop. A chunk
-// may be taken only within the window past its file's hashed prefix, so
-// that when a file's last byte lands little is left to hash.
-func (q *queue) take(worker int) (task, bool) {
+// take waits for a span this worker may fetch: a queued chunk inside the
+// window past its file's hashed prefix (so that when a file's last byte
+// lands little is left to hash), else half of a straggling span. false
+// means stop.
+func (q *queue) take(worker int) (*span, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
 		if q.err != nil || q.open == 0 {
-			return task{}, false
+			return nil, false
 		}
 		if worker < q.limit {
-			if i := q.eligible(); i >= 0 {
-				t := q.tasks[i]
-				q.tasks = append(q.tasks[:i], q.tasks[i+1:]...)
-				return t, true
+			if s := q.next(); s != nil {
+				q.running[s] = struct{}{}
+				return s, true
 			}
 		}
 		q.cond.Wait()
 	}
+}
+
+// next returns a new span from the queue, else a split of the largest
+// straggler, else nil.
+func (q *queue) next() *span {
+	now := time.Now()
+	if i := q.eligible(); i >= 0 {
+		t := q.tasks[i]
+		q.tasks = append(q.tasks[:i], q.tasks[i+1:]...)
+		return newSpan(t, now)
+	}
+	if q.splitMin <= 0 {
+		return nil
+	}
+	var best *span
+	var bestRem int64
+	for s := range q.running {
+		if r := s.remaining(); r > bestRem {
+			best, bestRem = s, r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.split(now, q.splitAfter, q.splitMin)
+}
+
+// finished forgets a span that is done.
+func (q *queue) finished(s *span) {
+	q.mu.Lock()
+	delete(q.running, s)
+	q.mu.Unlock()
+}
+
+// tick wakes the waiting workers every d so they can look for stragglers,
+// until stop is called.
+func (q *queue) tick(d time.Duration) (stop func()) {
+	t := time.NewTicker(d)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.C:
+				q.cond.Broadcast()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
 }
 
 // eligible returns the index of the first task inside its file's window.

@@ -22,9 +22,10 @@ const (
 	FaultFlip      FaultKind = "flip"     // flip one bit of the first byte sent
 	FaultExpire    FaultKind = "expire"   // 403 as for an expired signed URL
 	FaultShort     FaultKind = "short"    // 206 with the right headers but a body one byte short, then close
+	FaultSlow      FaultKind = "slow"     // the whole body, at Server.SlowBytesPerSec
 )
 
-var faultKinds = []FaultKind{FaultDrop, FaultFull200, FaultBadRange, FaultRange416, FaultRateLimit, Fault5xx, FaultStall, FaultFlip, FaultExpire, FaultShort}
+var faultKinds = []FaultKind{FaultDrop, FaultFull200, FaultBadRange, FaultRange416, FaultRateLimit, Fault5xx, FaultStall, FaultFlip, FaultExpire, FaultShort, FaultSlow}
 
 // Fault fires on data responses number After+1 to After+Times, counted
 // over every data GET the server answers.

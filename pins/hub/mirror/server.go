@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -39,6 +40,8 @@ type Server struct {
 	Gated bool
 	// BytesPerSec limits each data response's rate (0: unlimited).
 	BytesPerSec int64
+	// SlowBytesPerSec is the rate of a slow fault (default 64 KiB/s).
+	SlowBytesPerSec int64
 	// StallFor bounds how long a stall fault holds a response (default 1 min).
 	StallFor time.Duration
 	// RetryAfter is the t= of a 429 fault's RateLimit header in seconds.
@@ -312,6 +315,7 @@ type response struct {
 	cut        int64  // stop after this many body bytes (-1: none)
 	stall      bool   // hang after cut instead of dropping
 	flip       bool
+	slow       bool // send at SlowBytesPerSec
 }
 
 // applyFault changes resp or answers the request itself (true).
@@ -347,6 +351,8 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, kind FaultKi
 		resp.cut = n - 1
 	case FaultFlip:
 		resp.flip = true
+	case FaultSlow:
+		resp.slow = true
 	}
 	return false
 }
@@ -373,7 +379,11 @@ func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, f *os.File, r
 	if resp.flip {
 		src = &flipReader{r: src}
 	}
-	s.copyThrottled(w, src)
+	rate := s.BytesPerSec
+	if resp.slow {
+		rate = cmp.Or(s.SlowBytesPerSec, 64<<10)
+	}
+	s.copyThrottled(w, src, rate)
 	if limit < n {
 		if fl, ok := w.(http.Flusher); ok {
 			fl.Flush()
@@ -398,10 +408,13 @@ func (s *Server) stall(r *http.Request) {
 	}
 }
 
-// copyThrottled copies src to w in 64 KiB pieces at no more than
-// BytesPerSec, counting the bytes written.
-func (s *Server) copyThrottled(w io.Writer, src io.Reader) {
+// copyThrottled copies src to w in pieces at no more than rate bytes a
+// second (0: unlimited), counting the bytes written.
+func (s *Server) copyThrottled(w io.Writer, src io.Reader, rate int64) {
 	buf := make([]byte, 64<<10)
+	if rate > 0 && rate < 64<<10 {
+		buf = buf[:max(rate/8, 1)]
+	}
 	start := time.Now()
 	var sent int64
 	for {
@@ -413,8 +426,8 @@ func (s *Server) copyThrottled(w io.Writer, src io.Reader) {
 			if werr != nil {
 				return
 			}
-			if s.BytesPerSec > 0 {
-				due := time.Duration(float64(sent) / float64(s.BytesPerSec) * float64(time.Second))
+			if rate > 0 {
+				due := time.Duration(float64(sent) / float64(rate) * float64(time.Second))
 				time.Sleep(due - time.Since(start))
 			}
 		}
