@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -157,20 +155,6 @@ func TestCrashDuringSynthesis(t *testing.T) {
 	if e := p.Exit(); e == nil || e.Code != 70 || e.Stopped || !strings.Contains(e.Tail, "simulated crash") {
 		t.Errorf("exit %+v: want code 70 with its output", e)
 	}
-}
-
-// alive reports whether pid is a live process (not a zombie).
-func alive(pid int) bool {
-	if runtime.GOOS == "linux" {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
-	}
-	return syscall.Kill(pid, 0) == nil
 }
 
 func fault(name string) string { return standin.EnvFault + "=" + name }
