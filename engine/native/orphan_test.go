@@ -4,6 +4,7 @@ package native_test
 
 import (
 	"bufio"
+	"errors"
 	"context"
 	"fmt"
 	"os"
@@ -183,5 +184,35 @@ func writeRecordOf(t *testing.T, path string, pid int, skew uint64) {
 	t.Helper()
 	if err := native.WriteRuntimeFile(path, recordOf(t, pid, skew)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLeftoverStillSupervised: an engine whose supervisor still runs is not
+// a leftover: StopLeftover refuses and signals nothing.
+func TestLeftoverStillSupervised(t *testing.T) {
+	skipUnsupported(t)
+	owner := exec.Command("sleep", "30")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { owner.Process.Kill(); owner.Wait() }()
+	child := startOrphanLike(t)
+	defer func() { child.Process.Kill(); child.Wait() }()
+	rec := recordOf(t, child.Process.Pid, 0)
+	o := recordOf(t, owner.Process.Pid, 0)
+	rec.Owner, rec.OwnerStart = o.PID, o.StartTime
+	path := filepath.Join(t.TempDir(), "engine.json")
+	native.WriteRuntimeFile(path, rec)
+	left, err := native.StopLeftover(path, time.Second)
+	if !errors.Is(err, native.ErrInUse) || left.Stopped || !strings.Contains(err.Error(), "stop that one first") {
+		t.Errorf("leftover %+v, %v: want ErrInUse", left, err)
+	}
+	if !alive(child.Process.Pid) {
+		t.Error("a supervised engine was signalled")
+	}
+	owner.Process.Kill()
+	owner.Wait()
+	if left, err := native.StopLeftover(path, 2*time.Second); err != nil || !left.Stopped {
+		t.Errorf("after its supervisor died: %+v, %v: want it stopped", left, err)
 	}
 }

@@ -12,13 +12,17 @@ import (
 // RuntimeRecord names a running engine child, so a later start can find a
 // leftover one after a crash of its supervisor.
 type RuntimeRecord struct {
-	PID       int       `json:"pid"`
-	StartTime uint64    `json:"start_time"` // as the OS reports it (clock ticks since boot on Linux)
-	Exe       string    `json:"exe"`        // the executable as the OS reports it
-	Port      int       `json:"port,omitempty"`
-	Started   time.Time `json:"started"`
-	Owner     int       `json:"owner"` // the supervisor's pid
+	PID        int       `json:"pid"`
+	StartTime  uint64    `json:"start_time"` // as the OS reports it (clock ticks since boot on Linux)
+	Exe        string    `json:"exe"`        // the executable as the OS reports it
+	Port       int       `json:"port,omitempty"`
+	Started    time.Time `json:"started"`
+	Owner      int       `json:"owner"`       // the supervisor's pid
+	OwnerStart uint64    `json:"owner_start"` // the supervisor's start time, as StartTime
 }
+
+// ErrInUse: the runtime file names an engine whose supervisor still runs.
+var ErrInUse = errors.New("native: the engine named by the runtime file is still supervised")
 
 // WriteRuntimeFile writes rec to path atomically.
 func WriteRuntimeFile(path string, rec RuntimeRecord) error {
@@ -69,6 +73,11 @@ func StopLeftover(path string, grace time.Duration) (Leftover, error) {
 		out.Reason = reason
 		return out, removeRuntime(path)
 	}
+	if ownerAlive(rec) {
+		out.Reason = fmt.Sprintf("its supervisor, pid %d, still runs", rec.Owner)
+		return out, fmt.Errorf("%w: engine pid %d of supervisor pid %d (%s); stop that one first or use another runtime directory",
+			ErrInUse, rec.PID, rec.Owner, path)
+	}
 	out.Killed, err = stopGroup(rec, grace)
 	if err != nil {
 		return out, fmt.Errorf("native: stop leftover engine pid %d: %w", rec.PID, err)
@@ -90,6 +99,16 @@ func identityMismatch(rec RuntimeRecord) string {
 		return fmt.Sprintf("pid %d started at %d, not %d: a recycled pid", rec.PID, start, rec.StartTime)
 	}
 	return ""
+}
+
+// ownerAlive reports whether the supervisor named by rec, other than this
+// process, still runs (same pid and start time).
+func ownerAlive(rec RuntimeRecord) bool {
+	if rec.Owner <= 0 || rec.Owner == os.Getpid() {
+		return false
+	}
+	_, start, err := procIdentity(rec.Owner)
+	return err == nil && start == rec.OwnerStart
 }
 
 // stopGroup signals the leftover's group, checking its identity again

@@ -299,7 +299,12 @@ func (p *Process) writeRuntime() error {
 	if err != nil {
 		return fmt.Errorf("native: identity of engine pid %d: %w", pid, err)
 	}
-	rec := RuntimeRecord{PID: pid, StartTime: start, Exe: exe, Port: p.cfg.Port, Started: time.Now().UTC(), Owner: os.Getpid()}
+	_, ownerStart, err := procIdentity(os.Getpid())
+	if err != nil {
+		return fmt.Errorf("native: identity of this process: %w", err)
+	}
+	rec := RuntimeRecord{PID: pid, StartTime: start, Exe: exe, Port: p.cfg.Port, Started: time.Now().UTC(),
+		Owner: os.Getpid(), OwnerStart: ownerStart}
 	return WriteRuntimeFile(p.cfg.RuntimeFile, rec)
 }
 
