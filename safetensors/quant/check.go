@@ -38,7 +38,8 @@ type CheckReport struct {
 // routed-expert projection with its source in inDir: the normalized mean
 // squared error of the dequantized output against the dequantized source
 // (BF16-rounded unless opts.F32Intermediate), NaN or infinity, scale bytes
-// that are NaN or negative, and gate/up global scales that differ. It
+// that are NaN or negative, gate/up global scales that differ, and an error
+// above opts.MaxNMSE when that is set. It
 // returns the report, and an error matching ErrCheckFailed if any
 // projection has a problem.
 func Check(ctx context.Context, inDir, outDir string, opts Options) (*CheckReport, error) {
@@ -64,7 +65,7 @@ func Check(ctx context.Context, inDir, outDir string, opts Options) (*CheckRepor
 	if err != nil {
 		return nil, err
 	}
-	return rep, rep.finish(opts.Recipe)
+	return rep, rep.finish(opts.Recipe, opts.MaxNMSE)
 }
 
 // forEach runs fn(0..n-1) on workers goroutines.
@@ -164,7 +165,7 @@ func nmse(got, want []float32) float64 {
 
 // finish sorts the report, adds the gate/up global scale check and the
 // summary, and returns ErrCheckFailed when anything failed.
-func (r *CheckReport) finish(rc *Recipe) error {
+func (r *CheckReport) finish(rc *Recipe, maxNMSE float64) error {
 	sort.Slice(r.Tensors, func(i, j int) bool { return lessModule(r.Tensors[i], r.Tensors[j]) })
 	globals := map[expertKey][]int{}
 	for i, t := range r.Tensors {
@@ -181,7 +182,11 @@ func (r *CheckReport) finish(rc *Recipe) error {
 			}
 		}
 	}
-	for _, t := range r.Tensors {
+	for i, t := range r.Tensors {
+		if maxNMSE > 0 && t.NMSE > maxNMSE {
+			r.Tensors[i].Problems = append(r.Tensors[i].Problems, fmt.Sprintf("NMSE %.5f is above the bound %g", t.NMSE, maxNMSE))
+			t = r.Tensors[i]
+		}
 		r.MaxNMSE = max(r.MaxNMSE, t.NMSE)
 		r.MeanNMSE += t.NMSE / float64(len(r.Tensors))
 		if len(t.Problems) > 0 || math.IsNaN(t.NMSE) || math.IsInf(t.NMSE, 0) {

@@ -43,6 +43,9 @@ type Options struct {
 	F32Intermediate bool
 	// Progress is called with output data bytes written so far and the total.
 	Progress func(done, total int64)
+	// MaxNMSE, when positive, makes Check fail a projection whose
+	// normalized mean squared error is above it.
+	MaxNMSE float64
 }
 
 // Result summarizes a conversion.

@@ -26,6 +26,7 @@ type Options struct {
 	Recipe          string
 	Workers         int
 	Check           bool
+	MaxNMSE         float64
 	Dequantize      bool
 	F32Intermediate bool
 }
@@ -60,9 +61,10 @@ metadata.drama_experts.
 The output directory must not exist or be empty; it appears only when the
 whole conversion succeeded. --check reopens the output and reports each
 converted projection's normalized mean squared error, exiting with 3 on NaN,
-infinity, a NaN or negative scale byte, or differing gate/up scales.`),
+infinity, a NaN or negative scale byte, differing gate/up scales, or (with
+--max-nmse) an error above the bound.`),
 		Example: strings.TrimSpace(`
-$ drama quantize ~/.local/share/drama/full -o ./nvfp4 --to nvfp4 --experts keep.json --check
+$ drama quantize ~/.local/share/drama/full -o ./nvfp4 --to nvfp4 --experts keep.json --check --max-nmse 0.02
 $ drama quantize ./full -o ./pruned --router-stats stats.json --coverage 0.9
 $ drama quantize ./bf16 -o ./fp8 --to fp8-block
 $ drama quantize ./nvfp4 -o ./back --dequantize --json`),
@@ -93,6 +95,7 @@ $ drama quantize ./nvfp4 -o ./back --dequantize --json`),
 	fl.StringVar(&opts.Recipe, "recipe", "", "JSON recipe of tensor-name patterns (default: Qwen3-MoE names)")
 	fl.IntVar(&opts.Workers, "workers", 0, "tensors converted at once (0: one per CPU)")
 	fl.BoolVar(&opts.Check, "check", false, "reopen the output and report each converted tensor's error")
+	fl.Float64Var(&opts.MaxNMSE, "max-nmse", 0, "with --check, fail a tensor whose normalized mean squared error is above this (0: no bound)")
 	fl.BoolVar(&opts.Dequantize, "dequantize", false, "write the routed experts as BF16 instead")
 	fl.BoolVar(&opts.F32Intermediate, "f32-intermediate", false, "dequantize FP8 sources to float32 without the BF16 rounding")
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"nvfp4", "fp8-block"}, cobra.ShellCompDirectiveNoFileComp))
@@ -121,6 +124,10 @@ func (o *Options) validate(cmd *cobra.Command) error {
 		return cmdutil.FlagErrorf("--coverage %v is outside (0, 1]", o.Coverage)
 	case o.Workers < 0:
 		return cmdutil.FlagErrorf("--workers must be 0 (one per CPU) or more")
+	case o.MaxNMSE < 0 || o.MaxNMSE != o.MaxNMSE:
+		return cmdutil.FlagErrorf("--max-nmse must be 0 (no bound) or positive")
+	case changed("max-nmse") && !o.Check:
+		return cmdutil.FlagErrorf("--max-nmse needs --check")
 	}
 	return nil
 }
@@ -128,7 +135,8 @@ func (o *Options) validate(cmd *cobra.Command) error {
 // quantOptions turns the flags into quant.Options, reading the recipe and
 // the keep list or router statistics.
 func (o *Options) quantOptions() (quant.Options, error) {
-	qo := quant.Options{Target: quant.Target(o.To), Layout: quant.Layout(o.Layout), Workers: o.Workers, F32Intermediate: o.F32Intermediate}
+	qo := quant.Options{Target: quant.Target(o.To), Layout: quant.Layout(o.Layout), Workers: o.Workers,
+		F32Intermediate: o.F32Intermediate, MaxNMSE: o.MaxNMSE}
 	if o.Dequantize {
 		qo.Target = quant.ToBF16
 	}

@@ -40,6 +40,7 @@ func TestFlags(t *testing.T) {
 		}},
 		{[]string{"in", "-o", "out", "--router-stats", "s.json", "--coverage", "0.5"}, "", func(o *Options) bool { return o.RouterStats == "s.json" && o.Coverage == 0.5 }},
 		{[]string{"in", "-o", "out", "--dequantize"}, "", func(o *Options) bool { return o.Dequantize }},
+		{[]string{"in", "-o", "out", "--check", "--max-nmse", "0.02"}, "", func(o *Options) bool { return o.Check && o.MaxNMSE == 0.02 }},
 		{[]string{"in", "-o", "out", "--to", "fp8-block", "--recipe", "r.json"}, "", func(o *Options) bool { return o.To == "fp8-block" && o.Recipe == "r.json" }},
 		{[]string{"in"}, "-o OUT_DIR is required", nil},
 		{[]string{"-o", "x"}, "want one IN_DIR argument, got 0", nil},
@@ -52,6 +53,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"in", "-o", "x", "--router-stats", "b", "--coverage", "0"}, "outside (0, 1]", nil},
 		{[]string{"in", "-o", "x", "--router-stats", "b", "--coverage", "1.5"}, "outside (0, 1]", nil},
 		{[]string{"in", "-o", "x", "--workers", "-2"}, "--workers", nil},
+		{[]string{"in", "-o", "x", "--max-nmse", "0.1"}, "needs --check", nil},
+		{[]string{"in", "-o", "x", "--check", "--max-nmse", "-1"}, "--max-nmse must be", nil},
 	}
 	for _, tt := range tests {
 		got = nil
@@ -138,5 +141,19 @@ func TestRunErrors(t *testing.T) {
 	}
 	if err := run(context.Background(), &Options{F: f, In: filepath.Join(parent, "none"), Out: filepath.Join(parent, "o"), To: "nvfp4", Layout: "modelopt"}); err == nil {
 		t.Error("missing input: want an error")
+	}
+}
+
+func TestRunCheckBound(t *testing.T) {
+	in := writeCheckpoint(t)
+	ios, _, _, stderr := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	out := filepath.Join(t.TempDir(), "o")
+	err := run(context.Background(), &Options{F: f, In: in, Out: out, To: "nvfp4", Layout: "modelopt", Check: true, MaxNMSE: 1e-4})
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(stderr.String(), "is above the bound") {
+		t.Errorf("want exit 3 and the bound named, got %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("a failed check keeps the output: %v", err)
 	}
 }
