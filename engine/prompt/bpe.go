@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/sugarme/tokenizer"
@@ -108,7 +109,9 @@ func (b *bpeModel) remember(piece string, ids []int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.cache) < cacheCapacity {
-		b.cache[piece] = append([]int(nil), ids...)
+		// Clone the key: piece is part of the caller's text, which the cache
+		// must not keep alive.
+		b.cache[strings.Clone(piece)] = append([]int(nil), ids...)
 	}
 }
 
