@@ -59,11 +59,10 @@ func manifestRefs(dir string) ([]ref, error) {
 func checkTexts(dir string, m *clip.Manifest) error {
 	var missing, bad []string
 	for _, r := range m.References {
-		switch {
-		case r.Text == "":
+		if r.Text == "" {
 			missing = append(missing, fmt.Sprintf("%s (%s)", r.File, r.Span()))
-		case voices.CheckTranscript(r.Text, nil) != nil:
-			bad = append(bad, fmt.Sprintf("%s (%s): %v", r.File, r.Span(), voices.CheckTranscript(r.Text, nil)))
+		} else if err := voices.CheckTranscript(r.Text, nil); err != nil {
+			bad = append(bad, fmt.Sprintf("%s (%s): %v", r.File, r.Span(), err))
 		}
 	}
 	path := filepath.Join(dir, clip.ManifestName)
