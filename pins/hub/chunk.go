@@ -220,7 +220,7 @@ func (d *Downloader) advanceHash(q *queue, j *job) error {
 		err := hashRange(j.f, j.dig, from, end)
 		// Start writeback of the hashed bytes now, so the fsync before the
 		// rename has little left to flush.
-		startWriteback(j.f, from, end-from)
+		j.wb.add(from, end-from)
 		s256, s1 := j.dig.marshal()
 		j.mu.Lock()
 		if err != nil {
@@ -273,6 +273,7 @@ func (d *Downloader) finish(q *queue, j *job) error {
 	if err := j.dig.check(f); err != nil {
 		return d.restart(q, j, err)
 	}
+	j.wb.stop()
 	if err := j.f.Sync(); err != nil {
 		return diskError(j.t.Partial, err)
 	}

@@ -173,6 +173,7 @@ type job struct {
 	hashing  bool
 	hstate   [2][]byte // marshalled digests at hashed
 	dig      *digester // touched only by the goroutine that set hashing
+	wb       *writeback
 	restarts int
 	started  bool
 	lastByte time.Time
@@ -200,10 +201,10 @@ func (d *Downloader) open(t Target) (*job, error) {
 	if err != nil {
 		return nil, diskError(t.Partial, err)
 	}
-	j := &job{t: t, f: f, dig: newDigester(t.File)}
+	j := &job{t: t, f: f, dig: newDigester(t.File), wb: newWriteback(f)}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
+		j.close()
 		return nil, diskError(t.Partial, err)
 	}
 	if st := loadState(j.statePath(), t.File.Path, t.File.Size); st != nil && fi.Size() == t.File.Size && j.resume(st) {
@@ -213,7 +214,7 @@ func (d *Downloader) open(t Target) (*job, error) {
 	j.n = numChunks(t.File.Size, j.chunk)
 	j.done = make([]byte, (j.n+7)/8)
 	if err := preallocate(f, t.File.Size); err != nil {
-		f.Close()
+		j.close()
 		return nil, diskError(t.Partial, err)
 	}
 	return j, nil
@@ -278,6 +279,7 @@ func (j *job) pending() []task {
 }
 
 func (j *job) close() {
+	j.wb.stop()
 	if j.f != nil {
 		j.f.Close()
 	}
