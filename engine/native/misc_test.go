@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/native/standin"
@@ -135,5 +136,21 @@ func TestStandinEncodeRefuses(t *testing.T) {
 		if _, err := standin.EncodeClip(strings.NewReader(string(data))); !errors.Is(err, standin.ErrClip) {
 			t.Errorf("%s: %v, want ErrClip", name, err)
 		}
+	}
+}
+
+func TestLogRotatedPastMaxSize(t *testing.T) {
+	skipUnsupported(t)
+	cfg := launchConfig(t)
+	os.WriteFile(cfg.LogPath, make([]byte, native.MaxLogSize+1), 0o600)
+	p, err := native.Launch(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop(time.Second)
+	old, err1 := os.Stat(cfg.LogPath + ".1")
+	cur, err2 := os.Stat(cfg.LogPath)
+	if err1 != nil || err2 != nil || old.Size() != native.MaxLogSize+1 || cur.Size() == 0 || cur.Size() > 4096 {
+		t.Errorf("old %v %v, current %v %v: want the big log moved aside and a fresh one", old, err1, cur, err2)
 	}
 }

@@ -118,7 +118,11 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		p.Stop(DefaultGrace)
 		return nil, err
 	}
-	p.event(engine.PhaseSpawned, fmt.Sprintf("started %s (pid %d)", cfg.Binary, p.PID()), -1)
+	msg := fmt.Sprintf("started %s (pid %d)", cfg.Binary, p.PID())
+	if cfg.LogPath != "" {
+		msg += "; its output goes to " + cfg.LogPath
+	}
+	p.event(engine.PhaseSpawned, msg, -1)
 	if err := p.waitReady(ctx); err != nil {
 		p.Stop(DefaultGrace)
 		return nil, err
@@ -173,6 +177,7 @@ func (p *Process) start() error {
 // the child holds them.
 func (p *Process) pipes(cmd *exec.Cmd) ([]*os.File, error) {
 	if p.cfg.LogPath != "" {
+		rotateLog(p.cfg.LogPath)
 		f, err := os.OpenFile(p.cfg.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("native: engine log: %w", err)
@@ -195,6 +200,16 @@ func (p *Process) pipes(cmd *exec.Cmd) ([]*os.File, error) {
 	}
 	cmd.Stdout, cmd.Stderr = ends[0], ends[1]
 	return ends, nil
+}
+
+// MaxLogSize is the size past which the engine log is moved to
+// <log>.1 (replacing an older one) before the next start appends to it.
+const MaxLogSize = 16 << 20
+
+func rotateLog(path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > MaxLogSize {
+		os.Rename(path, path+".1")
+	}
 }
 
 // copyLines copies the child's output line by line into the log and the
