@@ -13,13 +13,13 @@ import (
 // when the test ends.
 func InProcess(t testing.TB, impl engine.Engine) engine.Engine {
 	t.Helper()
-	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{
+	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{
 		engine.PluginName: &engine.Plugin{Impl: impl},
 	})
-	t.Cleanup(func() {
-		client.Close()
-		server.Stop()
-	})
+	// Closing the client asks the server to shut down over its controller
+	// service; stopping the server here as well would race with that stop
+	// inside go-plugin.
+	t.Cleanup(func() { client.Close() })
 	raw, err := client.Dispense(engine.PluginName)
 	if err != nil {
 		t.Fatalf("dispense: %v", err)
