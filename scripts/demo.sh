@@ -9,30 +9,51 @@ drama() { "$BIN/drama" "$@"; }
 step() { printf '\n== %s\n' "$*"; }
 
 rm -rf "$DEMO"
-mkdir -p "$DEMO/root/full"
+mkdir -p "$DEMO"
+export HF_HUB_CACHE="$PWD/$DEMO/hf-cache"   # keep the demo out of the real Hugging Face cache
+cleanup() { for p in ${pids:-}; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+wait_http() { for _ in $(seq 1 100); do curl -sf "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "demo: $1 did not answer" >&2; return 1; }
 
-step "a small checkpoint-shaped demo root in $DEMO/root/full"
-head -c $((32 << 20)) /dev/urandom > "$DEMO/root/full/model-00001-of-00002.safetensors"
-head -c $((16 << 20)) /dev/urandom > "$DEMO/root/full/model-00002-of-00002.safetensors"
-printf '{"architectures": ["Drama3"]}\n' > "$DEMO/root/full/config.json"
+step "a small checkpoint-shaped repository, served by drama mirror serve as a local Hub"
+rev=$(printf 'drama demo repository' | sha1sum | cut -c1-40)   # the demo repository's commit id
+repo="$DEMO/mirror/demo/drama-demo/$rev"
+mkdir -p "$repo"
+head -c $((32 << 20)) /dev/urandom > "$repo/model-00001-of-00002.safetensors"
+head -c $((16 << 20)) /dev/urandom > "$repo/model-00002-of-00002.safetensors"
+printf '{"architectures": ["Drama3"]}\n' > "$repo/config.json"
+hub=127.0.0.1:${DEMO_HUB_PORT:-18794}
+"$BIN/drama" mirror serve "$DEMO/mirror" --addr "$hub" -q &
+pids="$!"
+wait_http "http://$hub/api/models/demo/drama-demo/tree/$rev"
+cat > "$DEMO/demo.pins.json" <<JSON
+{"format": "drama-pins/1", "variant": "full", "repo": "demo/drama-demo", "repo_type": "model",
+ "revision": "$rev", "license": "demo licence (the real variants: Fish Audio Community License v1.0)",
+ "engine": "cuda", "serve_flags": [], "memory_gib": 0, "files": []}
+JSON
+
+step "drama pins lock: sizes and sha256 from the Hub's listing of the pinned commit"
+drama pins lock --pins "$DEMO/demo.pins.json" --endpoint "http://$hub" -o "$DEMO/demo.lock.json"
+
+step "drama fetch: parallel ranged chunks, hashed as they arrive, verified before they get their names"
+drama fetch --root "$DEMO/root" --pins "$DEMO/demo.lock.json" --endpoint "http://$hub" --accept-license
 ls -l "$DEMO/root/full"
 
-step "drama pins make: lock every file by size and sha256"
-drama pins make "$DEMO/root/full" --local -o "$DEMO/demo.pins.json"
-
 step "drama verify --level sha256: read and hash every byte"
-drama verify --root "$DEMO/root" --pins "$DEMO/demo.pins.json" --level sha256
+drama verify --root "$DEMO/root" --level sha256
 
 step "drama verify (size level): unchanged files stay sha256-verified from the record"
-drama verify --root "$DEMO/root" --pins "$DEMO/demo.pins.json"
+drama verify --root "$DEMO/root"
 
-step "one flipped byte is caught (exit 3)"
-shard="$DEMO/root/full/model-00002-of-00002.safetensors"
+step "one flipped byte in a copy of the install is caught (exit 3)"
+mkdir -p "$DEMO/copy"
+cp -rL "$DEMO/root/full" "$DEMO/copy/full"
+shard="$DEMO/copy/full/model-00002-of-00002.safetensors"
 byte=$(dd if="$shard" bs=1 skip=$((8 << 20)) count=1 status=none | od -An -tu1 | tr -d ' ')
 if [ "$byte" = 0 ]; then new='\001'; else new='\000'; fi
 printf "$new" | dd of="$shard" bs=1 seek=$((8 << 20)) conv=notrunc status=none
 set +e
-drama verify --root "$DEMO/root" --pins "$DEMO/demo.pins.json" --level sha256
+drama verify --root "$DEMO/copy" --level sha256
 code=$?
 set -e
 echo "exit status: $code"
@@ -55,20 +76,15 @@ drama plugins
 step "drama serve: the speech API through the CUDA plugin, on the stand-in native engine (no GPU here)"
 addr=127.0.0.1:${DEMO_PORT:-18793}
 "$BIN/drama" serve --root "$DEMO/root" --engine-bin "$BIN/tensorfold-standin" --addr "$addr" --admission off -q &
-serve_pid=$!
-trap 'kill -INT $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null' EXIT
-for _ in $(seq 1 100); do
-  curl -sf "http://$addr/ready" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+pids="$pids $!"
+wait_http "http://$addr/ready"
 curl -s "http://$addr/ready"; echo
 
 step "drama say: speech streamed into a WAV file"
 drama say "Hello from drama. [laughs] It works." --server "http://$addr" -o "$DEMO/hello.wav"
 ls -l "$DEMO/hello.wav"
 
-kill -INT $serve_pid
-wait $serve_pid
+cleanup
 trap - EXIT
 
 printf '\ndemo: done. Built with Fish Audio.\n'
