@@ -58,6 +58,10 @@ type Result struct {
 	BytesIn     int64    `json:"bytes_in"`    // tensor bytes of the input
 	BytesOut    int64    `json:"bytes_out"`   // tensor bytes of the output
 	Keep        KeepList `json:"drama_experts,omitempty"`
+	// FP8PassThrough counts F8_E4M3 tensors outside the routed experts that
+	// were copied as they are: the rewritten quantization_config no longer
+	// describes them.
+	FP8PassThrough int `json:"fp8_passthrough,omitempty"`
 }
 
 // ErrOutputExists matches an output directory that already holds files.

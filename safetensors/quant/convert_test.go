@@ -520,3 +520,14 @@ func TestQuantizeProgressAndCancel(t *testing.T) {
 		t.Errorf("left behind after cancel: %v", entries)
 	}
 }
+
+func TestFP8PassThroughCounted(t *testing.T) {
+	in := t.TempDir()
+	writeSingle(t, in,
+		safetensors.TensorHeader{Name: "model.layers.0.mlp.experts.0.gate_proj.weight", DType: safetensors.BF16, Shape: []int64{4, 32}},
+		safetensors.TensorHeader{Name: "model.layers.0.self_attn.q_proj.weight", DType: safetensors.F8E4M3, Shape: []int64{4, 32}})
+	res, err := Quantize(context.Background(), in, filepath.Join(t.TempDir(), "o"), Options{Target: ToNVFP4})
+	if err != nil || res.FP8PassThrough != 1 {
+		t.Errorf("want 1 FP8 pass-through tensor, got %+v, %v", res, err)
+	}
+}

@@ -150,6 +150,9 @@ func planShard(f *safetensors.ReadCloser, name string, mods map[string]*module, 
 			hs = append(hs, safetensors.TensorHeader{Name: t.Name, DType: t.DType, Shape: t.Shape})
 			sp.copyOf[t.Name] = t
 			res.PassThrough++
+			if t.DType == safetensors.F8E4M3 {
+				res.FP8PassThrough++
+			}
 			continue
 		}
 		j := jobs[ref.Module]

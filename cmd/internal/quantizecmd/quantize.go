@@ -181,6 +181,9 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if res.FP8PassThrough > 0 {
+		f.Warnf("%d F8_E4M3 tensors outside the routed experts were copied as they are; the new quantization_config in %s/config.json does not describe them", res.FP8PassThrough, opts.Out)
+	}
 	out := &Output{Input: opts.In, Output: opts.Out, Target: string(qo.Target), Result: res}
 	if qo.Target == quant.ToNVFP4 {
 		out.Layout = string(qo.Layout)
