@@ -32,7 +32,10 @@
 // chunks in flight, and a resumed file is neither fetched nor re-read
 // again. A stream idle for IdleTimeout is cut and its range re-issued from
 // the last byte written; three failures in a row halve the number of
-// active streams, eight successes raise it by one.
+// active streams, eight successes raise it by one. An idle worker takes
+// the upper half of the remaining range of a stream that has run for
+// SplitAfter (a straggler), so one slow connection does not hold a file's
+// hash, and so its verification, back.
 //
 // Verified before visible: a file is renamed to blobs/<etag> only after
 // its size and digest match the pin; a mismatch discards it and downloads
