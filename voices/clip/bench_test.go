@@ -36,3 +36,7 @@ func BenchmarkPrepare60s44k(b *testing.B) { benchPrepare(b, SampleRate, 1) }
 // BenchmarkPrepare60s48kStereo prepares 60 s of 48 kHz stereo speech
 // (mixing and resampling included).
 func BenchmarkPrepare60s48kStereo(b *testing.B) { benchPrepare(b, 48000, 2) }
+
+// BenchmarkPrepare60s96kStereo prepares 60 s of 96 kHz stereo speech: the
+// resampler's longest filter (about 250 taps a sample) of the usual rates.
+func BenchmarkPrepare60s96kStereo(b *testing.B) { benchPrepare(b, 96000, 2) }
