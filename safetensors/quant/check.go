@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -71,7 +72,7 @@ func Check(ctx context.Context, inDir, outDir string, opts Options) (*CheckRepor
 // forEach runs fn(0..n-1) on workers goroutines.
 func forEach(ctx context.Context, n, workers int, fn func(i int)) error {
 	if workers <= 0 {
-		workers = 4
+		workers = runtime.GOMAXPROCS(0)
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
