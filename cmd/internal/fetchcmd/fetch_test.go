@@ -17,6 +17,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -394,4 +395,22 @@ func TestDisableSymlinksEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkVariantDir(t, false)
+}
+
+func TestRetryLinesAreRateLimited(t *testing.T) {
+	ios, _, _, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	r := newReporter(f, &pins.Pins{})
+	clock := time.Unix(0, 0)
+	r.now = func() time.Time { return clock }
+	for i := range 25 {
+		r.event(hub.Event{Kind: hub.EventRetry, Path: "a.safetensors", Error: "503"})
+		if i == 19 {
+			clock = clock.Add(cmdutil.LineInterval)
+		}
+	}
+	lines := strings.Count(errOut.String(), "retry: a.safetensors")
+	if lines != 2 || !strings.Contains(errOut.String(), "and 19 more retries") {
+		t.Errorf("want 2 retry lines, the second counting 19 hidden; got:\n%s", errOut)
+	}
 }

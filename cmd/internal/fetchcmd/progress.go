@@ -26,10 +26,19 @@ type reporter struct {
 	bars  map[string]*pb.ProgressBar
 	lines cmdutil.Progress
 	once  sync.Once
+	// retries holds, per file, when its last retry line was printed and
+	// how many retries were not printed since.
+	retries map[string]*retryLine
+	now     func() time.Time
+}
+
+type retryLine struct {
+	last   time.Time
+	hidden int
 }
 
 func newReporter(f *cmdutil.Factory, p *pins.Pins) *reporter {
-	r := &reporter{f: f, bars: map[string]*pb.ProgressBar{}}
+	r := &reporter{f: f, bars: map[string]*pb.ProgressBar{}, retries: map[string]*retryLine{}, now: time.Now}
 	switch {
 	case f.Global.JSON:
 		r.enc = json.NewEncoder(f.IO.Out)
@@ -119,11 +128,34 @@ func (r *reporter) lineEvent(e hub.Event) {
 		}
 	case hub.EventStart, hub.EventVerified:
 		fmt.Fprintf(w, "%s: %s (%s)\n", e.Kind, e.Path, cmdutil.HumanBytes(e.Size))
-	case hub.EventRestart, hub.EventRetry:
+	case hub.EventRetry:
+		r.retryLine(e)
+	case hub.EventRestart:
 		fmt.Fprintf(w, "%s: %s: %s\n", e.Kind, e.Path, e.Error)
 	case hub.EventWorkers:
 		fmt.Fprintf(w, "streams: %d after repeated errors\n", e.Workers)
 	}
+}
+
+// retryLine prints a file's first retry, then at most one line per
+// cmdutil.LineInterval with the count of those not printed.
+func (r *reporter) retryLine(e hub.Event) {
+	rl := r.retries[e.Path]
+	if rl == nil {
+		rl = &retryLine{}
+		r.retries[e.Path] = rl
+	}
+	t := r.now()
+	if !rl.last.IsZero() && t.Sub(rl.last) < cmdutil.LineInterval {
+		rl.hidden++
+		return
+	}
+	more := ""
+	if rl.hidden > 0 {
+		more = fmt.Sprintf(" (and %d more retries since the last line)", rl.hidden)
+	}
+	fmt.Fprintf(r.f.IO.ErrOut, "retry: %s: %s%s\n", e.Path, e.Error, more)
+	rl.last, rl.hidden = t, 0
 }
 
 func (r *reporter) close() {
