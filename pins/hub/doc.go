@@ -33,8 +33,9 @@
 // again. A stream idle for IdleTimeout is cut and its range re-issued from
 // the last byte written; three failures in a row halve the number of
 // active streams, eight successes raise it by one. An idle worker takes
-// the upper half of the remaining range of a stream that has run for
-// SplitAfter (a straggler), so one slow connection does not hold a file's
+// the upper half of the remaining range of a straggler, a stream that has
+// run twice as long as its size predicts from the pace of the others
+// (between 0.1 s and SplitAfter), so one slow connection does not hold a file's
 // hash, and so its verification, back.
 //
 // Verified before visible: a file is renamed to blobs/<etag> only after

@@ -25,6 +25,7 @@ type queue struct {
 	running    map[*span]struct{}
 	splitAfter time.Duration
 	splitMin   int64
+	pace       pace
 }
 
 // maxWindowBytes bounds what may be downloaded past a file's hashed
@@ -81,13 +82,14 @@ func (q *queue) next() *span {
 	if best == nil {
 		return nil
 	}
-	return best.split(now, q.splitAfter, q.splitMin)
+	return best.split(now, q.pace.after(best, q.splitAfter), q.splitMin)
 }
 
-// finished forgets a span that is done.
+// finished forgets a span that is done and learns its pace.
 func (q *queue) finished(s *span) {
 	q.mu.Lock()
 	delete(q.running, s)
+	q.pace.record(s, time.Now())
 	q.mu.Unlock()
 }
 

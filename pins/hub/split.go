@@ -17,22 +17,26 @@ const (
 // span that has run for a while (a straggler), lowering its end; the chunk
 // is done when all of its spans are.
 type span struct {
-	j      *job
-	idx    int
-	parts  *atomic.Int32 // spans of the chunk not finished yet
-	stolen bool          // made by split
+	j       *job
+	idx     int
+	parts   *atomic.Int32 // spans of the chunk not finished yet
+	stolen  bool          // made by split
+	initLen int64         // bytes when made
+	created time.Time
 
-	mu    sync.Mutex
-	off   int64
-	end   int64
-	since time.Time
+	mu       sync.Mutex
+	off      int64
+	end      int64
+	since    time.Time
+	wasSplit bool // lost part of its range to another span
 }
 
 func newSpan(t task, now time.Time) *span {
 	first := int64(t.idx) * t.j.chunk
 	parts := new(atomic.Int32)
 	parts.Store(1)
-	return &span{j: t.j, idx: t.idx, parts: parts, off: first, end: first + t.j.chunkLen(t.idx) - 1, since: now}
+	n := t.j.chunkLen(t.idx)
+	return &span{j: t.j, idx: t.idx, parts: parts, initLen: n, created: now, off: first, end: first + n - 1, since: now}
 }
 
 func (s *span) bounds() (off, end int64) {
@@ -68,9 +72,9 @@ func (s *span) split(now time.Time, after time.Duration, minPart int64) *span {
 		return nil
 	}
 	mid := s.off + rem/2
-	ns := &span{j: s.j, idx: s.idx, parts: s.parts, stolen: true, off: mid, end: s.end, since: now}
+	ns := &span{j: s.j, idx: s.idx, parts: s.parts, stolen: true, initLen: s.end - mid + 1, created: now, off: mid, end: s.end, since: now}
 	s.parts.Add(1)
-	s.end, s.since = mid-1, now
+	s.end, s.since, s.wasSplit = mid-1, now, true
 	return ns
 }
 
@@ -79,4 +83,40 @@ func (s *span) remaining() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.end - s.off + 1
+}
+
+// minSplitAfter is the least time a span runs before it may be split.
+const minSplitAfter = 100 * time.Millisecond
+
+// pace learns how long a byte takes (an exponentially weighted mean over
+// spans that ran whole) and calls a span a straggler once it has run twice
+// as long as its size predicts, never sooner than minSplitAfter nor later
+// than the configured limit.
+type pace struct {
+	nsPerByte float64
+	samples   int
+}
+
+func (p *pace) record(s *span, now time.Time) {
+	s.mu.Lock()
+	whole := !s.wasSplit && !s.stolen
+	s.mu.Unlock()
+	if !whole || s.initLen <= 0 {
+		return
+	}
+	v := float64(now.Sub(s.created)) / float64(s.initLen)
+	if p.samples == 0 {
+		p.nsPerByte = v
+	} else {
+		p.nsPerByte = 0.8*p.nsPerByte + 0.2*v
+	}
+	p.samples++
+}
+
+// after is how long s may run before it counts as a straggler.
+func (p *pace) after(s *span, limit time.Duration) time.Duration {
+	if p.samples < 4 {
+		return limit
+	}
+	return min(limit, max(minSplitAfter, time.Duration(2*p.nsPerByte*float64(s.initLen))))
 }
