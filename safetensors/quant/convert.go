@@ -91,9 +91,12 @@ func Quantize(ctx context.Context, inDir, outDir string, opts Options) (*Result,
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(outDir)), "."+filepath.Base(outDir)+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("quant: %w", err)
+		return nil, fmt.Errorf("quant: create the output beside %s: %w", outDir, err)
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
+		return nil, fmt.Errorf("quant: %w", err)
+	}
 	if err := p.write(ctx, tmp, &opts); err != nil {
 		return nil, err
 	}

@@ -159,6 +159,9 @@ func TestQuantizePruneEndToEnd(t *testing.T) {
 			t.Errorf("result: kept %d pruned %d converted %d, want 5, 11, 15", res.Kept, res.Pruned, res.Converted)
 		}
 		sums = append(sums, dirSums(t, out))
+		if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Errorf("output directory mode: want 0755, got %v (%v)", fi.Mode(), err)
+		}
 		if workers == 8 {
 			checkOutput(t, in, out, src, keep)
 		}
