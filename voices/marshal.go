@@ -37,7 +37,8 @@ func estimateSize(v *Voice) int {
 }
 
 type writer struct {
-	buf bytes.Buffer
+	buf  bytes.Buffer
+	line []byte // one code row, reused
 }
 
 func (w *writer) voice(v *Voice) {
@@ -138,19 +139,39 @@ func (w *writer) reference(f Format, r *Reference, last bool) {
 
 func (w *writer) matrix(m [][]int) {
 	w.buf.WriteString("[\n")
-	var num [20]byte
+	line := w.line
 	for i, row := range m {
-		w.buf.WriteString("        [")
+		line = append(line[:0], "        ["...)
 		for j, x := range row {
 			if j > 0 {
-				w.buf.WriteByte(',')
+				line = append(line, ',')
 			}
-			w.buf.Write(strconv.AppendInt(num[:0], int64(x), 10))
+			line = appendCode(line, x)
 		}
-		w.buf.WriteByte(']')
-		w.end(i < len(m)-1)
+		line = append(line, ']')
+		if i < len(m)-1 {
+			line = append(line, ',')
+		}
+		line = append(line, '\n')
+		w.buf.Write(line)
 	}
+	w.line = line
 	w.buf.WriteString("      ]\n")
+}
+
+// appendCode appends x in decimal, with a fast path for codes (0..9999).
+func appendCode(b []byte, x int) []byte {
+	switch {
+	case x < 0 || x > 9999:
+		return strconv.AppendInt(b, int64(x), 10)
+	case x < 10:
+		return append(b, byte('0'+x))
+	case x < 100:
+		return append(b, byte('0'+x/10), byte('0'+x%10))
+	case x < 1000:
+		return append(b, byte('0'+x/100), byte('0'+x/10%10), byte('0'+x%10))
+	}
+	return append(b, byte('0'+x/1000), byte('0'+x/100%10), byte('0'+x/10%10), byte('0'+x%10))
 }
 
 // formatTime writes t in UTC as RFC 3339 with a trailing Z, with a fraction

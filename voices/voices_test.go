@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -264,5 +265,13 @@ func TestCodesHelpers(t *testing.T) {
 	}
 	if got := Seconds(646); got < 29.99 || got > 30.01 {
 		t.Errorf("Seconds(646) = %v", got)
+	}
+}
+
+func TestAppendCode(t *testing.T) {
+	for _, x := range []int{0, 7, 9, 10, 99, 100, 999, 1000, 4095, 9999, 10000, 123456, -1, -4096} {
+		if got, want := string(appendCode(nil, x)), fmt.Sprint(x); got != want {
+			t.Errorf("appendCode(%d) = %q", x, got)
+		}
 	}
 }
