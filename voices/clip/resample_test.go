@@ -77,7 +77,9 @@ func BenchmarkResample48kTo44k(b *testing.B) {
 	x := sines(48000*60, 48000, 0.1, 440, 3000)
 	b.SetBytes(int64(len(x)) * 4)
 	b.ResetTimer()
+	start := processCPU()
 	for b.Loop() {
 		Resample(x, 48000, SampleRate)
 	}
+	reportCPU(b, start)
 }
