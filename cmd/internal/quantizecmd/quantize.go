@@ -174,10 +174,10 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	bar := f.NewProgress("quantize", 0)
-	qo.Progress = progressFunc(bar)
+	prog := &progress{f: f}
+	qo.Progress = prog.update
 	res, err := quant.Quantize(ctx, opts.In, opts.Out, qo)
-	bar.Finish()
+	prog.finish()
 	if err != nil {
 		return err
 	}
@@ -205,20 +205,30 @@ func run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// progressFunc adapts quant's (done, total) callback to a progress bar.
-func progressFunc(bar cmdutil.Progress) func(done, total int64) {
-	var mu sync.Mutex
-	var last int64
-	first := true
-	return func(done, total int64) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first {
-			bar.SetTotal(total)
-			first = false
-		}
-		bar.Add(done - last)
-		last = done
+// progress shows quant's (done, total) reports on a progress bar made at
+// the first report, so a run that fails while planning prints none.
+type progress struct {
+	f    *cmdutil.Factory
+	mu   sync.Mutex
+	bar  cmdutil.Progress
+	last int64
+}
+
+func (p *progress) update(done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		p.bar = p.f.NewProgress("quantize", total)
+	}
+	p.bar.Add(done - p.last)
+	p.last = done
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
 	}
 }
 
