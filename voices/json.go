@@ -285,18 +285,36 @@ func (p *parser) intMatrix(field string, maxRows, maxCols int) ([][]int, error) 
 	return rows, err
 }
 
-// intRow reads one row; its errors have no field name yet.
+// intRow reads one row; its errors have no field name yet. It is the
+// innermost loop of reading codes, so it reads the array itself.
 func (p *parser) intRow(maxCols, hint int) ([]int, error) {
+	if err := p.expect("", '[', "an array"); err != nil {
+		return nil, err
+	}
 	row := make([]int, 0, hint)
-	err := p.array("", func(i int) error {
-		if i >= maxCols {
-			return p.fail("", ErrLimit, "more than %d values", maxCols)
+	if p.peek() == ']' {
+		p.pos++
+		return row, nil
+	}
+	for {
+		if len(row) == maxCols {
+			return row, p.fail("", ErrLimit, "more than %d values", maxCols)
 		}
 		n, err := p.integer("")
+		if err != nil {
+			return row, err
+		}
 		row = append(row, n)
-		return err
-	})
-	return row, err
+		switch c := p.peek(); c {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			return row, nil
+		default:
+			return row, p.fail("", ErrSyntax, "want ',' or ']', got %s", describe(c))
+		}
+	}
 }
 
 // skip consumes any value.
