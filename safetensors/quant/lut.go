@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"github.com/drama-tts/drama/safetensors/dtype"
 )
@@ -16,16 +17,29 @@ import (
 // be a multiple of 16.
 func QuantizeBlockFP8(q *NVFP4, src *BlockFP8, global float32, bf16 bool) {
 	q.Global = global
-	k := &lutKernel{src: src, q: q, global: global, sixG: 6 * global, bf16: bf16}
+	k := kernels.Get().(*lutKernel)
+	defer kernels.Put(k)
 	_, bc := BlockDims(src.Rows, src.Cols)
-	k.tables = make([]codeTable, bc*128)
-	k.vals = make([][128]float32, bc)
+	k.reset(src, q, global, bf16, bc)
 	for r := range src.Rows {
 		if r%FP8Block == 0 {
 			k.startBand(r)
 		}
 		k.row(r)
 	}
+}
+
+// kernels recycles the table storage (about 0.5 MB for a 2048-column
+// matrix) from one matrix to the next.
+var kernels = sync.Pool{New: func() any { return &lutKernel{} }}
+
+func (k *lutKernel) reset(src *BlockFP8, q *NVFP4, global float32, bf16 bool, bc int) {
+	k.src, k.q, k.global, k.sixG, k.bf16 = src, q, global, 6*global, bf16
+	if cap(k.tables) < bc*128 {
+		k.tables = make([]codeTable, bc*128)
+		k.vals = make([][128]float32, bc)
+	}
+	k.tables, k.vals = k.tables[:bc*128], k.vals[:bc]
 }
 
 // codeTable maps an FP8 byte to its E2M1 code for one (block, largest byte).
