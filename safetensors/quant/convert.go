@@ -64,6 +64,10 @@ type Result struct {
 	FP8PassThrough int `json:"fp8_passthrough,omitempty"`
 }
 
+// ErrNoExperts matches a checkpoint in which the recipe finds no routed
+// expert, so there would be nothing to convert.
+var ErrNoExperts = errors.New("quant: no routed experts found")
+
 // ErrOutputExists matches an output directory that already holds files.
 var ErrOutputExists = errors.New("quant: output directory is not empty")
 

@@ -482,6 +482,15 @@ func TestQuantizeSingleFile(t *testing.T) {
 	}
 }
 
+func TestQuantizeNoExperts(t *testing.T) {
+	in, parent := t.TempDir(), t.TempDir()
+	writeSingle(t, in, safetensors.TensorHeader{Name: "model.layers.0.mlp.experts.gate_up_proj", DType: safetensors.BF16, Shape: []int64{2, 8, 16}})
+	_, err := Quantize(context.Background(), in, filepath.Join(parent, "o"), Options{Target: ToNVFP4})
+	if !errors.Is(err, ErrNoExperts) || !strings.Contains(err.Error(), "--recipe") {
+		t.Errorf("want ErrNoExperts pointing at --recipe, got %v", err)
+	}
+}
+
 func TestQuantizeBadShapes(t *testing.T) {
 	for _, shape := range [][]int64{{0, 32}, {2, 16, 16}, {32}} {
 		in, parent := t.TempDir(), t.TempDir()

@@ -17,6 +17,10 @@ func plan(in *safetensors.Checkpoint, opts *Options) (*planned, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(mods) == 0 {
+		return nil, fmt.Errorf("%w: no tensor of %s matches the %q recipe's expert pattern %s; give a recipe for these names with --recipe",
+			ErrNoExperts, in.Dir, opts.Recipe.Name, opts.Recipe.Roles[RoleExpert])
+	}
 	if err := checkKeep(mods, opts.Keep); err != nil {
 		return nil, err
 	}
