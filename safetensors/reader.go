@@ -41,6 +41,21 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	return buf, nil
 }
 
+// Slice returns a view of the size bytes at off within t's data as a tensor
+// called name of t's dtype and the given shape; size must equal the shape's
+// byte size. It is how a fused tensor (say [experts, rows, cols]) is read one
+// part at a time.
+func (t *Tensor) Slice(name string, off, size int64, shape []int64) (*Tensor, error) {
+	want, ok := byteSize(t.DType, shape)
+	switch {
+	case !ok || want != size:
+		return nil, fmt.Errorf("safetensors: slice %q of %q: shape %v needs %d bytes, got %d", name, t.Name, shape, want, size)
+	case off < 0 || size < 0 || off > t.Size-size:
+		return nil, fmt.Errorf("safetensors: slice %q of %q: bytes [%d, %d) outside the tensor's %d", name, t.Name, off, off+size, t.Size)
+	}
+	return &Tensor{Name: name, DType: t.DType, Shape: shape, Offset: t.Offset + off, Size: size, r: t.r}, nil
+}
+
 // Reader gives access to the tensors of one safetensors file.
 type Reader struct {
 	Metadata   map[string]string // the header's __metadata__, nil if absent

@@ -259,3 +259,27 @@ func FuzzNewReader(f *testing.F) {
 		}
 	})
 }
+
+func TestTensorSlice(t *testing.T) {
+	path := writeTest(t, t.TempDir(), 1)
+	rc, err := OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	w, _ := rc.Tensor("w.weight") // F8_E4M3 [4, 32]
+	all, _ := w.Bytes()
+	s, err := w.Slice("row2", 64, 32, []int64{1, 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := s.Bytes(); !bytes.Equal(b, all[64:96]) {
+		t.Error("slice bytes differ")
+	}
+	if _, err := w.Slice("x", 120, 16, []int64{16}); err == nil {
+		t.Error("slice past the end: want an error")
+	}
+	if _, err := w.Slice("x", 0, 16, []int64{4}); err == nil {
+		t.Error("slice with a wrong shape: want an error")
+	}
+}
