@@ -2,19 +2,12 @@ package encodecmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/host"
 )
-
-// encoderBinaries are the native voice encoders per plugin.
-var encoderBinaries = map[string]string{"cuda": "tensorfold-native", "metal": "drama3-generate"}
 
 // pluginName returns --plugin, or the plugin of the variant: metal for
 // macos, cuda otherwise.
@@ -35,13 +28,11 @@ func openPlugin(ctx context.Context, opts *Options) (engine.Engine, func(), erro
 	if err != nil {
 		return nil, nil, err
 	}
-	exe, _ := os.Executable()
-	search := host.Search{Flag: opts.PluginDir, Env: opts.F.Getenv(host.EnvPluginDir), Exe: exe, Root: root}
-	c, err := host.Find(search.Dirs(), pluginName(opts))
+	path, err := cmdutil.FindPlugin(opts.F, opts.PluginDir, pluginName(opts), root)
 	if err != nil {
-		return nil, nil, cmdutil.EngineError(fmt.Errorf("%w: build it with `make build`, or pass --plugin-dir", err))
+		return nil, nil, cmdutil.EngineError(err)
 	}
-	p, err := host.Open(ctx, c.Path, host.Options{})
+	p, err := host.Open(ctx, path, host.Options{})
 	if err != nil {
 		return nil, nil, cmdutil.EngineError(err)
 	}
@@ -59,44 +50,13 @@ func installFor(opts *Options) (engine.Install, error) {
 	if err != nil {
 		return engine.Install{}, err
 	}
-	in := engine.Install{Root: root, Variant: opts.F.Global.Variant, ModelDir: opts.ModelDir, EngineBin: opts.EngineBin}
+	in := engine.Install{Root: root, Variant: opts.F.Global.Variant, ModelDir: opts.ModelDir}
 	if in.ModelDir == "" {
 		in.ModelDir = filepath.Join(root, in.Variant)
 	}
-	if in.EngineBin == "" {
-		in.EngineBin = opts.F.Getenv("DRAMA_ENGINE_BIN")
+	if in.EngineBin, err = cmdutil.EngineBinary(opts.F, opts.EngineBin, pluginName(opts), root); err != nil {
+		return engine.Install{}, err
 	}
-	if p := filepath.Join(root, "engine", encoderBinaries[pluginName(opts)]); in.EngineBin == "" && isFile(p) {
-		in.EngineBin = p
-	}
-	if in.EngineBin != "" {
-		if in.EngineBin, err = filepath.Abs(in.EngineBin); err != nil {
-			return engine.Install{}, err
-		}
-	}
-	in.EngineSHA256, err = engineRecord(root)
+	in.EngineSHA256, err = cmdutil.EngineRecord(root)
 	return in, err
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// engineRecord reads the engine binary's pinned sha256 from
-// <root>/engine/engine.sha256 (sha256sum format); none means no check.
-func engineRecord(root string) (string, error) {
-	p := filepath.Join(root, "engine", "engine.sha256")
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 || len(fields[0]) != 64 {
-		return "", cmdutil.MismatchError(fmt.Errorf("%s: want \"<sha256>  <file>\" as sha256sum writes it", p))
-	}
-	return strings.ToLower(fields[0]), nil
 }

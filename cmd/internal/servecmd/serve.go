@@ -3,12 +3,10 @@ package servecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -185,16 +183,7 @@ func newLogger(f *cmdutil.Factory) *slog.Logger {
 
 // findPlugin resolves --engine to a plugin binary.
 func findPlugin(f *cmdutil.Factory, opts *Options, root string) (string, error) {
-	if strings.ContainsRune(opts.Engine, os.PathSeparator) {
-		return opts.Engine, nil
-	}
-	exe, _ := os.Executable()
-	dirs := host.Search{Flag: opts.PluginDir, Env: f.Getenv(host.EnvPluginDir), Exe: exe, Root: root}.Dirs()
-	c, err := host.Find(dirs, opts.Engine)
-	if err != nil {
-		return "", fmt.Errorf("engine plugin %q: %w: build it with `make` or pass --plugin-dir", opts.Engine, err)
-	}
-	return c.Path, nil
+	return cmdutil.FindPlugin(f, opts.PluginDir, opts.Engine, root)
 }
 
 // startRequest describes the install and the engine's settings.
@@ -204,7 +193,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
-	sum, err := engineRecord(root)
+	sum, err := cmdutil.EngineRecord(root)
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
@@ -217,50 +206,17 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	}, nil
 }
 
-// engineBinaryNames are the native server binaries per engine plugin.
-var engineBinaryNames = map[string]string{"cuda": "tensorfold-native", "metal": "drama3-generate"}
-
 func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error) {
-	if opts.EngineBin != "" {
-		return filepath.Abs(opts.EngineBin)
+	plugin := opts.Engine
+	if cmdutil.EngineBinaries[plugin] == "" {
+		plugin = defaultEngine() // --engine is a path: assume this OS's engine
 	}
-	if v := f.Getenv("DRAMA_ENGINE_BIN"); v != "" {
-		return filepath.Abs(v)
+	bin, err := cmdutil.EngineBinary(f, opts.EngineBin, plugin, root)
+	if err == nil && bin == "" {
+		err = fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin (to try drama without a GPU: --engine-bin bin/tensorfold-standin)",
+			cmdutil.EngineBinaries[plugin], filepath.Join(root, "engine"))
 	}
-	name := engineBinaryNames[opts.Engine]
-	if name == "" {
-		name = engineBinaryNames[defaultEngine()]
-	}
-	if p := filepath.Join(root, "engine", name); fileExists(p) {
-		return p, nil
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return filepath.Abs(p)
-	}
-	return "", fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin (to try drama without a GPU: --engine-bin bin/tensorfold-standin)",
-		name, filepath.Join(root, "engine"))
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
-// engineRecord reads the engine binary's pinned sha256 from
-// <root>/engine/engine.sha256 (sha256sum format); none means no check.
-func engineRecord(root string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "engine", "engine.sha256"))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 || len(fields[0]) != 64 {
-		return "", fmt.Errorf("%s: want \"<sha256> <file>\" as sha256sum writes it", filepath.Join(root, "engine", "engine.sha256"))
-	}
-	return strings.ToLower(fields[0]), nil
+	return bin, err
 }
 
 func hclogFor(logger *slog.Logger, f *cmdutil.Factory) hclog.Logger {

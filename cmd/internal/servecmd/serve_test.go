@@ -56,32 +56,6 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-func TestEngineBinaryResolution(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	root := t.TempDir()
-	f := cmdutil.TestFactory(ios, "PATH", "")
-	t.Setenv("PATH", t.TempDir())
-	if _, err := engineBinary(f, &Options{Engine: "cuda"}, root); err == nil || !strings.Contains(err.Error(), "--engine-bin") {
-		t.Fatalf("missing binary: %v", err)
-	}
-	os.MkdirAll(filepath.Join(root, "engine"), 0o755)
-	os.WriteFile(filepath.Join(root, "engine", "tensorfold-native"), []byte("#!/bin/sh\n"), 0o755)
-	if p, err := engineBinary(f, &Options{Engine: "cuda"}, root); err != nil || p != filepath.Join(root, "engine", "tensorfold-native") {
-		t.Fatalf("root engine: %q %v", p, err)
-	}
-	if sum, err := engineRecord(root); err != nil || sum != "" {
-		t.Fatalf("no record: %q %v", sum, err)
-	}
-	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte("nonsense\n"), 0o644)
-	if _, err := engineRecord(root); err == nil {
-		t.Fatal("malformed record accepted")
-	}
-	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("AB", 32)+"  tensorfold-native\n"), 0o644)
-	if sum, _ := engineRecord(root); sum != strings.Repeat("ab", 32) {
-		t.Fatalf("record: %q", sum)
-	}
-}
-
 func TestSaySavesAWAVWithRealSizes(t *testing.T) {
 	fake := enginetest.NewFake()
 	fake.Start(context.Background(), engine.StartRequest{}, nil)

@@ -1,0 +1,77 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/drama-tts/drama/engine/host"
+)
+
+// EngineBinaries are the native engine binaries per engine plugin.
+var EngineBinaries = map[string]string{"cuda": "tensorfold-native", "metal": "drama3-generate"}
+
+// FindPlugin resolves an engine plugin name (or a binary's path) to the
+// plugin binary: --plugin-dir, $DRAMA_PLUGIN_DIR, beside drama, then
+// <root>/plugins.
+func FindPlugin(f *Factory, pluginDir, name, root string) (string, error) {
+	if strings.ContainsRune(name, os.PathSeparator) {
+		return name, nil
+	}
+	exe, _ := os.Executable()
+	dirs := host.Search{Flag: pluginDir, Env: f.Getenv(host.EnvPluginDir), Exe: exe, Root: root}.Dirs()
+	c, err := host.Find(dirs, name)
+	if err != nil {
+		return "", fmt.Errorf("engine plugin %q: %w: build it with `make build`, or pass --plugin-dir", name, err)
+	}
+	return c.Path, nil
+}
+
+// EngineBinary returns the native engine binary for a plugin: flag, else
+// $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else the PATH. It returns
+// "" when none is found; the caller decides whether that is an error.
+func EngineBinary(f *Factory, flag, plugin, root string) (string, error) {
+	for _, p := range []string{flag, f.Getenv("DRAMA_ENGINE_BIN")} {
+		if p != "" {
+			return filepath.Abs(p)
+		}
+	}
+	name := EngineBinaries[plugin]
+	if name == "" {
+		return "", nil
+	}
+	if p := filepath.Join(root, "engine", name); isRegular(p) {
+		return p, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return filepath.Abs(p)
+	}
+	return "", nil
+}
+
+func isRegular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// EngineRecord reads the engine binary's pinned sha256 from
+// <root>/engine/engine.sha256 (sha256sum's format); none means no check. A
+// malformed record is a verification error (exit 3).
+func EngineRecord(root string) (string, error) {
+	p := filepath.Join(root, "engine", "engine.sha256")
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 || len(fields[0]) != 64 {
+		return "", MismatchError(fmt.Errorf("%s: want \"<sha256>  <file>\" as sha256sum writes it", p))
+	}
+	return strings.ToLower(fields[0]), nil
+}

@@ -1,0 +1,41 @@
+package cmdutil
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEngineBinaryAndRecord(t *testing.T) {
+	ios, _, _, _ := Test()
+	root := t.TempDir()
+	t.Setenv("PATH", t.TempDir())
+	f := TestFactory(ios)
+	if p, err := EngineBinary(f, "", "cuda", root); p != "" || err != nil {
+		t.Fatalf("nothing installed: %q %v", p, err)
+	}
+	os.MkdirAll(filepath.Join(root, "engine"), 0o755)
+	bin := filepath.Join(root, "engine", "tensorfold-native")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	if p, _ := EngineBinary(f, "", "cuda", root); p != bin {
+		t.Fatalf("root engine: %q", p)
+	}
+	if p, _ := EngineBinary(TestFactory(ios, "DRAMA_ENGINE_BIN", "/opt/x"), "", "cuda", root); p != "/opt/x" {
+		t.Fatalf("environment: %q", p)
+	}
+	if p, _ := EngineBinary(f, "/flag/bin", "cuda", root); p != "/flag/bin" {
+		t.Fatalf("flag: %q", p)
+	}
+	if sum, err := EngineRecord(root); err != nil || sum != "" {
+		t.Fatalf("no record: %q %v", sum, err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte("nonsense\n"), 0o644)
+	if _, err := EngineRecord(root); ExitCode(err) != ExitMismatch {
+		t.Fatalf("malformed record: %v", err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("AB", 32)+"  tensorfold-native\n"), 0o644)
+	if sum, _ := EngineRecord(root); sum != strings.Repeat("ab", 32) {
+		t.Fatalf("record: %q", sum)
+	}
+}
