@@ -141,5 +141,5 @@ func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln net.Lis
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("mirror: %w", err)
 	}
-	return ctx.Err()
+	return nil // stopped by SIGINT or SIGTERM: a server's normal end, exit status 0
 }
