@@ -168,12 +168,11 @@ func nmse(got, want []float32) float64 {
 // summary, and returns ErrCheckFailed when anything failed.
 func (r *CheckReport) finish(rc *Recipe, maxNMSE float64) error {
 	sort.Slice(r.Tensors, func(i, j int) bool { return lessModule(r.Tensors[i], r.Tensors[j]) })
-	globals := map[expertKey][]int{}
+	globals := map[string][]int{}
 	for i, t := range r.Tensors {
 		ref, _ := rc.Expert(t.Module + ".weight")
 		if ref.Proj == rc.Gate || ref.Proj == rc.Up {
-			k := expertKey{t.Layer, t.Expert}
-			globals[k] = append(globals[k], i)
+			globals[ref.parent()] = append(globals[ref.parent()], i)
 		}
 	}
 	for _, idx := range globals {

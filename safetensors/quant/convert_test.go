@@ -484,7 +484,7 @@ func TestQuantizeSingleFile(t *testing.T) {
 
 func TestQuantizeNoExperts(t *testing.T) {
 	in, parent := t.TempDir(), t.TempDir()
-	writeSingle(t, in, safetensors.TensorHeader{Name: "model.layers.0.mlp.experts.gate_up_proj", DType: safetensors.BF16, Shape: []int64{2, 8, 16}})
+	writeSingle(t, in, safetensors.TensorHeader{Name: "model.layers.0.ffn.w1.weight", DType: safetensors.BF16, Shape: []int64{8, 16}})
 	_, err := Quantize(context.Background(), in, filepath.Join(parent, "o"), Options{Target: ToNVFP4})
 	if !errors.Is(err, ErrNoExperts) || !strings.Contains(err.Error(), "--recipe") {
 		t.Errorf("want ErrNoExperts pointing at --recipe, got %v", err)

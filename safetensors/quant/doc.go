@@ -34,7 +34,9 @@
 //
 // # Limits
 //
-// Expert projections must be 2-D; fused 3-D expert tensors are not split.
+// Expert projections are 2-D per expert, or fused 3-D tensors of all a
+// layer's experts, which are read as per-expert slices and written under
+// per-expert names.
 // NaN or infinity in a source, FP8 bytes 0x7F/0xFF, and non-positive block
 // scales are errors. Weight-only: no activation scales are written.
 package quant

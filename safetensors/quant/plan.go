@@ -13,7 +13,7 @@ type expertKey struct{ layer, expert int }
 // plan reads only headers: it groups expert tensors by module, checks the
 // keep list and every module's source, and lays out each output shard.
 func plan(in *safetensors.Checkpoint, opts *Options) (*planned, error) {
-	mods, order, err := collectModules(in, opts.Recipe)
+	mods, order, fused, err := collectAll(in, opts.Recipe)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func plan(in *safetensors.Checkpoint, opts *Options) (*planned, error) {
 	p := &planned{result: &Result{Keep: opts.Keep}}
 	countExperts(mods, opts.Keep, p.result)
 	for _, name := range in.ShardNames() {
-		sp, err := planShard(in.Files[name], name, mods, jobs, opts, p.result)
+		sp, err := planShard(in.Files[name], name, &moduleSet{mods, jobs, fused}, opts, p.result)
 		if err != nil {
 			return nil, err
 		}
@@ -42,24 +42,52 @@ func plan(in *safetensors.Checkpoint, opts *Options) (*planned, error) {
 	return p, nil
 }
 
-// collectModules groups routed-expert tensors by module, in file order.
+// collectModules groups routed-expert tensors by module, in file order;
+// fused 3-D expert tensors become per-expert modules of slices.
 func collectModules(in *safetensors.Checkpoint, r *Recipe) (map[string]*module, []string, error) {
+	mods, order, _, err := collectAll(in, r)
+	return mods, order, err
+}
+
+// collectAll is collectModules, also returning for each fused tensor the
+// modules made from it.
+func collectAll(in *safetensors.Checkpoint, r *Recipe) (map[string]*module, []string, map[string][]string, error) {
 	mods := map[string]*module{}
-	var order []string
+	var order, fusedOrder []string
+	pairs := map[string]*fusedPair{}
 	for _, t := range in.Tensors() {
-		ref, ok := r.Expert(t.Name)
-		if !ok {
-			continue
+		if ref, ok := r.Expert(t.Name); ok {
+			m := mods[ref.Module]
+			if m == nil {
+				m = &module{ref: ref, tensors: map[string]*safetensors.Tensor{}}
+				mods[ref.Module] = m
+				order = append(order, ref.Module)
+			}
+			m.tensors[ref.Suffix] = t
+		} else if f, ok := r.Fused(t.Name); ok {
+			key := f.Module + "." + f.Proj
+			if pairs[key] == nil {
+				pairs[key] = &fusedPair{ref: f}
+				fusedOrder = append(fusedOrder, key)
+			}
+			if f.Scale {
+				pairs[key].scale = t
+			} else {
+				pairs[key].weight = t
+			}
 		}
-		m := mods[ref.Module]
-		if m == nil {
-			m = &module{ref: ref, tensors: map[string]*safetensors.Tensor{}}
-			mods[ref.Module] = m
-			order = append(order, ref.Module)
-		}
-		m.tensors[ref.Suffix] = t
 	}
-	return mods, order, nil
+	fm, fnames, from, err := expandFused(pairs, fusedOrder, r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, n := range fnames {
+		if mods[n] != nil {
+			return nil, nil, nil, fmt.Errorf("%w: %s is stored both per expert and fused", ErrShape, n)
+		}
+		mods[n] = fm[n]
+	}
+	return mods, append(order, fnames...), from, nil
 }
 
 // checkKeep validates the keep list against the experts present.
@@ -94,7 +122,7 @@ func makeJobs(mods map[string]*module, order []string, opts *Options) (map[strin
 		}
 		key := name
 		if opts.Target == ToNVFP4 && m.ref.Proj != opts.Recipe.Down {
-			key = fmt.Sprintf("%d/%d/gate+up", m.ref.Layer, m.ref.Expert)
+			key = m.ref.parent() + "/gate+up"
 		}
 		if groups[key] == nil {
 			keys = append(keys, key)
@@ -140,17 +168,44 @@ func groupRunner(g []*module, opts *Options) func() (map[string][]byte, error) {
 	}
 }
 
+// moduleSet is what planShard needs to know about the experts.
+type moduleSet struct {
+	mods  map[string]*module
+	jobs  map[string]*job
+	fused map[string][]string // fused tensor name -> modules made from it
+}
+
 // planShard lays out one output shard in the input shard's tensor order:
 // pass-through tensors as they are, each kept module's outputs where its
-// first tensor was, pruned modules left out.
-func planShard(f *safetensors.ReadCloser, name string, mods map[string]*module, jobs map[string]*job, opts *Options, res *Result) (*shardPlan, error) {
+// first tensor was (a fused tensor's modules in expert order), pruned
+// modules left out.
+func planShard(f *safetensors.ReadCloser, name string, ms *moduleSet, opts *Options, res *Result) (*shardPlan, error) {
 	sp := &shardPlan{name: name, copyOf: map[string]*safetensors.Tensor{}, jobOf: map[string]*job{}}
 	var hs []safetensors.TensorHeader
 	done := map[string]bool{}
+	emit := func(mod string) {
+		j := ms.jobs[mod]
+		if j == nil || done[mod] {
+			return
+		}
+		done[mod] = true
+		res.Converted++
+		for _, o := range outputsFor(ms.mods[mod], opts.Target, opts.Layout) {
+			n := mod + "." + o.suffix
+			hs = append(hs, safetensors.TensorHeader{Name: n, DType: o.dtype, Shape: o.shape})
+			sp.jobOf[n] = j
+		}
+	}
 	for _, t := range f.Tensors {
 		res.BytesIn += t.Size
+		if mods, isFused := ms.fused[t.Name]; isFused {
+			for _, m := range mods {
+				emit(m)
+			}
+			continue
+		}
 		ref, isExpert := opts.Recipe.Expert(t.Name)
-		if !isExpert {
+		if !isExpert || (ms.jobs[ref.Module] != nil && !consumes(ms.mods[ref.Module].kind, ref.Suffix)) {
 			hs = append(hs, safetensors.TensorHeader{Name: t.Name, DType: t.DType, Shape: t.Shape})
 			sp.copyOf[t.Name] = t
 			res.PassThrough++
@@ -159,23 +214,7 @@ func planShard(f *safetensors.ReadCloser, name string, mods map[string]*module, 
 			}
 			continue
 		}
-		j := jobs[ref.Module]
-		if j != nil && !consumes(mods[ref.Module].kind, ref.Suffix) {
-			hs = append(hs, safetensors.TensorHeader{Name: t.Name, DType: t.DType, Shape: t.Shape})
-			sp.copyOf[t.Name] = t
-			res.PassThrough++
-			continue
-		}
-		if j == nil || done[ref.Module] {
-			continue
-		}
-		done[ref.Module] = true
-		res.Converted++
-		for _, o := range outputsFor(mods[ref.Module], opts.Target, opts.Layout) {
-			n := ref.Module + "." + o.suffix
-			hs = append(hs, safetensors.TensorHeader{Name: n, DType: o.dtype, Shape: o.shape})
-			sp.jobOf[n] = j
-		}
+		emit(ref.Module)
 	}
 	l, err := safetensors.Plan(hs, f.Metadata)
 	if err != nil {

@@ -15,6 +15,7 @@ type Role string
 // The roles a recipe can name. Only RoleExpert tensors are quantized.
 const (
 	RoleExpert       Role = "expert"
+	RoleFusedExpert  Role = "fused_expert" // all experts of a layer in one 3-D tensor
 	RoleRouter       Role = "router"
 	RoleSharedExpert Role = "shared_expert"
 	RoleAttention    Role = "attention"
@@ -28,14 +29,20 @@ var roleOrder = []Role{RoleExpert, RoleRouter, RoleSharedExpert, RoleAttention, 
 
 // Recipe says which tensors play which role. The expert pattern must have
 // the named groups module (the projection's module path), layer, expert and
-// proj; proj is matched against Gate, Up and Down. Exclude lists the modules
-// left unquantized, as shell-style wildcards, for the quantization config.
+// proj; proj is matched against Gate, Up and Down. The fused_expert pattern
+// (optional) matches 3-D tensors holding every expert of a layer, with the
+// groups module (the experts' parent path), layer and proj, proj being
+// GateUp ([experts, 2 x inter, hidden], gate rows first) or Down ([experts,
+// hidden, inter]); a name ending in scale_inv is the block-FP8 scale of the
+// weight of the same proj. Exclude lists the modules left unquantized, as
+// shell-style wildcards, for the quantization config.
 type Recipe struct {
 	Name    string          `json:"name"`
 	Roles   map[Role]string `json:"roles"`
 	Gate    string          `json:"gate"`
 	Up      string          `json:"up"`
 	Down    string          `json:"down"`
+	GateUp  string          `json:"gate_up"`
 	Exclude []string        `json:"exclude"`
 
 	res map[Role]*regexp.Regexp
@@ -49,6 +56,7 @@ func DefaultRecipe() *Recipe {
 		Name: "qwen3-moe",
 		Roles: map[Role]string{
 			RoleExpert:       `^(?P<module>(?:.*\.)?layers\.(?P<layer>\d+)\.mlp\.experts\.(?P<expert>\d+)\.(?P<proj>gate_proj|up_proj|down_proj))\.`,
+			RoleFusedExpert:  `^(?P<module>(?:.*\.)?layers\.(?P<layer>\d+)\.mlp\.experts)\.(?P<proj>gate_up_proj|down_proj)(?:\.weight)?(?:_scale_inv)?$`,
 			RoleRouter:       `\.mlp\.gate\.`,
 			RoleSharedExpert: `\.mlp\.shared_expert(_gate)?\.`,
 			RoleAttention:    `\.(self_attn|linear_attn|attn)\.`,
@@ -56,7 +64,7 @@ func DefaultRecipe() *Recipe {
 			RoleEmbedding:    `embed_tokens\.`,
 			RoleLMHead:       `(^|\.)lm_head\.`,
 		},
-		Gate: "gate_proj", Up: "up_proj", Down: "down_proj",
+		Gate: "gate_proj", Up: "up_proj", Down: "down_proj", GateUp: "gate_up_proj",
 		Exclude: []string{"lm_head", "*embed_tokens", "*.mlp.gate", "*.mlp.shared_expert", "*.mlp.shared_expert_gate",
 			"*.self_attn*", "*.linear_attn*", "*mtp*", "*visual*"},
 	}
@@ -110,7 +118,40 @@ func (r *Recipe) compile() error {
 	if r.Gate == "" || r.Up == "" || r.Down == "" {
 		return fmt.Errorf("gate, up and down projection names are required")
 	}
+	if fe := r.res[RoleFusedExpert]; fe != nil {
+		for _, g := range []string{"module", "layer", "proj"} {
+			if fe.SubexpIndex(g) < 0 {
+				return fmt.Errorf("the fused_expert pattern lacks the named group (?P<%s>...)", g)
+			}
+		}
+	}
 	return nil
+}
+
+// FusedRef locates a 3-D tensor holding every expert of a layer.
+type FusedRef struct {
+	Module string // the experts' parent, e.g. model.layers.3.mlp.experts
+	Layer  int
+	Proj   string // the recipe's GateUp or Down
+	Scale  bool   // the block-FP8 scale_inv tensor rather than the weight
+}
+
+// Fused reports whether name is a fused expert tensor, and where.
+func (r *Recipe) Fused(name string) (FusedRef, bool) {
+	re := r.res[RoleFusedExpert]
+	if re == nil {
+		return FusedRef{}, false
+	}
+	m := re.FindStringSubmatch(name)
+	if m == nil {
+		return FusedRef{}, false
+	}
+	layer, err := strconv.Atoi(m[re.SubexpIndex("layer")])
+	proj := m[re.SubexpIndex("proj")]
+	if err != nil || (proj != r.GateUp && proj != r.Down) {
+		return FusedRef{}, false
+	}
+	return FusedRef{Module: m[re.SubexpIndex("module")], Layer: layer, Proj: proj, Scale: strings.HasSuffix(name, "scale_inv")}, true
 }
 
 // ExpertRef locates one routed expert's projection.
@@ -121,6 +162,10 @@ type ExpertRef struct {
 	Proj   string // gate, up or down (the recipe's Gate/Up/Down value)
 	Suffix string // the rest of the tensor name, e.g. weight_scale_inv
 }
+
+// parent returns the expert's module path without the projection, e.g.
+// model.layers.3.mlp.experts.17.
+func (e ExpertRef) parent() string { return strings.TrimSuffix(e.Module, "."+e.Proj) }
 
 // Expert reports whether name is a routed expert's tensor, and where.
 func (r *Recipe) Expert(name string) (ExpertRef, bool) {
@@ -150,7 +195,10 @@ func (r *Recipe) Role(name string) Role {
 	if _, ok := r.Expert(name); ok {
 		return RoleExpert
 	}
-	for _, role := range roleOrder[1:] {
+	if _, ok := r.Fused(name); ok {
+		return RoleExpert
+	}
+	for _, role := range roleOrder[1:] { // the expert roles are handled above
 		if re := r.res[role]; re != nil && re.MatchString(name) {
 			return role
 		}
