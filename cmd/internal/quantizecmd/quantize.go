@@ -41,7 +41,9 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 Convert the routed experts of a checkpoint directory and copy everything else
 byte for byte. Tensor roles come from a recipe: the default fits Qwen3-MoE
 names (model.layers.L.mlp.experts.E.{gate,up,down}_proj.weight, with
-weight_scale_inv beside block-FP8 weights); --recipe FILE overrides it.
+weight_scale_inv beside block-FP8 weights, or all experts fused in
+experts.gate_up_proj and experts.down_proj, written out per expert);
+--recipe FILE overrides it.
 
 --to nvfp4 writes 16-element E4M3 block scales and an F32 global scale, an
 expert's gate and up projections sharing one global scale. --layout picks the
