@@ -207,7 +207,7 @@ func checkKeys(p *problems, field string, f Format, keys []keyAt, want []string)
 	}
 	for _, name := range want {
 		if !slices.ContainsFunc(keys, func(k keyAt) bool { return k.name == name }) {
-			p.addf(join(field, name), ErrMissingField, "%s requires it", f)
+			p.addf(join(field, name), ErrMissingField, "%s requires it: add it", f)
 		}
 	}
 }
@@ -288,7 +288,7 @@ func (r *wireRef) toReference(p *problems, f Format, i int) (Reference, bool) {
 		return ref, false
 	}
 	if got := ref.Codes.Frames(); r.frames != got {
-		p.addf(refField(i, "frames"), ErrFrames, "want %d (the codes' frames), got %d", got, r.frames)
+		p.addf(refField(i, "frames"), ErrFrames, "want %d (the codes' frames), got %d: the codes or the count were edited", got, r.frames)
 	}
 	if f == FormatCUDA {
 		r.checkSHA(p, i, ref.Codes)
@@ -303,7 +303,7 @@ func (r *wireRef) checkSHA(p *problems, i int, c Codes) {
 		return
 	}
 	if got := c.SHA256(); got != r.sha {
-		p.addf(field, ErrChecksum, "want %s (the file's codes_sha256), got %s (computed from vq_codes)", r.sha, got)
+		p.addf(field, ErrChecksum, "want %s (the file's codes_sha256), got %s (computed from vq_codes): the codes changed after the digest was made; export the voice again from its source", r.sha, got)
 	}
 }
 

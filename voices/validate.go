@@ -61,7 +61,7 @@ func (v *Voice) maxRefs() int {
 
 func (v *Voice) validateRefs(opts *Options, p *problems, skip map[int]bool) {
 	if n := len(v.References); n < 1 || n > v.maxRefs() {
-		p.addf("references", ErrLimit, "want 1 to %d references for %s, got %d", v.maxRefs(), v.Format, n)
+		p.addf("references", ErrLimit, "want 1 to %d references for %s, got %d%s", v.maxRefs(), v.Format, n, packHint(v.Format, n))
 	}
 	frames, samples := 0, 0
 	for i, r := range v.References {
@@ -120,7 +120,7 @@ func checkRange(p *problems, field string, cb int, row []int) {
 		}
 	}
 	if bad > 0 {
-		p.addf(field, ErrCodeRange, "codebook %d frame %d: want 0 to %d, got %d (%d codes out of range in this codebook)", cb, first, limit-1, row[first], bad)
+		p.addf(field, ErrCodeRange, "codebook %d frame %d: want 0 to %d, got %d (%d codes out of range in this codebook): these are not Drama 3 codec codes", cb, first, limit-1, row[first], bad)
 	}
 }
 
@@ -202,4 +202,12 @@ func (r Reference) Validate(opts *Options) error {
 		fe.Field = strings.TrimPrefix(fe.Field, ".")
 	}
 	return p.err("")
+}
+
+// packHint says how to fit too many references into the Metal catalog.
+func packHint(f Format, n int) string {
+	if f == FormatMetal && n > MaxMetalReferences {
+		return ": convert the drama3-voice/1 or cloned voice to drama3-http-voice/1, which joins references to fit"
+	}
+	return ""
 }
