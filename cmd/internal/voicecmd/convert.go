@@ -189,17 +189,21 @@ func runConvert(_ context.Context, opts *ConvertOptions) error {
 		return err
 	}
 	conv, err := voices.Convert(in, to, copts)
-	if err != nil {
-		return convertError(err)
+	if err == nil {
+		var data []byte
+		if data, err = voices.Marshal(conv.Voice, vopts); err == nil {
+			return opts.finish(conv, data)
+		}
 	}
-	data, err := voices.Marshal(conv.Voice, vopts)
-	if err != nil {
-		return convertError(err)
-	}
-	if err := opts.write(data, conv.Voice); err != nil {
+	return convertError(fmt.Errorf("convert %s to %s: %w", strings.Join(opts.Inputs, " "), to, err))
+}
+
+// finish writes the converted voice and reports it.
+func (o *ConvertOptions) finish(conv *voices.Conversion, data []byte) error {
+	if err := o.write(data, conv.Voice); err != nil {
 		return err
 	}
-	return opts.report(conv, data)
+	return o.report(conv, data)
 }
 
 // convertError maps conversion errors to exit codes: a voice the rules
