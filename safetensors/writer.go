@@ -125,6 +125,14 @@ type Source interface {
 	WriteTensor(ctx context.Context, t *PlannedTensor, w io.Writer) error
 }
 
+// Grouper is an optional interface of a Source whose tensors are produced
+// together: neighbouring tensors (in file order) with the same group are
+// handed to one worker, which writes them in order, so no worker waits for
+// another to produce a shared result.
+type Grouper interface {
+	Group(t *PlannedTensor) int
+}
+
 // SourceFunc adapts a function to Source.
 type SourceFunc func(ctx context.Context, t *PlannedTensor, w io.Writer) error
 
@@ -217,19 +225,22 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	p := &progress{fn: opts.Progress, total: l.DataSize()}
-	next := make(chan int)
+	batches := l.batches(src)
+	next := make(chan []int)
 	var wg sync.WaitGroup
-	for range min(workers, max(len(l.Tensors), 1)) {
+	for range min(workers, max(len(batches), 1)) {
 		wg.Go(func() {
-			for i := range next {
-				if err := l.fillOne(ctx, f, src, i); err != nil {
-					cancel(err)
+			for b := range next {
+				for _, i := range b {
+					if err := l.fillOne(ctx, f, src, i); err != nil {
+						cancel(err)
+					}
+					p.add(l.Tensors[i].Size)
 				}
-				p.add(l.Tensors[i].Size)
 			}
 		})
 	}
-	feed(ctx, next, len(l.Tensors))
+	feed(ctx, next, batches)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return err
@@ -237,13 +248,31 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 	return nil
 }
 
+// batches splits the tensors, in file order, into runs that one worker
+// writes: runs of one group for a Grouper, else single tensors.
+func (l *Layout) batches(src Source) [][]int {
+	g, grouped := src.(Grouper)
+	var out [][]int
+	for i := range l.Tensors {
+		if grouped && len(out) > 0 {
+			last := out[len(out)-1]
+			if g.Group(&l.Tensors[last[0]]) == g.Group(&l.Tensors[i]) {
+				out[len(out)-1] = append(last, i)
+				continue
+			}
+		}
+		out = append(out, []int{i})
+	}
+	return out
+}
+
 // feed hands out tensors in file order, so a Source that produces several
 // neighbouring tensors together holds few results at a time.
-func feed(ctx context.Context, next chan<- int, n int) {
+func feed(ctx context.Context, next chan<- []int, batches [][]int) {
 	defer close(next)
-	for i := range n {
+	for _, b := range batches {
 		select {
-		case next <- i:
+		case next <- b:
 		case <-ctx.Done():
 			return
 		}

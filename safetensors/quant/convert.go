@@ -149,6 +149,17 @@ type shardPlan struct {
 	layout *safetensors.Layout
 	copyOf map[string]*safetensors.Tensor // pass-through tensors by name
 	jobOf  map[string]*job                // converted tensors by name
+	group  map[*job]int                   // the writer's group of each job
+}
+
+// Group puts the outputs of one job (an expert's gate and up, or one
+// projection) in one group, so one worker computes and writes them while
+// the others work on other jobs; each pass-through tensor is its own group.
+func (s *shardPlan) Group(t *safetensors.PlannedTensor) int {
+	if j, ok := s.jobOf[t.Name]; ok {
+		return s.group[j]
+	}
+	return -1 - t.Index
 }
 
 // planned is the whole conversion, decided before any tensor data is read.

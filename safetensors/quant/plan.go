@@ -180,7 +180,7 @@ type moduleSet struct {
 // first tensor was (a fused tensor's modules in expert order), pruned
 // modules left out.
 func planShard(f *safetensors.ReadCloser, name string, ms *moduleSet, opts *Options, res *Result) (*shardPlan, error) {
-	sp := &shardPlan{name: name, copyOf: map[string]*safetensors.Tensor{}, jobOf: map[string]*job{}}
+	sp := &shardPlan{name: name, copyOf: map[string]*safetensors.Tensor{}, jobOf: map[string]*job{}, group: map[*job]int{}}
 	var hs []safetensors.TensorHeader
 	done := map[string]bool{}
 	emit := func(mod string) {
@@ -190,6 +190,9 @@ func planShard(f *safetensors.ReadCloser, name string, ms *moduleSet, opts *Opti
 		}
 		done[mod] = true
 		res.Converted++
+		if _, ok := sp.group[j]; !ok {
+			sp.group[j] = len(sp.group)
+		}
 		for _, o := range outputsFor(ms.mods[mod], opts.Target, opts.Layout) {
 			n := mod + "." + o.suffix
 			hs = append(hs, safetensors.TensorHeader{Name: n, DType: o.dtype, Shape: o.shape})
