@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 
 	"github.com/drama-tts/drama/safetensors/dtype"
@@ -35,6 +36,7 @@ var kernels = sync.Pool{New: func() any { return &lutKernel{} }}
 
 func (k *lutKernel) reset(src *BlockFP8, q *NVFP4, global float32, bf16 bool, bc int) {
 	k.src, k.q, k.global, k.sixG, k.bf16 = src, q, global, 6*global, bf16
+	clear(k.th[:])
 	if cap(k.tables) < bc*128 {
 		k.tables = make([]codeTable, bc*128)
 		k.vals = make([][128]float32, bc)
@@ -56,6 +58,7 @@ type lutKernel struct {
 	bf16         bool
 	tables       []codeTable    // per block column, per largest byte
 	vals         [][128]float32 // per block column: value of each magnitude byte
+	th           [128]*thresholds
 }
 
 // startBand resets the tables for the row band starting at row r.
@@ -84,13 +87,39 @@ func (k *lutKernel) table(bcol int, m uint8) *codeTable {
 	vals := &k.vals[bcol]
 	var div float32
 	t.scale, div = blockScale(vals[m], k.sixG, k.global)
-	for b := range int(m) + 1 {
-		y := vals[b] / div
-		t.code[b] = dtype.E2M1FromF32(y)
-		t.code[b|0x80] = dtype.E2M1FromF32(-y)
+	if div == 0 { // the scale underflowed: the reference's 0/0 and x/0
+		for b := range int(m) + 1 {
+			y := vals[b] / div
+			t.code[b], t.code[b|0x80] = dtype.E2M1FromF32(y), dtype.E2M1FromF32(-y)
+		}
+	} else {
+		k.fill(t, vals, m, k.thresholds(t.scale, div))
 	}
 	t.ready = true
 	return t
+}
+
+// fill writes the codes of bytes 0..m. Values grow with the byte, so the
+// codes do too: one walk up the seven thresholds places every byte.
+func (k *lutKernel) fill(t *codeTable, vals *[128]float32, m uint8, th *thresholds) {
+	c := 0
+	for b := range int(m) + 1 {
+		v := uint64(math.Float32bits(vals[b]))
+		for c < len(th.t) && v >= th.t[c] {
+			c++
+		}
+		t.code[b] = uint8(c)
+		t.code[b|0x80] = uint8(c) | uint8((th.nz-v-1)>>63)<<3
+	}
+}
+
+// thresholds returns the thresholds of a block scale byte, built once per
+// matrix (the divisor depends only on the byte and the global scale).
+func (k *lutKernel) thresholds(scale uint8, div float32) *thresholds {
+	if k.th[scale&0x7F] == nil {
+		k.th[scale&0x7F] = newThresholds(div)
+	}
+	return k.th[scale&0x7F]
 }
 
 func (k *lutKernel) row(r int) {
