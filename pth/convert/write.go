@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/drama-tts/drama/safetensors"
@@ -65,13 +64,13 @@ func (p *Plan) Write(ctx context.Context, path string) (err error) {
 	return commit(f, path)
 }
 
-// fill writes every tensor, largest first, with the plan's workers.
+// fill writes every tensor in file order, so reads and writes stay mostly
+// sequential, with the plan's workers.
 func (p *Plan) fill(ctx context.Context, cancel context.CancelCauseFunc, f *os.File) error {
 	order := make([]int, len(p.Layout.Tensors))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return p.Layout.Tensors[order[a]].Size > p.Layout.Tensors[order[b]].Size })
 	workers := p.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
