@@ -59,6 +59,32 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// FuzzZipIndex feeds bytes to the zip indexer alone: directory, ZIP64
+// records, local headers, prefix, duplicate and overlap checks. Whatever it
+// accepts must describe records inside the file that do not overlap.
+func FuzzZipIndex(f *testing.F) {
+	for _, b := range seedFiles(f) {
+		if bytes.HasPrefix(b, []byte("PK")) {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ix, err := indexZip(bytes.NewReader(b), int64(len(b)), fuzzLimits)
+		if err != nil {
+			checkTyped(t, err)
+			return
+		}
+		for _, rec := range ix.records {
+			if rec.DataOffset < 0 || rec.CompressedSize < 0 || rec.DataOffset+rec.CompressedSize > int64(len(b)) {
+				t.Fatalf("record %q [%d, +%d) outside a %d-byte file", rec.Name, rec.DataOffset, rec.CompressedSize, len(b))
+			}
+			if _, err := readRecord(bytes.NewReader(b), rec, 1<<16); err != nil {
+				checkTyped(t, err)
+			}
+		}
+	})
+}
+
 // FuzzPickle runs the VM alone on data.pkl-like input, with a persistent
 // loader that accepts any well-formed storage id.
 func FuzzPickle(f *testing.F) {
