@@ -154,6 +154,9 @@ func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stre
 func (s *Server) failedMidway(w *statusRecorder, err error) {
 	s.log.Warn("synthesis failed", "err", err, "after_bytes", w.written)
 	if !w.wroteHeader {
+		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length"} {
+			w.Header().Del(k) // set for the audio that never came
+		}
 		writeError(w, s.engineError(err))
 		return
 	}

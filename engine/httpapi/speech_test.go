@@ -79,8 +79,8 @@ func TestFailureAfterFirstChunkHasNoTerminatingChunk(t *testing.T) {
 	resp := post(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 100)+`"}`)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 503 || !strings.Contains(string(body), `"code":"engine_failed"`) {
-		t.Fatalf("whole reply of a failed synthesis: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != 503 || !strings.Contains(string(body), `"code":"engine_failed"`) || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Trailer") != "" {
+		t.Fatalf("whole reply of a failed synthesis: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 }
 
