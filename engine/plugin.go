@@ -93,15 +93,18 @@ func Serve(impl Engine) {
 	defer cancel()
 	go func() {
 		watchParent(ctx, hostPID(), parentPoll)
+		if ctx.Err() != nil {
+			return // Serve is returning: it stops impl itself
+		}
 		logger.Warn("parent process gone: stopping the engine")
-		shutdown(impl, logger, 0)
+		shutdown(impl, logger)
 	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
 	go func() {
 		if _, ok := <-sigs; ok {
 			logger.Info("SIGTERM: stopping the engine")
-			shutdown(impl, logger, 0)
+			shutdown(impl, logger)
 		}
 	}()
 	setParentDeathSignal(logger)
@@ -117,10 +120,11 @@ func Serve(impl Engine) {
 	stopImpl(impl, logger)
 }
 
-// shutdown stops impl and exits the process.
-func shutdown(impl Engine, logger hclog.Logger, code int) {
+// shutdown stops impl and exits the process with status 0: the plugin
+// was asked to go (SIGTERM) or has no host left to serve.
+func shutdown(impl Engine, logger hclog.Logger) {
 	stopImpl(impl, logger)
-	os.Exit(code)
+	os.Exit(0)
 }
 
 func stopImpl(impl Engine, logger hclog.Logger) {
