@@ -104,19 +104,6 @@ func TestParseChecksum(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	tl := NewTail(8)
-	tl.Write([]byte("hello "))
-	tl.Write([]byte("world"))
-	if got := tl.String(); got != "lo world" {
-		t.Fatalf("tail = %q", got)
-	}
-	tl.Write([]byte("0123456789"))
-	if got := tl.String(); got != "23456789" {
-		t.Fatalf("tail = %q", got)
-	}
-}
-
 func FuzzParseChecksum(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*.sha256"))
 	for _, s := range seeds {

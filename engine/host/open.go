@@ -23,7 +23,7 @@ import (
 // Defaults for Options.
 const (
 	DefaultStartTimeout = 15 * time.Second
-	DefaultTailSize     = 64 << 10
+	DefaultTailSize     = engine.TailSize
 	DefaultStopGrace    = 10 * time.Second
 )
 
@@ -74,7 +74,7 @@ type Plugin struct {
 	engine.Engine
 	Path   string
 	client *plugin.Client
-	tail   *Tail
+	tail   *engine.Tail
 	thread chan struct{} // closed to let the starting thread go
 	once   sync.Once
 }
@@ -93,7 +93,7 @@ func Open(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults(abs)
-	p := &Plugin{Path: abs, tail: NewTail(opts.TailSize), thread: make(chan struct{})}
+	p := &Plugin{Path: abs, tail: engine.NewTail(opts.TailSize), thread: make(chan struct{})}
 	p.client = plugin.NewClient(p.clientConfig(abs, sum, opts))
 	if err := p.start(ctx); err != nil {
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {

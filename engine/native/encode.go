@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+
+	"github.com/drama-tts/drama/engine"
 )
 
 // EncodeConfig is how to run the voice encoder.
@@ -42,7 +44,7 @@ func runToEnd(ctx context.Context, bin string, args, env []string) error {
 	if !supported {
 		return ErrUnsupported
 	}
-	tail := NewTail(16 << 10)
+	tail := engine.NewTail(16 << 10)
 	cmd := exec.Command(bin, args...)
 	cmd.Env, cmd.SysProcAttr = env, sysProcAttr()
 	cmd.Stdout, cmd.Stderr = tail, tail

@@ -63,28 +63,6 @@ func TestEnviron(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	tl := native.NewTail(16)
-	tl.Write([]byte("line one\nline two\n"))
-	tl.Write([]byte("three\n"))
-	if s := tl.String(); s != "three\n" && !strings.HasSuffix(s, "three\n") {
-		t.Errorf("tail %q", s)
-	}
-	if s := tl.String(); len(s) > 16 {
-		t.Errorf("tail of %d bytes, want at most 16", len(s))
-	}
-	big := native.NewTail(0)
-	big.Write([]byte(strings.Repeat("x", native.TailSize+10)))
-	if len(big.String()) != native.TailSize {
-		t.Errorf("tail of %d bytes, want %d", len(big.String()), native.TailSize)
-	}
-	l := native.NewTail(0)
-	l.Write([]byte("a\nb\nc\n"))
-	if got := l.Lines(2); got != "b\nc\n" {
-		t.Errorf("Lines(2) = %q", got)
-	}
-}
-
 func writeClip(t *testing.T, samples int) string {
 	t.Helper()
 	pcm := make([]byte, 2*samples)

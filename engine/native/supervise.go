@@ -86,7 +86,7 @@ type Config struct {
 type Process struct {
 	cfg      Config
 	cmd      *exec.Cmd
-	tail     *Tail
+	tail     *engine.Tail
 	log      *os.File
 	done     chan struct{} // closed once the process was reaped
 	exit     *ExitError
@@ -109,7 +109,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		return nil, ErrUnsupported
 	}
 	cfg = cfg.withDefaults()
-	p := &Process{cfg: cfg, tail: NewTail(0), done: make(chan struct{}),
+	p := &Process{cfg: cfg, tail: engine.NewTail(0), done: make(chan struct{}),
 		progress: make(chan float64, 1), output: make(chan struct{}, 1)}
 	if err := p.start(); err != nil {
 		return nil, err
