@@ -1,6 +1,7 @@
 package voices
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -13,28 +14,34 @@ import (
 // ReadFile reads and checks the voice file at name, like Parse; errors name
 // the file. A file larger than MaxFileSize is refused before it is read.
 func ReadFile(name string, opts *Options) (*Voice, error) {
-	data, err := readLimited(name)
+	data, err := ReadBytes(name)
 	if err != nil {
 		return nil, err
 	}
 	return parseNamed(name, data, opts)
 }
 
-// readLimited reads a file of at most MaxFileSize bytes.
-func readLimited(name string) ([]byte, error) {
+// ReadBytes reads the voice file at name without checking it, for callers
+// that also need its bytes (its sha256, its canonical form). A file larger
+// than MaxFileSize is refused with ErrTooLarge without being read whole.
+func ReadBytes(name string) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("voices: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = min(st.Size(), MaxFileSize) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxFileSize+1)); err != nil {
 		return nil, fmt.Errorf("voices: read %s: %w", name, err)
 	}
-	if len(data) > MaxFileSize {
+	if buf.Len() > MaxFileSize {
 		return nil, &FieldError{File: name, Offset: -1, Err: fmt.Errorf("%w: want at most %d bytes, got more", ErrTooLarge, MaxFileSize)}
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 // WriteFile writes v canonically to name, atomically, with v.FileMode():
@@ -47,8 +54,7 @@ func WriteFile(name string, v *Voice, opts *Options) (string, error) {
 	if err := WriteAtomic(name, data, v.FileMode()); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return FileSHA256(data), nil
 }
 
 // WriteAtomic writes data to name without ever leaving a partial file: it

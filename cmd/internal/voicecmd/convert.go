@@ -226,9 +226,9 @@ func convertError(err error) error {
 // names the input for a Metal note.
 func (o *ConvertOptions) readInput(vopts *voices.Options) (*voices.Voice, string, error) {
 	if !isNPY(o.Inputs[0]) {
-		data, err := readCapped(o.Inputs[0])
+		data, err := voices.ReadBytes(o.Inputs[0])
 		if err != nil {
-			return nil, "", err
+			return nil, "", convertError(err)
 		}
 		v, err := voices.Parse(data, vopts)
 		if err != nil {

@@ -1,12 +1,9 @@
 package voicecmd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -46,9 +43,9 @@ type problemReport struct {
 // are in the report, not the error; the report is always usable.
 func inspect(name string, opts *voices.Options) *fileReport {
 	r := &fileReport{File: name}
-	data, err := readCapped(name)
+	data, err := voices.ReadBytes(name)
 	if err != nil {
-		r.Problems = []problemReport{{Message: err.Error()}}
+		r.Problems = problemsOf(err)
 		return r
 	}
 	r.Size, r.SHA256 = len(data), voices.FileSHA256(data)
@@ -62,23 +59,6 @@ func inspect(name string, opts *voices.Options) *fileReport {
 	r.References, r.Frames, r.Seconds = len(v.References), v.TotalFrames(), seconds(v.TotalFrames())
 	r.Canonical = r.Valid && voices.IsCanonical(data, v)
 	return r
-}
-
-// readCapped reads at most one byte more than voices.MaxFileSize, so that a
-// larger file is refused by voices.Parse without being read whole.
-func readCapped(name string) ([]byte, error) {
-	fh, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	size := int64(512)
-	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() {
-		size = min(st.Size(), voices.MaxFileSize) + 1
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	_, err = buf.ReadFrom(io.LimitReader(fh, voices.MaxFileSize+1))
-	return buf.Bytes(), err
 }
 
 func seconds(frames int) float64 {
@@ -102,7 +82,7 @@ func problemsOf(err error) []problemReport {
 	if errors.As(err, &fe) {
 		return []problemReport{problemOf(fe)}
 	}
-	return []problemReport{{Message: err.Error()}}
+	return []problemReport{{Message: strings.TrimPrefix(err.Error(), "voices: ")}}
 }
 
 func problemOf(fe *voices.FieldError) problemReport {

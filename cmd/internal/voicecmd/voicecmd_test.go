@@ -355,3 +355,24 @@ func TestGroupExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizeFile checks that a file over voices.MaxFileSize is refused
+// without a size or sha256 of its truncated head, by check and by convert.
+func TestOversizeFile(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, bytes.Repeat([]byte(" "), voices.MaxFileSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := inspect(big, nil)
+	if r.Valid || r.Size != 0 || r.SHA256 != "" || len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Message, "want at most") {
+		t.Errorf("report: %+v", r)
+	}
+	f, _, _ := testFactory()
+	if err := runCheck(context.Background(), &CheckOptions{F: f, Files: []string{big}}); exitCode(err) != cmdutil.ExitMismatch {
+		t.Errorf("check: err = %v, want exit %d", err, cmdutil.ExitMismatch)
+	}
+	err := runConvert(context.Background(), newConvert(f, "cuda", "-", big))
+	if exitCode(err) != cmdutil.ExitMismatch || !errors.Is(err, voices.ErrTooLarge) {
+		t.Errorf("convert: err = %v, want exit %d and ErrTooLarge", err, cmdutil.ExitMismatch)
+	}
+}
