@@ -1,10 +1,8 @@
 package hub
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +82,8 @@ func (c Cache) Link(repo, commit, path, etag string) error {
 		return err
 	}
 	if c.NoSymlinks {
-		return c.hardLink(link, c.BlobPath(repo, etag))
+		_, err := linkOrCopy(c.BlobPath(repo, etag), link)
+		return err
 	}
 	target, err := filepath.Rel(filepath.Dir(link), c.BlobPath(repo, etag))
 	if err != nil {
@@ -97,24 +96,6 @@ func (c Cache) Link(repo, commit, path, etag string) error {
 	_ = os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
-	}
-	return os.Rename(tmp, link)
-}
-
-// hardLink makes link the same file as blob (a copy when a hard link is
-// not possible).
-func (c Cache) hardLink(link, blob string) error {
-	a, err1 := os.Stat(link)
-	b, err2 := os.Stat(blob)
-	if err1 == nil && err2 == nil && os.SameFile(a, b) {
-		return nil
-	}
-	tmp := link + ".drama-link.tmp"
-	_ = os.Remove(tmp)
-	if err := os.Link(blob, tmp); err != nil {
-		if err := copyFile(blob, tmp); err != nil {
-			return err
-		}
 	}
 	return os.Rename(tmp, link)
 }
@@ -159,16 +140,28 @@ func blobOK(p string, size int64) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Size() == size
 }
 
-// shareBlob puts the blob at src (another repository's) at dst: a hard
-// link on the same filesystem, else a copy through a temporary file.
-func shareBlob(src, dst string) (linked bool, err error) {
+// linkOrCopy makes dst the same file as src: a hard link on the same
+// filesystem, else a copy. It goes through a temporary name and a rename,
+// so whatever was at dst (a truncated blob, an older snapshot entry) is
+// replaced whole. linked reports a hard link.
+func linkOrCopy(src, dst string) (linked bool, err error) {
+	a, err1 := os.Stat(src)
+	b, err2 := os.Stat(dst)
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		return true, nil
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return false, err
 	}
-	if err := os.Link(src, dst); err == nil || errors.Is(err, fs.ErrExist) {
-		return true, nil
+	tmp := dst + ".drama-link.tmp"
+	_ = os.Remove(tmp)
+	linked = os.Link(src, tmp) == nil
+	if !linked {
+		if err := copyFile(src, tmp); err != nil {
+			return false, err
+		}
 	}
-	return false, copyFile(src, dst)
+	return linked, os.Rename(tmp, dst)
 }
 
 func copyFile(src, dst string) error {

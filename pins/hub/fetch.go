@@ -102,7 +102,7 @@ func (f *Fetcher) classify(repo string, files []pins.File, res *Result) ([]Targe
 		final := f.Cache.BlobPath(repo, name)
 		r := FileResult{Path: pf.Path, Size: pf.Size, Blob: final, How: HowPresent}
 		if src, ok := f.Cache.FindBlob(repo, name, pf.Size); ok && src != final {
-			linked, err := shareBlob(src, final)
+			linked, err := linkOrCopy(src, final)
 			if err != nil {
 				return nil, fmt.Errorf("fetch: %s: share blob from %s: %w", pf.Path, src, err)
 			}

@@ -486,3 +486,32 @@ func TestFaultMatrixWithSplits(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedBlobReplacesTruncatedOne: a wrong-size blob under the final
+// name (an interrupted copy) is replaced whole by the other repository's
+// good blob, not kept because the name exists.
+func TestSharedBlobReplacesTruncatedOne(t *testing.T) {
+	fx := newFixture(t)
+	shared := content(3, 256<<10)
+	pa := fx.addRepo("org/full", commitA, map[string][]byte{"codec.pth": shared})
+	filesB := map[string][]byte{"codec.pth": shared}
+	pb := fx.addRepo("org/nvfp4", commitB, filesB)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if _, err := f.Fetch(ctxT(t), "org/full", commitA, pa); err != nil {
+		t.Fatal(err)
+	}
+	bad := f.Cache.BlobPath("org/nvfp4", BlobName(pb[0]))
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	if err := os.WriteFile(bad, shared[:1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := fx.srv.Stats().BytesServed
+	res, err := f.Fetch(ctxT(t), "org/nvfp4", commitB, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, "org/nvfp4", commitB, filesB)
+	if res.Files[0].How != HowShared || fx.srv.Stats().BytesServed != before {
+		t.Errorf("want codec.pth shared without a download, got %s and %d bytes served", res.Files[0].How, fx.srv.Stats().BytesServed-before)
+	}
+}
