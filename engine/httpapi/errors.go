@@ -58,6 +58,12 @@ func fromEngine(err error) *apiError {
 	return unavailable("engine_failed", 5*time.Second, "%v (the engine is being restarted; retry shortly)", err)
 }
 
+// clientClosed is the answer logged for a request whose client left before
+// its reply: nginx's 499, which no client sees.
+func clientClosed() *apiError {
+	return &apiError{Status: 499, Type: "client_closed", Code: "client_closed", Message: "client closed the request"}
+}
+
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))

@@ -21,28 +21,27 @@ type queue struct {
 
 func newQueue(max int) *queue { return &queue{max: max, waiting: list.New()} }
 
-// acquire waits for the slot. It returns the number of requests that were
-// ahead, or errQueueFull at once when max requests already wait, or ctx's
-// error when ctx ends first (the waiter then leaves the queue).
-func (q *queue) acquire(ctx context.Context) (ahead int, err error) {
+// acquire waits for the slot. It returns errQueueFull at once when max
+// requests already wait, or ctx's error when ctx ends first (the waiter then
+// leaves the queue).
+func (q *queue) acquire(ctx context.Context) error {
 	q.mu.Lock()
 	if !q.held {
 		q.held = true
 		q.mu.Unlock()
-		return 0, nil
+		return nil
 	}
 	if q.waiting.Len() >= q.max {
 		q.mu.Unlock()
-		return 0, errQueueFull
+		return errQueueFull
 	}
 	ch := make(chan struct{})
 	el := q.waiting.PushBack(ch)
-	ahead = q.waiting.Len()
 	q.mu.Unlock()
 
 	select {
 	case <-ch:
-		return ahead, nil
+		return nil
 	case <-ctx.Done():
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -52,7 +51,7 @@ func (q *queue) acquire(ctx context.Context) (ahead int, err error) {
 		default:
 			q.waiting.Remove(el)
 		}
-		return ahead, ctx.Err()
+		return ctx.Err()
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 func TestQueueFIFOAndBound(t *testing.T) {
 	q := newQueue(3)
 	ctx := context.Background()
-	if _, err := q.acquire(ctx); err != nil {
+	if err := q.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var order []int
@@ -21,7 +21,7 @@ func TestQueueFIFOAndBound(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := q.acquire(ctx); err != nil {
+			if err := q.acquire(ctx); err != nil {
 				t.Error(err)
 				return
 			}
@@ -32,7 +32,7 @@ func TestQueueFIFOAndBound(t *testing.T) {
 		}()
 		waitFor(t, func() bool { return q.depth() == i+1 })
 	}
-	if _, err := q.acquire(ctx); !errors.Is(err, errQueueFull) {
+	if err := q.acquire(ctx); !errors.Is(err, errQueueFull) {
 		t.Fatalf("4th waiter: %v, want errQueueFull", err)
 	}
 	q.release()
@@ -50,7 +50,7 @@ func TestQueueWaiterLeaves(t *testing.T) {
 	q.acquire(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { _, err := q.acquire(ctx); done <- err }()
+	go func() { done <- q.acquire(ctx) }()
 	waitFor(t, func() bool { return q.depth() == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {

@@ -127,9 +127,6 @@ func (s *Server) Handler() http.Handler {
 // EngineRestarted counts a restart of the engine in the metrics.
 func (s *Server) EngineRestarted() { s.metrics.restarts.Add(1) }
 
-// QueueDepth is the number of requests waiting for the engine.
-func (s *Server) QueueDepth() int { return s.queue.depth() }
-
 type ctxKey struct{}
 
 // withRequestID gives every request an id, echoed as X-Request-Id (a

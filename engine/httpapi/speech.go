@@ -74,14 +74,14 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 func (s *Server) waitTurn(ctx context.Context) (release func(), e *apiError) {
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.QueueTimeout)
 	defer cancel()
-	_, err := s.queue.acquire(wctx)
+	err := s.queue.acquire(wctx)
 	switch {
 	case err == nil:
 		return s.queue.release, nil
 	case errors.Is(err, errQueueFull):
 		return nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
 	case ctx.Err() != nil:
-		return nil, &apiError{Status: 499, Type: "client_closed", Code: "client_closed", Message: "client closed the request"}
+		return nil, clientClosed()
 	default:
 		return nil, unavailable("queue_timeout", s.retryAfter(), "waited %v for the engine without a turn: retry later", s.cfg.QueueTimeout)
 	}
@@ -117,7 +117,7 @@ func (s *Server) engineError(err error) *apiError {
 		return ae
 	}
 	if errors.Is(err, context.Canceled) {
-		return &apiError{Status: 499, Type: "client_closed", Code: "client_closed", Message: "client closed the request"}
+		return clientClosed()
 	}
 	if kind, _ := engine.KindOf(err); (kind == engine.KindFailed || kind == engine.KindNotReady) && s.cfg.Failures != nil {
 		s.cfg.Failures.EngineFailed(err) // a not-ready engine behind a ready status has died
