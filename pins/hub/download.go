@@ -79,6 +79,9 @@ type Event struct {
 	Bytes   int64     `json:"bytes,omitempty"`
 	Workers int       `json:"workers,omitempty"`
 	Error   string    `json:"error,omitempty"`
+	// Copied marks a shared file that was copied, not hard-linked (another
+	// filesystem).
+	Copied bool `json:"copied,omitempty"`
 	// VerifyLag is the time from a file's last byte to its verified rename.
 	VerifyLag time.Duration `json:"verify_lag_ns,omitempty"`
 }

@@ -107,7 +107,7 @@ func (f *Fetcher) classify(repo string, files []pins.File, res *Result) ([]Targe
 				return nil, fmt.Errorf("fetch: %s: share blob from %s: %w", pf.Path, src, err)
 			}
 			r.How = HowShared
-			f.Download.emit(Event{Kind: EventShared, Path: pf.Path, Size: pf.Size, Error: map[bool]string{true: "", false: "copied"}[linked]})
+			f.Download.emit(Event{Kind: EventShared, Path: pf.Path, Size: pf.Size, Copied: !linked})
 		} else if !ok {
 			r.How = HowDownloaded
 			missing = append(missing, Target{File: pf, Partial: final + ".drama.incomplete", Final: final})

@@ -364,6 +364,13 @@ func TestSharedBlobsAcrossRepos(t *testing.T) {
 	if !os.SameFile(a, b) {
 		t.Error("shared blob is not a hard link")
 	}
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	for _, e := range fx.events {
+		if e.Kind == EventShared && (e.Error != "" || e.Copied) {
+			t.Errorf("a hard-linked blob's event must carry no error and no copy mark: %+v", e)
+		}
+	}
 }
 
 func TestLockNamesHolder(t *testing.T) {

@@ -120,7 +120,11 @@ func (r *reporter) lineEvent(e hub.Event) {
 	switch e.Kind {
 	case hub.EventPresent, hub.EventShared:
 		r.lines.Add(e.Size)
-		fmt.Fprintf(w, "%s: %s (%s)\n", e.Kind, e.Path, cmdutil.HumanBytes(e.Size))
+		how := ""
+		if e.Copied {
+			how = ", copied"
+		}
+		fmt.Fprintf(w, "%s: %s (%s%s)\n", e.Kind, e.Path, cmdutil.HumanBytes(e.Size), how)
 	case hub.EventPlan:
 		r.lines.Add(e.Bytes)
 		if e.Bytes > 0 {
