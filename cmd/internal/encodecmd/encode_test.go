@@ -68,6 +68,7 @@ func TestFlags(t *testing.T) {
 		{"bad when", append([]string{"--name", "A", "--manifest", "p", "--consent-when", "yesterday"}, consent...), "RFC 3339", nil},
 		{"bad id", append([]string{"--name", "A", "--manifest", "p", "--id", "Not OK"}, consent...), "--id", nil},
 		{"server and output", append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "-o", "v.json"}, consent...), "--server", nil},
+		{"server and consent time", append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), "--consent-when does not apply", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -436,7 +437,9 @@ func TestEncodeSyntheticAndConsentTime(t *testing.T) {
 	if err := run(context.Background(), e.opts); err != nil {
 		t.Fatal(err)
 	}
-	v, _ = voices.ReadFile(e.opts.Output, nil)
+	if v, err = voices.ReadFile(e.opts.Output, nil); err != nil {
+		t.Fatal(err)
+	}
 	if want := time.Date(2026, 4, 30, 7, 0, 0, 0, time.UTC); !v.Consent.When.Equal(want) {
 		t.Fatalf("consent when: want %v, got %v", want, v.Consent.When)
 	}

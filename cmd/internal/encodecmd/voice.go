@@ -1,8 +1,6 @@
 package encodecmd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -118,8 +116,7 @@ func writeVoice(out string, v *voices.Voice) (string, error) {
 	if err := voices.WriteAtomic(out, data, 0o600); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return voices.FileSHA256(data), nil
 }
 
 type refResult struct {
@@ -146,7 +143,7 @@ func printResult(f *cmdutil.Factory, out, sum string, v *voices.Voice) error {
 		n := r.Codes.Frames()
 		frames += n
 		res.References = append(res.References, refResult{Text: r.Text, Samples: r.Samples, Frames: n,
-			Seconds: float64(n*voices.SamplesPerFrame) / voices.SampleRate})
+			Seconds: voices.Seconds(n)})
 	}
 	if f.Global.JSON {
 		return cmdutil.WriteJSON(f.IO.Out, res)
