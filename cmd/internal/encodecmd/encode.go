@@ -123,6 +123,8 @@ func validate(o *Options) error {
 		return cmdutil.FlagErrorf("--format: want one of %s, got %q", strings.Join(formats, ", "), o.Format)
 	case o.Server != "" && (o.Output != "" || o.Format != string(voices.FormatCloned)):
 		return cmdutil.FlagErrorf("--server saves the voice on the server: -o and --format do not apply")
+	case o.Server != "" && o.When != "":
+		return cmdutil.FlagErrorf("--server: the server stamps the consent with the time it saves the voice, so --consent-when does not apply: encode locally to keep an earlier consent time")
 	}
 	if o.Source != string(voices.SourceSynthetic) && (strings.TrimSpace(o.Who) == "" || strings.TrimSpace(o.Statement) == "") {
 		return cmdutil.FlagErrorf("no consent, no clone: give --consent-who and --consent-statement (or --source synthetic for a voice that is no person's)")
