@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
 )
 
 // NewRootCmd returns the drama command with its global flags and every
@@ -27,8 +28,8 @@ Built with Fish Audio.`),
 		SilenceUsage:  true,
 		Version:       f.Version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(cmdutil.Variants, f.Global.Variant) {
-				return cmdutil.FlagErrorf("unknown variant %q: use one of %s", f.Global.Variant, strings.Join(cmdutil.Variants, ", "))
+			if !slices.Contains(pins.Variants, f.Global.Variant) {
+				return cmdutil.FlagErrorf("unknown variant %q: use one of %s", f.Global.Variant, strings.Join(pins.Variants, ", "))
 			}
 			return nil
 		},
@@ -36,10 +37,10 @@ Built with Fish Audio.`),
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorf("%w", err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.Global.Root, "root", "", "drama root directory (default $DRAMA_HOME, else $XDG_DATA_HOME/drama)")
-	pf.StringVar(&f.Global.Variant, "variant", "full", "model variant: "+strings.Join(cmdutil.Variants, ", "))
+	pf.StringVar(&f.Global.Variant, "variant", "full", "model variant: "+strings.Join(pins.Variants, ", "))
 	pf.BoolVar(&f.Global.JSON, "json", false, "print one JSON document on stdout (NDJSON events for streaming commands)")
 	pf.BoolVarP(&f.Global.Quiet, "quiet", "q", false, "print no progress or informational messages")
-	_ = root.RegisterFlagCompletionFunc("variant", cobra.FixedCompletions(cmdutil.Variants, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("variant", cobra.FixedCompletions(pins.Variants, cobra.ShellCompDirectiveNoFileComp))
 	root.SetUsageTemplate(root.UsageTemplate() + "\n" + cmdutil.ExitStatusHelp + "\n")
 	root.SetVersionTemplate("drama {{.Version}}\n")
 	root.AddCommand(newVersionCmd(f))

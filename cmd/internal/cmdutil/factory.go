@@ -6,13 +6,10 @@ import (
 	"path/filepath"
 )
 
-// Variants are the values --variant accepts.
-var Variants = []string{"full", "nvfp4", "macos"}
-
 // Global holds the global flags, bound by the root command.
 type Global struct {
 	Root    string // --root; empty means $DRAMA_HOME, else the XDG data dir
-	Variant string // --variant: full, nvfp4 or macos
+	Variant string // --variant: one of pins.Variants
 	JSON    bool   // --json: one JSON document (or NDJSON events) on stdout
 	Quiet   bool   // --quiet: no progress or informational messages
 }
