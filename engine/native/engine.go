@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -18,14 +19,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drama-tts/drama/engine"
-)
-
-// Memory estimates per variant: the drop in free memory measured when the
-// model loads (full ~40 GiB, nvfp4 ~20.3 GiB); the Metal build serves the
-// nvfp4 weights.
-var (
-	cudaEstimate  = map[string]uint64{"full": 40 << 30, "nvfp4": 20788 << 20}
-	metalEstimate = map[string]uint64{"macos": 20788 << 20}
 )
 
 // EngineOptions configure an Engine.
@@ -73,17 +66,13 @@ func NewEngine(flavor *Flavor, opts EngineOptions) *Engine {
 // Describe reports the flavor's variants, capabilities and estimates.
 func (e *Engine) Describe(ctx context.Context) (engine.Description, error) {
 	f := e.flavor
-	d := engine.Description{
+	return engine.Description{
 		Name: f.Name, Version: e.opts.Version, APIVersion: engine.APIVersion,
 		OS: runtime.GOOS, Arch: runtime.GOARCH, Engine: f.ServerBinary,
-		Variants: []string{"full", "nvfp4"}, MemoryEstimate: cudaEstimate,
+		Variants: slices.Clone(f.Variants), MemoryEstimate: maps.Clone(f.MemoryEstimate),
 		Capabilities: engine.Capabilities{Stream: true, LongForm: f.LongForm, References: f.References,
-			Encode: true, VoiceCatalog: f == Metal, RestartToClone: f == Metal, MaxFrames: f.MaxFrames},
-	}
-	if f == Metal {
-		d.Variants, d.MemoryEstimate = []string{"macos"}, metalEstimate
-	}
-	return d, nil
+			Encode: true, VoiceCatalog: f.VoiceCatalog, RestartToClone: f.VoiceCatalog, MaxFrames: f.MaxFrames},
+	}, nil
 }
 
 // checkOS refuses a flavor on an OS it was not built for.
@@ -289,10 +278,9 @@ func (e *Engine) admit(req engine.StartRequest, emit func(engine.LifecycleEvent)
 	if req.Admission != "" && req.Admission != engine.AdmissionOwn {
 		return Admit(string(req.Admission), 0, 0, Memory{})
 	}
-	d, _ := e.Describe(context.Background())
-	est, ok := d.MemoryEstimate[req.Variant]
+	est, ok := e.flavor.MemoryEstimate[req.Variant]
 	if !ok {
-		return engine.Invalidf("variant %q: the %s engine serves %v", req.Variant, e.flavor.Name, d.Variants)
+		return engine.Invalidf("variant %q: the %s engine serves %v", req.Variant, e.flavor.Name, e.flavor.Variants)
 	}
 	mem, err := AvailableMemory()
 	if err != nil {

@@ -21,6 +21,14 @@ type Flavor struct {
 	VoiceFormat   string // format of the files in --voices
 	// AlwaysGuidance: the build always serves with classifier-free guidance.
 	AlwaysGuidance bool
+	// VoiceCatalog: the server reads its voices only at start, so a cloned
+	// voice is published by restarting it.
+	VoiceCatalog bool
+	// Variants are the model variants the build serves.
+	Variants []string
+	// MemoryEstimate is the expected peak memory in bytes per variant: the
+	// drop in free memory measured when the model loads.
+	MemoryEstimate map[string]uint64
 }
 
 // The two builds.
@@ -30,12 +38,17 @@ var (
 		ServerBinary: "tensorfold-native", EncodeBinary: "tensorfold-native",
 		DefaultFrames: 1024, References: true, LongForm: true,
 		VoiceFormat: "drama3-voice/1",
+		Variants:    []string{"full", "nvfp4"},
+		// full ~40 GiB, nvfp4 ~20.3 GiB
+		MemoryEstimate: map[string]uint64{"full": 40 << 30, "nvfp4": 20788 << 20},
 	}
 	Metal = &Flavor{
 		Name: "metal", GOOS: "darwin",
 		ServerBinary: "drama3-generate", EncodeBinary: "drama3-generate",
 		MaxFrames: 8190, DefaultFrames: 8190, VoiceFormat: "drama3-http-voice/1",
-		AlwaysGuidance: true,
+		AlwaysGuidance: true, VoiceCatalog: true,
+		// the Metal build serves the nvfp4 weights
+		Variants: []string{"macos"}, MemoryEstimate: map[string]uint64{"macos": 20788 << 20},
 	}
 )
 
