@@ -183,8 +183,8 @@ func (r ManifestRef) check() *fieldErr {
 		return &fieldErr{"file", fmt.Sprintf("want a file name in the manifest's directory, got %q", r.File)}
 	case r.Samples < 1 || r.Samples > MaxRefSamples:
 		return &fieldErr{"samples", fmt.Sprintf("want 1 to %d, got %d", MaxRefSamples, r.Samples)}
-	case r.Frames != (r.Samples+2047)/2048:
-		return &fieldErr{"frames", fmt.Sprintf("want %d (ceil(samples / 2048)), got %d", (r.Samples+2047)/2048, r.Frames)}
+	case r.Frames != codecFrames(r.Samples):
+		return &fieldErr{"frames", fmt.Sprintf("want %d (ceil(samples / 2048)), got %d", codecFrames(r.Samples), r.Frames)}
 	case r.Start < 0 || r.End < r.Start:
 		return &fieldErr{"end", fmt.Sprintf("want 0 <= start <= end, got %.3f..%.3f", r.Start, r.End)}
 	}

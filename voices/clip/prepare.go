@@ -41,7 +41,10 @@ type Reference struct {
 
 // Frames returns the codec frames the reference will encode to:
 // ceil(samples / 2048).
-func (r Reference) Frames() int { return (len(r.Samples) + 2047) / 2048 }
+func (r Reference) Frames() int { return codecFrames(len(r.Samples)) }
+
+// codecFrames returns the codec frames of 2048 samples that cover samples.
+func codecFrames(samples int) int { return (samples + 2047) / 2048 }
 
 // ClipReport is what was measured on one clip.
 type ClipReport struct {

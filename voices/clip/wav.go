@@ -1,7 +1,6 @@
 package clip
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -272,27 +271,22 @@ func convertSamples(d []byte, f *wavFmt) []float32 {
 // EncodeWAV returns mono 16-bit PCM WAV bytes of x at rate. Samples are
 // rounded to the nearest step and held to the 16-bit range.
 func EncodeWAV(x []float32, rate int) []byte {
-	var buf bytes.Buffer
 	n := len(x) * 2
-	buf.Grow(44 + n)
-	buf.WriteString("RIFF")
-	le32(&buf, uint32(36+n))
-	buf.WriteString("WAVEfmt ")
-	le32(&buf, 16)
-	le16(&buf, wavPCM)
-	le16(&buf, 1)
-	le32(&buf, uint32(rate))
-	le32(&buf, uint32(rate*2))
-	le16(&buf, 2)
-	le16(&buf, 16)
-	buf.WriteString("data")
-	le32(&buf, uint32(n))
-	s := make([]byte, n)
-	for i, v := range x {
-		binary.LittleEndian.PutUint16(s[i*2:], uint16(toPCM16(v)))
+	le := binary.LittleEndian
+	b := make([]byte, 0, 44+n)
+	b = le.AppendUint32(append(b, "RIFF"...), uint32(36+n))
+	b = le.AppendUint32(append(b, "WAVEfmt "...), 16)
+	b = le.AppendUint16(b, wavPCM)
+	b = le.AppendUint16(b, 1)
+	b = le.AppendUint32(b, uint32(rate))
+	b = le.AppendUint32(b, uint32(rate*2))
+	b = le.AppendUint16(b, 2)
+	b = le.AppendUint16(b, 16)
+	b = le.AppendUint32(append(b, "data"...), uint32(n))
+	for _, v := range x {
+		b = le.AppendUint16(b, uint16(toPCM16(v)))
 	}
-	buf.Write(s)
-	return buf.Bytes()
+	return b
 }
 
 func toPCM16(v float32) int16 {
@@ -300,12 +294,9 @@ func toPCM16(v float32) int16 {
 	return int16(max(-32768, min(32767, f)))
 }
 
-func le16(b *bytes.Buffer, v uint16) { b.Write(binary.LittleEndian.AppendUint16(nil, v)) }
-func le32(b *bytes.Buffer, v uint32) { b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
-
-// WriteFileAtomic writes data to path through a temporary file beside it,
+// writeFileAtomic writes data to path through a temporary file beside it,
 // synced and then renamed, so path is never half written.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("clip: write %s: %w", path, err)

@@ -200,7 +200,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(p, []byte("new"), 0o600); err != nil {
+	if err := writeFileAtomic(p, []byte("new"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)
@@ -212,7 +212,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("temporary file left behind: %v", ents)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "a.wav"), nil, 0o600); err == nil {
+	if err := writeFileAtomic(filepath.Join(dir, "missing", "a.wav"), nil, 0o600); err == nil {
 		t.Fatal("want an error for a missing directory")
 	}
 }

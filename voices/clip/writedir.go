@@ -33,7 +33,7 @@ func WriteDir(dir string, res *Result, replace bool) (*Manifest, error) {
 		keepTexts(m, old)
 	}
 	for i, r := range res.References {
-		if err := WriteFileAtomic(filepath.Join(dir, RefFile(i)), EncodeWAV(r.Samples, SampleRate), 0o600); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, RefFile(i)), EncodeWAV(r.Samples, SampleRate), 0o600); err != nil {
 			return nil, err
 		}
 	}
@@ -41,7 +41,7 @@ func WriteDir(dir string, res *Result, replace bool) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m, WriteFileAtomic(mpath, b, 0o600)
+	return m, writeFileAtomic(mpath, b, 0o600)
 }
 
 func keepTexts(m, old *Manifest) {
