@@ -154,7 +154,7 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	plugin, err := findPlugin(f, opts, root)
+	plugin, err := cmdutil.FindPlugin(f, opts.PluginDir, opts.Engine, root)
 	if err != nil {
 		return err
 	}
@@ -179,11 +179,6 @@ func newLogger(f *cmdutil.Factory) *slog.Logger {
 		return slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 	}
 	return slog.New(slog.NewJSONHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-}
-
-// findPlugin resolves --engine to a plugin binary.
-func findPlugin(f *cmdutil.Factory, opts *Options, root string) (string, error) {
-	return cmdutil.FindPlugin(f, opts.PluginDir, opts.Engine, root)
 }
 
 // startRequest describes the install and the engine's settings.
@@ -219,7 +214,9 @@ func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error
 	return bin, err
 }
 
-func hclogFor(logger *slog.Logger, f *cmdutil.Factory) hclog.Logger {
+// hclogFor is the logger for the plugin's own log lines, at the level and
+// in the form of drama serve's.
+func hclogFor(f *cmdutil.Factory) hclog.Logger {
 	level := hclog.Info
 	if f.Global.Quiet {
 		level = hclog.Warn
@@ -231,7 +228,7 @@ func hclogFor(logger *slog.Logger, f *cmdutil.Factory) hclog.Logger {
 func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath string, req engine.StartRequest, root string) error {
 	f := opts.F
 	open := func(ctx context.Context) (engine.Engine, func(), error) {
-		p, err := host.Open(ctx, pluginPath, host.Options{Logger: hclogFor(logger, f)})
+		p, err := host.Open(ctx, pluginPath, host.Options{Logger: hclogFor(f)})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -9,14 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
 )
-
-// CloneFunc makes a cloned voice from a POST /v1/voices request and writes
-// it into dir; it returns the voice written.
-type CloneFunc func(ctx context.Context, eng engine.Engine, install engine.Install, dir string, req httpapi.CloneRequest) (*voices.Voice, error)
 
 // voiceStore keeps the cloned voices of a root: one file per voice,
 // <dir>/<id>.json, mode 0600.
@@ -24,11 +21,10 @@ type voiceStore struct {
 	dir     string
 	sup     *httpapi.Supervisor
 	install engine.Install
-	clone   CloneFunc
 }
 
 func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install) *voiceStore {
-	return &voiceStore{dir: dir, sup: sup, install: install, clone: cloneVoice}
+	return &voiceStore{dir: dir, sup: sup, install: install}
 }
 
 var _ httpapi.VoiceStore = (*voiceStore)(nil)
@@ -82,15 +78,14 @@ func (s *voiceStore) References(ctx context.Context, id string) ([]engine.Refere
 	return refs, nil
 }
 
-// Clone makes and saves a cloned voice.
+// Clone makes and saves a cloned voice through drama encode's pipeline, so
+// a voice cloned through the API and one cloned on the command line are
+// made the same way.
 func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpapi.VoiceInfo, error) {
-	if s.clone == nil {
-		return httpapi.VoiceInfo{}, engine.Invalidf("cloning is not available on this server")
-	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
-	v, err := s.clone(ctx, s.sup.Engine(), s.install, s.dir, req)
+	v, err := encodecmd.Clone(ctx, s.sup.Engine(), s.install, s.dir, req)
 	if err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
