@@ -3,6 +3,7 @@ package pluginscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -132,30 +133,28 @@ func searchDirs(opts *Options) ([]host.Dir, error) {
 	return s.Dirs(), nil
 }
 
-// inspect checks one plugin's checksum and, when it passes, starts it and
-// asks for its description.
+// inspect starts one plugin and asks for its description. host.Open checks
+// the binary against its checksum file before it runs it (hashing it once),
+// so a refusal comes back from there as a *host.ChecksumError.
 func inspect(ctx context.Context, opts *Options, c host.Candidate) Plugin {
 	p := Plugin{Name: c.Name, Path: c.Path, Source: c.Source, Shadowed: c.Shadowed}
-	_, err := host.Verify(c.Path)
-	p.Checksum = host.StatusOf(err).String()
-	if err != nil {
-		p.Status, p.Error = "refused", err.Error()
-		if bi, berr := host.ReadBinaryInfo(c.Path); berr == nil {
-			p.OS, p.Arch = bi.OS, bi.Arch
-		}
-		return p
-	}
 	d, err := describe(ctx, opts, c.Path)
-	if err != nil {
-		p.Status, p.Error = "failed", err.Error()
-		if bi, berr := host.ReadBinaryInfo(c.Path); berr == nil {
-			p.OS, p.Arch = bi.OS, bi.Arch
-		}
+	if err == nil {
+		p.Checksum, p.Status = host.ChecksumOK.String(), "ok"
+		p.Version, p.APIVersion, p.OS, p.Arch, p.Engine = d.Version, d.APIVersion, d.OS, d.Arch, d.Engine
+		p.Variants, p.Capabilities, p.MaxFrames, p.MemoryEstimate = d.Variants, d.Capabilities.List(), d.Capabilities.MaxFrames, d.MemoryEstimate
 		return p
 	}
-	p.Status = "ok"
-	p.Version, p.APIVersion, p.OS, p.Arch, p.Engine = d.Version, d.APIVersion, d.OS, d.Arch, d.Engine
-	p.Variants, p.Capabilities, p.MaxFrames, p.MemoryEstimate = d.Variants, d.Capabilities.List(), d.Capabilities.MaxFrames, d.MemoryEstimate
+	var ce *host.ChecksumError
+	if errors.As(err, &ce) {
+		p.Checksum, p.Status = ce.Status.String(), "refused"
+	} else {
+		p.Checksum, p.Status = host.ChecksumOK.String(), "failed"
+	}
+	p.Error = err.Error()
+	if bi, berr := host.ReadBinaryInfo(c.Path); berr == nil {
+		p.OS, p.Arch = bi.OS, bi.Arch
+	}
 	return p
 }
 
