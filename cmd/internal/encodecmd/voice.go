@@ -65,7 +65,9 @@ func outputPath(opts *Options, id string) (string, error) {
 	return out, nil
 }
 
-// buildVoice makes the cloned voice and converts it to --format.
+// buildVoice makes the cloned voice and converts it to --format. The voice
+// is checked once, by voices.Convert or, for the cloned format, by
+// voices.Marshal in writeVoice.
 func buildVoice(opts *Options, id string, refs []ref, codes []voices.Codes) (*voices.Voice, error) {
 	now := opts.Now().UTC().Truncate(time.Second)
 	v := &voices.Voice{Format: voices.FormatCloned, ID: id, Name: strings.TrimSpace(opts.Name), Created: now,
@@ -86,11 +88,8 @@ func buildVoice(opts *Options, id string, refs []ref, codes []voices.Codes) (*vo
 	for i, r := range refs {
 		v.References = append(v.References, voices.Reference{Text: r.Text, Samples: r.Samples, Codes: codes[i]})
 	}
-	if err := v.Validate(nil); err != nil {
-		return nil, err
-	}
 	if voices.Format(opts.Format) == voices.FormatCloned {
-		return v, nil
+		return v, nil // checked by voices.Marshal when written
 	}
 	conv, err := voices.Convert(v, voices.Format(opts.Format), voices.ConvertOptions{})
 	if err != nil {
