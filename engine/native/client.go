@@ -13,10 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine"
 )
 
-// MaxChunk is the most PCM bytes the client hands over in one call.
-const MaxChunk = 32 << 10
+// MaxChunk is the most PCM bytes the client hands over in one call: the
+// engine contract's chunk, so the plugin passes chunks on as they come.
+const MaxChunk = engine.MaxChunk
 
 // Defaults of the busy retry: the server may answer 503 for a moment after a
 // cancelled synthesis.

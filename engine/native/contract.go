@@ -3,6 +3,8 @@ package native
 import (
 	"errors"
 	"fmt"
+
+	"github.com/drama-tts/drama/engine"
 )
 
 // The native server's HTTP routes.
@@ -18,12 +20,13 @@ const (
 )
 
 // Audio facts: every reply is mono 16-bit little-endian PCM at 44.1 kHz, and
-// one codec frame is 2048 samples.
+// one codec frame is 2048 samples. They are the engine contract's, named
+// here so the native contract reads on its own.
 const (
-	SampleRate      = 44100
-	BytesPerSample  = 2
-	SamplesPerFrame = 2048
-	Codebooks       = 10
+	SampleRate      = engine.SampleRate
+	BytesPerSample  = engine.BitsPerSample / 8
+	SamplesPerFrame = engine.SamplesPerFrame
+	Codebooks       = engine.NumCodebooks
 	MaxInputRunes   = 4096
 )
 
