@@ -37,6 +37,12 @@ func HubCacheDir(getenv func(string) string) string {
 	return filepath.Join(HFHome(getenv), "hub")
 }
 
+// CacheFromEnv returns the cache huggingface_hub would use: HubCacheDir,
+// with hard links instead of symlinks when HF_HUB_DISABLE_SYMLINKS is set.
+func CacheFromEnv(getenv func(string) string) Cache {
+	return Cache{Dir: HubCacheDir(getenv), NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}
+}
+
 // Cache is a Hugging Face hub cache directory:
 //
 //	<Dir>/models--<owner>--<name>/blobs/<etag>

@@ -98,7 +98,7 @@ func newEnv(opts *FetchOptions) (*env, error) {
 		return nil, err
 	}
 	e := &env{root: root, variantDir: filepath.Join(root, f.Global.Variant), offline: hub.Offline(f.Getenv)}
-	e.cache = hub.Cache{Dir: hub.HubCacheDir(f.Getenv), NoSymlinks: truthy(f.Getenv("HF_HUB_DISABLE_SYMLINKS"))}
+	e.cache = hub.CacheFromEnv(f.Getenv)
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
 	}
@@ -229,12 +229,4 @@ func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.
 		}
 	}
 	return cmdutil.MismatchError(fmt.Errorf("offline check failed: %s: fetch again online, or delete the files named", strings.Join(bad, ", ")))
-}
-
-func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
 }

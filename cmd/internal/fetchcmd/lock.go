@@ -54,9 +54,11 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := pins.Builtin(f.Global.Variant)
+	var p *pins.Pins
 	if opts.PinsFile != "" {
 		p, err = pins.ReadFile(opts.PinsFile)
+	} else {
+		p, err = pins.Builtin(f.Global.Variant)
 	}
 	if err != nil {
 		return cmdutil.MismatchError(err)
