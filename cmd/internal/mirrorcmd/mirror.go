@@ -59,7 +59,7 @@ DIR holds <owner>/<name>/<commit>/<path> and optionally
 
 --fault injects failures into data responses, for testing clients:
 KIND[@AFTER][xTIMES] with KIND one of drop, full200, badrange, 416, 429, 503,
-stall, flip, expire, short.`,
+stall, flip, expire, short, slow.`,
 		Example: `  $ drama mirror serve --cache --addr 0.0.0.0:8080
   $ drama mirror serve ./repos --fault drop@3x2 --fault 503x4`,
 		Args: cobra.MaximumNArgs(1),

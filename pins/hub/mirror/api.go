@@ -84,7 +84,7 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 	dir := strings.Trim(r.PathValue("path"), "/")
 	sel, dirs := treeEntries(files, dir, q.Get("recursive") == "true" || q.Get("recursive") == "1")
 	if dir != "" && len(sel) == 0 && len(dirs) == 0 {
-		hubError(w, http.StatusNotFound, "EntryNotFound", repo+"@"+commit+": no directory "+strconvQuote(dir))
+		hubError(w, http.StatusNotFound, "EntryNotFound", repo+"@"+commit+": no directory "+strconv.Quote(dir))
 		return
 	}
 	all := make([]TreeEntry, 0, len(sel)+len(dirs))
@@ -120,8 +120,6 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, all []TreeEnt
 	}
 	writeJSON(w, all[from:to])
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

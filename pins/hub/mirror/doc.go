@@ -28,17 +28,18 @@
 // */size"; a request with several ranges gets the whole file (200).
 //
 // Files are LFS when their size is at least Server.LFSMinSize or their name
-// ends in a weight extension (.safetensors, .pth, .bin, .pt, .gguf, .onnx).
+// ends in a weight extension (.safetensors, .pth, .bin, .pt, .gguf, .onnx,
+// .msgpack, .h5).
 // The tree listing gives each file's git oid (for an LFS file the sha1 of
 // its pointer file) and, for LFS files, lfs.oid (sha256) and lfs.size.
 // Digests are computed on first use and kept in memory.
 //
 // # Faults
 //
-// Server.Faults injects failures into data responses (GETs of file bytes),
-// counted across all of them: a connection dropped mid-body, a 200 that
-// ignores the Range, a wrong Content-Range, 416, 429 with RateLimit headers,
-// 503 bursts, a stalled socket, a flipped byte, and 403 for an expired
-// signed URL. See ParseFault for the textual form used by drama mirror
+// Server.SetFaults injects failures into data responses (GETs of file
+// bytes), counted across all of them: a connection dropped mid-body, a body
+// one byte short, a 200 that ignores the Range, a wrong Content-Range, 416,
+// 429 with RateLimit headers, 503 bursts, a stalled socket, a crawling
+// one, a flipped byte, and 403 for an expired signed URL. See ParseFault for the textual form used by drama mirror
 // serve --fault.
 package mirror

@@ -83,6 +83,11 @@ func TestResolveLFSRedirects(t *testing.T) {
 	if h.Get("X-Linked-Size") != "100000" {
 		t.Errorf("X-Linked-Size: want 100000, got %s", h.Get("X-Linked-Size"))
 	}
+	// the ETag of an LFS file is the git blob sha1 of its pointer file, as
+	// the tree listing's oid
+	if want := `"` + GitBlobSHA1([]byte(LFSPointer(sha(files["model.safetensors"]), 100000))) + `"`; h.Get("ETag") != want {
+		t.Errorf("ETag: want %s, got %s", want, h.Get("ETag"))
+	}
 	loc := h.Get("Location")
 	resp, body := do(t, http.DefaultClient, "GET", loc, "Range", "bytes=10-19")
 	if resp.StatusCode != 206 || resp.Header.Get("Content-Range") != "bytes 10-19/100000" || string(body) != "0123456789" {

@@ -201,21 +201,21 @@ func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
 		hubError(w, http.StatusNotFound, "EntryNotFound", err.Error())
 		return
 	}
-	d, err := s.digests.get(e.Abs)
+	te, err := s.entry(e)
 	if err != nil {
 		hubError(w, http.StatusInternalServerError, "", err.Error())
 		return
 	}
-	if !s.isLFS(e) {
-		w.Header().Set("ETag", `"`+d.GitSHA1+`"`)
+	w.Header().Set("ETag", `"`+te.OID+`"`) // the git blob sha1 (of the pointer file, for LFS)
+	if te.LFS == nil {
 		s.serveData(w, r, e)
 		return
 	}
-	s.redirect(w, r, repo, commit, e, d)
+	s.redirect(w, r, repo, commit, e, te.LFS.OID)
 }
 
 // redirect answers a resolve of an LFS file with a signed /cdn Location.
-func (s *Server) redirect(w http.ResponseWriter, r *http.Request, repo, commit string, e Entry, d Digests) {
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, repo, commit string, e Entry, sha256hex string) {
 	ttl := s.URLTTL
 	if ttl <= 0 {
 		ttl = DefaultURLTTL
@@ -225,9 +225,8 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, repo, commit s
 	loc := "http://" + r.Host + (&url.URL{Path: p}).EscapedPath() + "?exp=" + exp + "&sig=" + s.sign(p, exp)
 	body := "Found. Redirecting to " + loc
 	h := w.Header()
-	h.Set("X-Linked-Etag", `"`+d.SHA256+`"`)
+	h.Set("X-Linked-Etag", `"`+sha256hex+`"`)
 	h.Set("X-Linked-Size", strconv.FormatInt(e.Size, 10))
-	h.Set("ETag", `"`+GitBlobSHA1([]byte(LFSPointer(d.SHA256, e.Size)))+`"`)
 	h.Set("Location", loc)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Content-Type", "text/plain; charset=utf-8")
