@@ -17,8 +17,7 @@ import (
 // ref is one reference ready to encode: canonical WAV bytes (mono 16-bit
 // 44.1 kHz) and its transcript.
 type ref struct {
-	Name    string // the reference file or clip
-	Span    string // where it came from, for messages
+	Name    string // the reference file or clip, for messages
 	Data    []byte
 	Samples int
 	Text    string
@@ -90,7 +89,7 @@ func readRef(dir string, r clip.ManifestRef) (ref, error) {
 		return ref{}, cmdutil.MismatchError(fmt.Errorf("%s: want mono pcm16 44100 Hz with %d samples as the manifest says, got %s %d Hz x%d with %d: prepare it again",
 			p, r.Samples, a.Coding, a.Rate, a.Channels, a.Frames()))
 	}
-	return ref{Name: r.File, Span: r.Span(), Data: b, Samples: r.Samples, Text: r.Text}, nil
+	return ref{Name: r.File, Data: b, Samples: r.Samples, Text: r.Text}, nil
 }
 
 // splitClip splits CLIP:TRANSCRIPT at the first colon after which the
@@ -138,8 +137,7 @@ func prepareRefs(opts *Options, clips []clip.Clip, texts map[string]string) ([]r
 	}
 	refs := make([]ref, 0, len(res.References))
 	for _, r := range res.References {
-		refs = append(refs, ref{Name: r.Source, Span: fmt.Sprintf("%s %.2f-%.2f s", r.Source, float64(r.Start)/clip.SampleRate, float64(r.End)/clip.SampleRate),
-			Data: clip.EncodeWAV(r.Samples, clip.SampleRate), Samples: len(r.Samples), Text: texts[r.Source]})
+		refs = append(refs, ref{Name: r.Source, Data: clip.EncodeWAV(r.Samples, clip.SampleRate), Samples: len(r.Samples), Text: texts[r.Source]})
 	}
 	return refs, nil
 }
