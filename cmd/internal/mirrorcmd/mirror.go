@@ -33,7 +33,7 @@ type ServeOptions struct {
 	Dir         string
 	Cache       bool
 	Addr        string
-	Faults      []string
+	Faults      []mirror.Fault // --fault, parsed
 	URLTTL      time.Duration
 	BytesPerSec int64
 	LFSMinSize  int64
@@ -44,6 +44,7 @@ type ServeOptions struct {
 // NewCmdServe returns drama mirror serve.
 func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{Factory: f}
+	var faults []string
 	cmd := &cobra.Command{
 		Use:   "serve [DIR | --cache]",
 		Short: "Serve a directory of repositories or the HF cache as a Hub mirror",
@@ -70,10 +71,13 @@ stall, flip, expire, short, slow.`,
 			if (opts.Dir == "") == !opts.Cache {
 				return cmdutil.FlagErrorf("give either DIR or --cache")
 			}
-			for _, s := range opts.Faults {
-				if _, err := mirror.ParseFault(s); err != nil {
+			opts.Faults = nil
+			for _, s := range faults {
+				ft, err := mirror.ParseFault(s)
+				if err != nil {
 					return cmdutil.FlagErrorf("--fault: %w", err)
 				}
+				opts.Faults = append(opts.Faults, ft)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -84,7 +88,7 @@ stall, flip, expire, short, slow.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Cache, "cache", false, "serve the Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub)")
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fl.StringArrayVar(&opts.Faults, "fault", nil, "inject a fault into data responses: KIND[@AFTER][xTIMES] (repeatable)")
+	fl.StringArrayVar(&faults, "fault", nil, "inject a fault into data responses: KIND[@AFTER][xTIMES] (repeatable)")
 	fl.DurationVar(&opts.URLTTL, "url-ttl", mirror.DefaultURLTTL, "lifetime of signed redirect URLs")
 	fl.Int64Var(&opts.BytesPerSec, "rate", 0, "limit each data response to this many bytes per second (0: none)")
 	fl.Int64Var(&opts.LFSMinSize, "lfs-min-size", mirror.DefaultLFSMinSize, "files this large or larger are served as LFS files")
@@ -101,15 +105,10 @@ func runServe(ctx context.Context, opts *ServeOptions) error {
 		src = mirror.CacheSource{Dir: dir}
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("mirror: %s is not a directory", dir)
+		return fmt.Errorf("mirror: %s is not a directory: pass a folder of <owner>/<name>/<commit>/ trees, or --cache for the Hugging Face cache (HF_HUB_CACHE)", dir)
 	}
 	s := &mirror.Server{Source: src, URLTTL: opts.URLTTL, BytesPerSec: opts.BytesPerSec, LFSMinSize: opts.LFSMinSize, PageSize: opts.PageSize}
-	var faults []mirror.Fault
-	for _, fs := range opts.Faults {
-		ft, _ := mirror.ParseFault(fs)
-		faults = append(faults, ft)
-	}
-	s.SetFaults(faults)
+	s.SetFaults(opts.Faults)
 	if !f.Global.Quiet && !f.Global.JSON {
 		s.Log = func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, format+"\n", args...) }
 	}
@@ -132,12 +131,12 @@ func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln net.Lis
 		ready(addr)
 	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
-	go func() {
-		<-ctx.Done()
+	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-	}()
+	})
+	defer stop()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("mirror: %w", err)
 	}

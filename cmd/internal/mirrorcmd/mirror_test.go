@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
 func TestServeFlags(t *testing.T) {
@@ -23,7 +24,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"dir"}, func(o *ServeOptions) bool { return o.Dir == "dir" && o.Addr == "127.0.0.1:8080" && !o.Cache }, false},
 		{[]string{"--cache", "--addr", ":9000", "--fault", "drop@2x3", "--fault", "503", "--rate", "1000", "--url-ttl", "1s"},
 			func(o *ServeOptions) bool {
-				return o.Cache && o.Addr == ":9000" && len(o.Faults) == 2 && o.BytesPerSec == 1000 && o.URLTTL == time.Second
+				return o.Cache && o.Addr == ":9000" && len(o.Faults) == 2 && o.Faults[0] == mirror.Fault{Kind: mirror.FaultDrop, After: 2, Times: 3} && o.BytesPerSec == 1000 && o.URLTTL == time.Second
 			}, false},
 		{nil, nil, true},
 		{[]string{"dir", "--cache"}, nil, true},
