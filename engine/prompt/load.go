@@ -52,6 +52,8 @@ type mergeJSON struct {
 	ok   bool
 }
 
+// UnmarshalJSON reads either form; a merge that is not two tokens is kept
+// with ok false, for build to refuse.
 func (m *mergeJSON) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
