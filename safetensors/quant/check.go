@@ -57,8 +57,18 @@ func Check(ctx context.Context, inDir, outDir string, opts Options) (*CheckRepor
 		return nil, err
 	}
 	defer out.Close()
-	inMods, _, _ := collectModules(in, opts.Recipe)
-	outMods, order, _ := collectModules(out, opts.Recipe)
+	inMods, _, _, err := collectModules(in, opts.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	outMods, order, _, err := collectModules(out, opts.Recipe)
+	if err != nil {
+		return nil, err
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no routed-expert tensor that the %q recipe matches; check with the --recipe used to convert it",
+			ErrCheckFailed, outDir, opts.Recipe.Name)
+	}
 	rep := &CheckReport{Tensors: make([]TensorCheck, len(order))}
 	err = forEach(ctx, len(order), opts.Workers, func(i int) {
 		rep.Tensors[i] = checkProjection(outMods[order[i]], inMods[order[i]], !opts.F32Intermediate)

@@ -280,6 +280,15 @@ func TestFP8BlockAndDequantize(t *testing.T) {
 	if err != nil || rep.MaxNMSE > 0.01 {
 		t.Fatalf("fp8-block check: max NMSE %v, %v", rep.MaxNMSE, err)
 	}
+	none := filepath.Join(t.TempDir(), "none.json")
+	os.WriteFile(none, []byte(`{"name":"none","roles":{"expert":"^none\\.(?P<module>(?P<layer>\\d)(?P<expert>\\d)(?P<proj>x))$","fused_expert":"^none(?P<module>)(?P<layer>)(?P<proj>)$"}}`), 0o644)
+	r, err := LoadRecipe(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(context.Background(), in, fp8, Options{Target: ToFP8Block, Recipe: r}); !errors.Is(err, ErrCheckFailed) {
+		t.Errorf("check finding no projection: want ErrCheckFailed, got %v", err)
+	}
 	back := filepath.Join(t.TempDir(), "bf16")
 	if _, err := Quantize(context.Background(), fp8, back, Options{Target: ToBF16}); err != nil {
 		t.Fatal(err)

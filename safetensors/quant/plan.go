@@ -13,7 +13,7 @@ type expertKey struct{ layer, expert int }
 // plan reads only headers: it groups expert tensors by module, checks the
 // keep list and every module's source, and lays out each output shard.
 func plan(in *safetensors.Checkpoint, opts *Options) (*planned, error) {
-	mods, order, fused, err := collectAll(in, opts.Recipe)
+	mods, order, fused, err := collectModules(in, opts.Recipe)
 	if err != nil {
 		return nil, err
 	}
@@ -43,15 +43,9 @@ func plan(in *safetensors.Checkpoint, opts *Options) (*planned, error) {
 }
 
 // collectModules groups routed-expert tensors by module, in file order;
-// fused 3-D expert tensors become per-expert modules of slices.
-func collectModules(in *safetensors.Checkpoint, r *Recipe) (map[string]*module, []string, error) {
-	mods, order, _, err := collectAll(in, r)
-	return mods, order, err
-}
-
-// collectAll is collectModules, also returning for each fused tensor the
-// modules made from it.
-func collectAll(in *safetensors.Checkpoint, r *Recipe) (map[string]*module, []string, map[string][]string, error) {
+// fused 3-D expert tensors become per-expert modules of slices, and the
+// third result lists, for each fused tensor, the modules made from it.
+func collectModules(in *safetensors.Checkpoint, r *Recipe) (map[string]*module, []string, map[string][]string, error) {
 	mods := map[string]*module{}
 	var order, fusedOrder []string
 	pairs := map[string]*fusedPair{}
