@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,7 +108,8 @@ func TestVersionAndHelp(t *testing.T) {
 }
 
 // TestSIGINTExits130 runs the real binary on a large sparse file and
-// interrupts it while it hashes.
+// interrupts it once it hashes (has the file open), so the signal lands
+// after drama's handler is installed whatever the machine's speed.
 func TestSIGINTExits130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the drama binary")
@@ -132,10 +134,33 @@ func TestSIGINTExits130(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	waitOpen(t, cmd.Process.Pid, filepath.Join(root, "full", "big.bin"))
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != cmdutil.ExitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("exit %d (%v), stderr %q", code, err, stderr.String())
 	}
+}
+
+// waitOpen waits until process pid has name open, reading /proc/<pid>/fd
+// (where there is no /proc, it waits half a second).
+func waitOpen(t *testing.T, pid int, name string) {
+	t.Helper()
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	if _, err := os.Stat(fdDir); err != nil {
+		time.Sleep(500 * time.Millisecond) // no /proc: give it time to start
+		return
+	}
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		name = real
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		fds, _ := os.ReadDir(fdDir)
+		for _, fd := range fds {
+			if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && target == name {
+				return
+			}
+		}
+	}
+	t.Fatalf("pid %d never opened %s", pid, name)
 }
