@@ -439,6 +439,10 @@ func TestRecipe(t *testing.T) {
 	if _, err := LoadRecipe(filepath.Join(dir, "bad.json")); err == nil || !strings.Contains(err.Error(), "named group") {
 		t.Errorf("recipe without groups: %v", err)
 	}
+	os.WriteFile(filepath.Join(dir, "null.json"), []byte(`{"name":"n","roles":null}`), 0o644)
+	if nr, err := LoadRecipe(filepath.Join(dir, "null.json")); err != nil || nr.Role("lm_head.weight") != RoleLMHead {
+		t.Errorf(`"roles": null: want the default roles, got %v`, err)
+	}
 }
 
 // writeSingle writes model.safetensors with the given BF16 tensors (zeros).

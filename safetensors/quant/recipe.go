@@ -86,10 +86,8 @@ func LoadRecipe(path string) (*Recipe, error) {
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, fmt.Errorf("quant: recipe %s: %w", path, err)
 	}
-	for role, p := range DefaultRecipe().Roles {
-		if _, ok := r.Roles[role]; !ok {
-			r.Roles[role] = p
-		}
+	if r.Roles == nil { // "roles": null; an object is merged into the defaults
+		r.Roles = DefaultRecipe().Roles
 	}
 	if err := r.compile(); err != nil {
 		return nil, fmt.Errorf("quant: recipe %s: %w", path, err)
