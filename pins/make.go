@@ -53,10 +53,27 @@ func Make(ctx context.Context, dir string, base Pins, progress func(int64)) (*Pi
 	return &base, nil
 }
 
+// listFiles returns the regular files under dir (links followed) that
+// pins can name.
 func listFiles(dir string) ([]string, error) {
 	var names []string
-	err := filepath.WalkDir(dir, func(name string, d fs.DirEntry, err error) error {
+	err := eachFile(dir, false, func(rel, name string) {
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			names = append(names, rel) // sockets, pipes, devices and broken links are not model files
+		}
+	})
+	return names, err
+}
+
+// eachFile calls fn with the slash-separated relative path and the full
+// name of every entry under dir that is not a directory, except drama's
+// state folder and lock file. A walk error stops it, unless tolerant.
+func eachFile(dir string, tolerant bool, fn func(rel, name string)) error {
+	return filepath.WalkDir(dir, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if tolerant {
+				return nil
+			}
 			return fmt.Errorf("pins: %w", err)
 		}
 		rel, _ := filepath.Rel(dir, name)
@@ -67,11 +84,7 @@ func listFiles(dir string) ([]string, error) {
 		case d.IsDir(), rel == LockFileName:
 			return nil
 		}
-		if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
-			return nil // sockets, pipes, devices and broken links are not model files
-		}
-		names = append(names, rel)
+		fn(rel, name)
 		return nil
 	})
-	return names, err
 }

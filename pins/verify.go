@@ -259,29 +259,19 @@ func (v *verifier) hashOne(ctx context.Context, f File, id fileIdentity, res Res
 	return res
 }
 
-// extraFiles lists regular files under dir that p does not pin, skipping
-// drama's state folder and the lock file.
+// extraFiles lists the files under dir that p does not pin, skipping
+// drama's state folder and the lock file. Unreadable parts are skipped:
+// they are reported per pinned file.
 func extraFiles(dir string, p *Pins) ([]string, error) {
+	pinned := make(map[string]bool, len(p.Files))
+	for _, f := range p.Files {
+		pinned[f.Path] = true
+	}
 	extra := []string{}
-	err := filepath.WalkDir(dir, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable parts are reported per pinned file
-		}
-		rel, _ := filepath.Rel(dir, name)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == StateDirName {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if rel == LockFileName {
-			return nil
-		}
-		if _, ok := p.Lookup(rel); !ok {
+	err := eachFile(dir, true, func(rel, _ string) {
+		if !pinned[rel] {
 			extra = append(extra, rel)
 		}
-		return nil
 	})
 	return extra, err
 }
