@@ -106,10 +106,7 @@ func checkCodes(p *problems, i int, c Codes) {
 }
 
 func checkRange(p *problems, field string, cb int, row []int) {
-	limit := ResidualCodebookSize
-	if cb == 0 {
-		limit = SemanticCodebookSize
-	}
+	limit := CodebookSize(cb)
 	first, bad := -1, 0
 	for t, x := range row {
 		if x < 0 || x >= limit {

@@ -93,6 +93,15 @@ type Reference struct {
 // codebook c at frame t. A valid Codes has NumCodebooks rows of equal length.
 type Codes [][]int
 
+// CodebookSize returns the number of codes of codebook cb: 4096 for the
+// semantic codebook 0, 1024 for the residual codebooks 1..9.
+func CodebookSize(cb int) int {
+	if cb == 0 {
+		return SemanticCodebookSize
+	}
+	return ResidualCodebookSize
+}
+
 // Frames returns the number of frames: the length of the first row.
 func (c Codes) Frames() int {
 	if len(c) == 0 {

@@ -206,10 +206,7 @@ func checkCodes(c voices.Codes) error {
 		if len(row) != frames {
 			return fmt.Errorf("%w: codebook %d: want %d frames, got %d", ErrCodes, cb, frames, len(row))
 		}
-		limit := voices.ResidualCodebookSize
-		if cb == 0 {
-			limit = voices.SemanticCodebookSize
-		}
+		limit := voices.CodebookSize(cb)
 		for t, v := range row {
 			if v < 0 || v >= limit {
 				return fmt.Errorf("%w: codebook %d frame %d: want 0..%d, got %d", ErrCodes, cb, t, limit-1, v)

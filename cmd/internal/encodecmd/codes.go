@@ -100,10 +100,7 @@ func checkCodes(r ref, ec engine.EncodedClip) error {
 		if len(row) != frames {
 			return fmt.Errorf("codebook %d: want %d frames (ceil(%d samples / 2048)), got %d", c, frames, r.Samples, len(row))
 		}
-		limit := voices.ResidualCodebookSize
-		if c == 0 {
-			limit = voices.SemanticCodebookSize
-		}
+		limit := voices.CodebookSize(c)
 		for t, v := range row {
 			if v < 0 || v >= limit {
 				return fmt.Errorf("codebook %d frame %d: want a code in 0..%d, got %d", c, t, limit-1, v)
