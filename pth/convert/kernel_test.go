@@ -7,32 +7,6 @@ import (
 	"github.com/drama-tts/drama/safetensors/dtype"
 )
 
-// TestF16BitsMatchesCodec compares the fast cast with the codec package's on
-// every 1009th float32 bit pattern and, for every 13-bit-aligned pattern, the
-// rounding neighbourhood (ties, one below, one above).
-func TestF16BitsMatchesCodec(t *testing.T) {
-	check := func(u uint32) bool {
-		want := dtype.F16FromF32(math.Float32frombits(u))
-		if got := f16Bits(u); got != want {
-			t.Errorf("bits %#08x: want %#04x, got %#04x", u, want, got)
-			return false
-		}
-		return true
-	}
-	for u := uint64(0); u < 1<<32; u += 1009 {
-		if !check(uint32(u)) {
-			return
-		}
-	}
-	for hi := uint32(0); hi < 1<<19; hi++ {
-		for _, lo := range []uint32{0, 1, 0xfff, 0x1000, 0x1001, 0x1fff} {
-			if !check(hi<<13 | lo) {
-				return
-			}
-		}
-	}
-}
-
 func BenchmarkF32ToF16(b *testing.B) {
 	src := make([]byte, 1<<20)
 	for i := 0; i < len(src); i += 4 {

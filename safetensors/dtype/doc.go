@@ -8,7 +8,7 @@
 //
 //   - BF16: the upper half of the float32 after rounding; every NaN becomes
 //     0xFFFF, as torch's vectorized CPU cast gives.
-//   - F16: IEEE binary16 (github.com/x448/float16); a NaN keeps its sign and
+//   - F16: IEEE binary16; a NaN keeps its sign and
 //     the top of its payload and becomes quiet (sign|0x7E00|payload>>13);
 //     infinities and magnitudes from 65520 on become infinities.
 //   - F8_E4M3 (E4M3FN): bias 7, no infinity, 0x7F and 0xFF are NaN, largest

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/x448/float16"
 )
 
 // grid is an independent nearest-even oracle for a rounding format: vals
@@ -124,6 +126,36 @@ func exhaust(t *testing.T, g grid) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestF16MatchesFloat16 compares F16FromF32 with github.com/x448/float16
+// (NaN as torch gives it) on every 1009th float32 bit pattern and, for every
+// 13-bit-aligned pattern, the rounding neighbourhood (ties, one below, one
+// above).
+func TestF16MatchesFloat16(t *testing.T) {
+	check := func(u uint32) bool {
+		want := float16.Fromfloat32(math.Float32frombits(u)).Bits()
+		if u&0x7FFFFFFF > 0x7F800000 {
+			want = uint16(u>>16)&0x8000 | 0x7E00 | uint16(u&0x7FFFFF>>13)
+		}
+		if got := F16FromF32(math.Float32frombits(u)); got != want {
+			t.Errorf("bits %#08x: want %#04x, got %#04x", u, want, got)
+			return false
+		}
+		return true
+	}
+	for u := uint64(0); u < 1<<32; u += 1009 {
+		if !check(uint32(u)) {
+			return
+		}
+	}
+	for hi := uint32(0); hi < 1<<19; hi++ {
+		for _, lo := range []uint32{0, 1, 0xfff, 0x1000, 0x1001, 0x1fff} {
+			if !check(hi<<13 | lo) {
+				return
+			}
+		}
+	}
 }
 
 func TestSpecialValues(t *testing.T) {
