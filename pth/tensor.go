@@ -132,11 +132,10 @@ func (t *Tensor) gather(p []byte, off int64) error {
 		if err := t.readRun(w, t.Storage.Offset+start*esz); err != nil {
 			return err
 		}
-		t.walk(first, count, func(i, s int64) error {
+		t.walk(first, count, func(i, s int64) {
 			if s >= start && s < end {
 				copy(tmp[i*esz:(i+1)*esz], w[(s-start)*esz:])
 			}
-			return nil
 		})
 	}
 	copy(p, tmp[off-first*esz:])
@@ -147,19 +146,18 @@ func (t *Tensor) gather(p []byte, off int64) error {
 // elements from first.
 func (t *Tensor) span(first, count int64) (lo, hi int64) {
 	lo, hi = -1, -1
-	t.walk(first, count, func(_, s int64) error {
+	t.walk(first, count, func(_, s int64) {
 		if lo < 0 || s < lo {
 			lo = s
 		}
 		hi = max(hi, s)
-		return nil
 	})
 	return lo, hi
 }
 
 // walk calls fn with the position (from 0) and storage index of count
 // logical elements starting at first, in C order.
-func (t *Tensor) walk(first, count int64, fn func(i, s int64) error) error {
+func (t *Tensor) walk(first, count int64, fn func(i, s int64)) {
 	rank := len(t.Shape)
 	idx := make([]int64, rank)
 	rem := first
@@ -172,9 +170,7 @@ func (t *Tensor) walk(first, count int64, fn func(i, s int64) error) error {
 		for d := range rank {
 			s += idx[d] * t.Stride[d]
 		}
-		if err := fn(i, s); err != nil {
-			return err
-		}
+		fn(i, s)
 		for d := rank - 1; d >= 0; d-- {
 			if idx[d]++; idx[d] < t.Shape[d] {
 				break
@@ -182,7 +178,6 @@ func (t *Tensor) walk(first, count int64, fn func(i, s int64) error) error {
 			idx[d] = 0
 		}
 	}
-	return nil
 }
 
 // Open returns a reader of the tensor's contiguous bytes.

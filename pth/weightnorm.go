@@ -291,15 +291,15 @@ func decodeFloat(d DType, b []byte) float64 {
 	case F32:
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
 	case F16:
-		return float64(HalfToFloat32(binary.LittleEndian.Uint16(b)))
+		return float64(halfToFloat32(binary.LittleEndian.Uint16(b)))
 	case BF16:
 		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
 	}
 	panic(fmt.Sprintf("pth: decodeFloat(%s)", d))
 }
 
-// HalfToFloat32 widens an IEEE 754 binary16 value exactly.
-func HalfToFloat32(h uint16) float32 {
+// halfToFloat32 widens an IEEE 754 binary16 value exactly.
+func halfToFloat32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h) & 0x3ff

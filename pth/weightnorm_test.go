@@ -174,17 +174,17 @@ func TestHalfToFloat32(t *testing.T) {
 		{0x0000, 0}, {0x3c00, 1}, {0xc000, -2}, {0x3555, 0.333251953125}, {0x7bff, 65504},
 		{0x0001, 1.0 / (1 << 24)}, {0x03ff, 1023.0 / (1 << 24)}, {0x0400, 1.0 / (1 << 14)}, {0x8001, -1.0 / (1 << 24)},
 	} {
-		if got := HalfToFloat32(tc.h); got != tc.want {
+		if got := halfToFloat32(tc.h); got != tc.want {
 			t.Errorf("%#04x: want %g, got %g", tc.h, tc.want, got)
 		}
 	}
-	if got := HalfToFloat32(0x7c00); !math.IsInf(float64(got), 1) {
+	if got := halfToFloat32(0x7c00); !math.IsInf(float64(got), 1) {
 		t.Errorf("0x7c00: want +Inf, got %g", got)
 	}
-	if got := HalfToFloat32(0x7e01); !math.IsNaN(float64(got)) {
+	if got := halfToFloat32(0x7e01); !math.IsNaN(float64(got)) {
 		t.Errorf("0x7e01: want NaN, got %g", got)
 	}
-	if got := HalfToFloat32(0x8000); got != 0 || !math.Signbit(float64(got)) {
+	if got := halfToFloat32(0x8000); got != 0 || !math.Signbit(float64(got)) {
 		t.Errorf("0x8000: want -0, got %g", got)
 	}
 }
