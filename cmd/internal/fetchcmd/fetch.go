@@ -27,6 +27,9 @@ type FetchOptions struct {
 	LockWait      time.Duration
 	AcceptLicense bool
 	NoCache       bool
+	// VariantSet says --variant was given: a --pins file for another
+	// variant is then refused.
+	VariantSet bool
 }
 
 // NewCmdFetch returns drama fetch.
@@ -57,6 +60,7 @@ present).`,
 			if opts.ChunkMiB < 1 || opts.ChunkMiB > 1024 {
 				return cmdutil.FlagErrorf("--chunk-size %d: want 1 to 1024 MiB", opts.ChunkMiB)
 			}
+			opts.VariantSet = cmd.Flags().Changed("variant")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -85,11 +89,15 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 // env is what a fetch learns from flags and the environment.
 type env struct {
-	root, variantDir string
-	cache            hub.Cache
-	client           *hub.Client
-	offline          bool
+	root    string
+	cache   hub.Cache
+	client  *hub.Client
+	offline bool
 }
+
+// variantDir is where a variant's files go: <root>/<variant>, the folder
+// drama verify checks for the same pins.
+func (e *env) variantDir(p *pins.Pins) string { return filepath.Join(e.root, p.Variant) }
 
 func newEnv(opts *FetchOptions) (*env, error) {
 	f := opts.Factory
@@ -97,7 +105,7 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{root: root, variantDir: filepath.Join(root, f.Global.Variant), offline: hub.Offline(f.Getenv)}
+	e := &env{root: root, offline: hub.Offline(f.Getenv)}
 	e.cache = hub.CacheFromEnv(f.Getenv)
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
@@ -113,22 +121,17 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	return e, nil
 }
 
-// loadPins reads --pins, else the built-in pins; unlocked pins give way
-// to the variant's lock file for the same repository and commit.
-func loadPins(opts *FetchOptions, variantDir string) (*pins.Pins, error) {
-	var p *pins.Pins
-	var err error
-	if opts.PinsFile != "" {
-		p, err = pins.ReadFile(opts.PinsFile)
-	} else {
-		p, err = pins.Builtin(opts.Factory.Global.Variant)
-	}
+// loadPins reads --pins (refused when --variant names another variant),
+// else the built-in pins; unlocked pins give way to the variant's lock
+// file for the same repository and commit.
+func loadPins(opts *FetchOptions, e *env) (*pins.Pins, error) {
+	p, err := readPins(opts.Factory, opts.PinsFile, opts.VariantSet)
 	if err != nil || p.Locked() {
 		return p, err
 	}
 	// Unlocked pins: the lock written by an earlier fetch of the same
 	// commit already holds the listing's digests.
-	if l, lerr := pins.ReadFile(filepath.Join(variantDir, pins.LockFileName)); lerr == nil && l.Locked() &&
+	if l, lerr := pins.ReadFile(filepath.Join(e.variantDir(p), pins.LockFileName)); lerr == nil && l.Locked() &&
 		l.Repo == p.Repo && l.Revision == p.Revision && len(p.Files) == 0 {
 		return l, nil
 	}
@@ -146,7 +149,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 		return err
 	}
 	defer unlock()
-	p, err := loadPins(opts, e.variantDir)
+	p, err := loadPins(opts, e)
 	if err != nil {
 		return cmdutil.MismatchError(err)
 	}
@@ -166,18 +169,19 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return fetchError(err)
 	}
-	if err := placeVariant(e.variantDir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
+	dir := e.variantDir(p)
+	if err := placeVariant(dir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
 		return err
 	}
 	if e.offline {
-		if err := verifyOffline(ctx, f, e.variantDir, p); err != nil {
+		if err := verifyOffline(ctx, f, dir, p); err != nil {
 			return err
 		}
 	}
-	if err := p.WriteFile(filepath.Join(e.variantDir, pins.LockFileName)); err != nil {
+	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
 		return err
 	}
-	return printResult(f, res, e.variantDir)
+	return printResult(f, res, dir)
 }
 
 // lockIfNeeded completes unlocked pins from the listing of their commit
@@ -229,4 +233,17 @@ func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.
 		}
 	}
 	return cmdutil.MismatchError(fmt.Errorf("offline check failed: %s: fetch again online, or delete the files named", strings.Join(bad, ", ")))
+}
+
+// readPins reads a --pins file, refused when --variant was given and names
+// another variant, else the variant's built-in pins.
+func readPins(f *cmdutil.Factory, pinsFile string, variantSet bool) (*pins.Pins, error) {
+	if pinsFile == "" {
+		return pins.Builtin(f.Global.Variant)
+	}
+	p, err := pins.ReadFile(pinsFile)
+	if err == nil && variantSet && p.Variant != f.Global.Variant {
+		err = fmt.Errorf("pins file %s is for variant %s, not %s: drop --variant or pass --variant %s", pinsFile, p.Variant, f.Global.Variant, p.Variant)
+	}
+	return p, err
 }

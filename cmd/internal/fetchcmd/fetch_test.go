@@ -414,3 +414,29 @@ func TestRetryLinesAreRateLimited(t *testing.T) {
 		t.Errorf("want 2 retry lines, the second counting 19 hidden; got:\n%s", errOut)
 	}
 }
+
+// TestPinsFileVariantNamesTheDirectory: a --pins file's variant decides
+// where its files go (the folder drama verify checks for it), and a
+// --variant that names another one is refused before any request.
+func TestPinsFileVariantNamesTheDirectory(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, errOut := cmdutil.Test()
+	f := e.factory(ios)
+	f.Global.Variant = "nvfp4"
+	o := e.opts(f)
+	o.VariantSet = true
+	if err := runFetch(context.Background(), o); err == nil || !strings.Contains(err.Error(), "is for variant full, not nvfp4") {
+		t.Fatalf("want the other variant refused, got %v", err)
+	}
+	if st := e.srv.Stats(); st.Resolves+st.APIRequests != 0 {
+		t.Errorf("refusal after %d requests", st.Resolves+st.APIRequests)
+	}
+	o.VariantSet = false // the default variant does not override the file's
+	if err := runFetch(context.Background(), o); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	e.checkVariantDir(t, true)
+	if _, err := os.Stat(filepath.Join(e.root, "nvfp4")); !os.IsNotExist(err) {
+		t.Errorf("nothing may land in <root>/nvfp4: %v", err)
+	}
+}

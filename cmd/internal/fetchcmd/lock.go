@@ -17,6 +17,9 @@ type LockOptions struct {
 	Endpoint string
 	PinsFile string
 	Output   string
+	// VariantSet says --variant was given: a --pins file for another
+	// variant is then refused.
+	VariantSet bool
 }
 
 // NewCmdLock returns drama pins lock, which the pins command group adds.
@@ -35,6 +38,7 @@ a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
   $ drama pins lock --pins my.json --output -`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.VariantSet = cmd.Flags().Changed("variant")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -54,12 +58,7 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	if err != nil {
 		return err
 	}
-	var p *pins.Pins
-	if opts.PinsFile != "" {
-		p, err = pins.ReadFile(opts.PinsFile)
-	} else {
-		p, err = pins.Builtin(f.Global.Variant)
-	}
+	p, err := readPins(f, opts.PinsFile, opts.VariantSet)
 	if err != nil {
 		return cmdutil.MismatchError(err)
 	}
@@ -72,7 +71,7 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	}
 	out := opts.Output
 	if out == "" {
-		out = filepath.Join(e.variantDir, pins.LockFileName)
+		out = filepath.Join(e.variantDir(p), pins.LockFileName)
 	}
 	if out == "-" {
 		data, err := q.Marshal()
