@@ -29,7 +29,9 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		}
 		n, err := d.stream(ctx, s, meta.URL)
 		if err == nil {
-			q.success()
+			if n, raised := q.success(); raised {
+				d.emit(Event{Kind: EventWorkers, Workers: n})
+			}
 			q.finished(s)
 			if s.parts.Add(-1) > 0 {
 				return nil

@@ -154,6 +154,18 @@ func TestWorkersReducedOnErrors(t *testing.T) {
 	if fx.count(EventWorkers) == 0 {
 		t.Error("want the worker count lowered after repeated errors")
 	}
+	// once the errors stop, successes raise it again, and that is reported too
+	fx.mu.Lock()
+	var counts []int
+	for _, e := range fx.events {
+		if e.Kind == EventWorkers {
+			counts = append(counts, e.Workers)
+		}
+	}
+	fx.mu.Unlock()
+	if n := len(counts); n < 2 || counts[n-1] <= counts[n-2] {
+		t.Errorf("want a raise reported after the lowering, got worker counts %v", counts)
+	}
 }
 
 func TestResumeAfterCancel(t *testing.T) {

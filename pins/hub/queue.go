@@ -165,7 +165,9 @@ func (q *queue) failure() (int, bool) {
 	return q.limit, true
 }
 
-func (q *queue) success() {
+// success counts a finished stream and returns the worker limit and
+// whether it was raised.
+func (q *queue) success() (int, bool) {
 	q.mu.Lock()
 	q.fails = 0
 	q.oks++
@@ -174,8 +176,10 @@ func (q *queue) success() {
 		q.oks = 0
 		q.limit++
 	}
+	n := q.limit
 	q.mu.Unlock()
 	if raised {
 		q.cond.Broadcast()
 	}
+	return n, raised
 }

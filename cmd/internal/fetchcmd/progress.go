@@ -137,7 +137,7 @@ func (r *reporter) lineEvent(e hub.Event) {
 	case hub.EventRestart:
 		fmt.Fprintf(w, "%s: %s: %s\n", e.Kind, e.Path, e.Error)
 	case hub.EventWorkers:
-		fmt.Fprintf(w, "streams: %d after repeated errors\n", e.Workers)
+		fmt.Fprintf(w, "streams: now %d\n", e.Workers)
 	}
 }
 
