@@ -91,22 +91,14 @@ func (ix *Index) Marshal() ([]byte, error) {
 }
 
 // WriteFileAtomic writes data to path through a synced temporary file in
-// the same directory, renamed into place.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("safetensors: create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// the same directory, renamed into place (see WriteAtomic).
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteAtomic(path, perm, func(f *os.File) error {
+		if _, err := f.Write(data); err != nil {
+			return fmt.Errorf("safetensors: write %s: %w", path, err)
 		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
-	}
-	return commit(f, path, perm)
+		return nil
+	})
 }
 
 // Checkpoint is an open checkpoint directory: one file or indexed shards.

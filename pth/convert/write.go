@@ -7,61 +7,46 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/drama-tts/drama/safetensors"
 )
 
-// Write converts into path. It writes a temporary file beside path: the
-// tensors at their planned offsets by several workers with pwrite while
-// another goroutine hashes the source, then the header with the digest, then
-// syncs the file and renames it over path. On any error, or when ctx is
-// cancelled, the temporary file is removed and path is untouched.
-func (p *Plan) Write(ctx context.Context, path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("convert: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// Write converts into path. It writes a temporary file beside path (see
+// safetensors.WriteAtomic): the tensors at their planned offsets by several
+// workers with pwrite while another goroutine hashes the source, then the
+// header with the digest, then syncs the file and renames it over path. On
+// any error, or when ctx is cancelled, the temporary file is removed and path
+// is untouched.
+func (p *Plan) Write(ctx context.Context, path string) error {
+	return safetensors.WriteAtomic(path, 0o644, func(f *os.File) error {
+		if err := f.Truncate(p.Layout.Size); err != nil {
+			return fmt.Errorf("convert: %w", err)
 		}
-	}()
-	if err := f.Truncate(p.Layout.Size); err != nil {
-		return fmt.Errorf("convert: %w", err)
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	hashed := make(chan hashResult, 1)
-	if p.opts.SourceSHA256 != "" {
-		hashed <- hashResult{sum: p.opts.SourceSHA256}
-	} else {
-		go func() { hashed <- hashFile(ctx, p.src, p.size) }()
-	}
-	if err := p.fill(ctx, cancel, f); err != nil {
-		return err
-	}
-	// Flush the data while the hash finishes; the header comes after.
-	synced := make(chan error, 1)
-	go func() { synced <- f.Sync() }()
-	h := <-hashed
-	if err := <-synced; err != nil {
-		return fmt.Errorf("convert: sync %s: %w", path, err)
-	}
-	if h.err != nil {
-		return h.err
-	}
-	if err := p.writeHeader(f, h.sum); err != nil {
-		return err
-	}
-	return commit(f, path)
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		hashed := make(chan hashResult, 1)
+		if p.opts.SourceSHA256 != "" {
+			hashed <- hashResult{sum: p.opts.SourceSHA256}
+		} else {
+			go func() { hashed <- hashFile(ctx, p.src, p.size) }()
+		}
+		if err := p.fill(ctx, cancel, f); err != nil {
+			return err
+		}
+		// Flush the data while the hash finishes; the header comes after.
+		synced := make(chan error, 1)
+		go func() { synced <- f.Sync() }()
+		h := <-hashed
+		if err := <-synced; err != nil {
+			return fmt.Errorf("convert: sync %s: %w", path, err)
+		}
+		if h.err != nil {
+			return h.err
+		}
+		return p.writeHeader(f, h.sum)
+	})
 }
 
 // fill writes every tensor in file order, so reads and writes stay mostly
@@ -116,27 +101,6 @@ func (p *Plan) writeHeader(f *os.File, sum string) error {
 	p.Layout = l
 	if _, err := f.WriteAt(l.Header, 0); err != nil {
 		return fmt.Errorf("convert: write header: %w", err)
-	}
-	return nil
-}
-
-// commit syncs and closes f, renames it to path and syncs the directory.
-func commit(f *os.File, path string) error {
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("convert: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("convert: sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("convert: close %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("convert: rename into %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
