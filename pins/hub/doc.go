@@ -41,7 +41,9 @@
 // Verified before visible: a file is renamed to blobs/<etag> only after
 // its size and digest match the pin; a mismatch discards it and downloads
 // it once more, a second mismatch is an error. ENOSPC is fatal, never
-// retried, and leaves the partial files for resume.
+// retried, and leaves the partial files for resume. When a fetch fails, a
+// partial file with no finished chunk (say, one whose pin its HEAD
+// refused) is removed rather than left preallocated.
 //
 // # Cache
 //

@@ -140,10 +140,14 @@ func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 		wg.Go(func() { d.work(ctx, q, i) })
 	}
 	wg.Wait()
+	err := q.result()
 	for _, j := range jobs {
 		j.close()
+		if err != nil {
+			j.dropIfEmpty()
+		}
 	}
-	return q.result()
+	return err
 }
 
 func (d *Downloader) work(ctx context.Context, q *queue, id int) {
@@ -279,6 +283,18 @@ func (j *job) pending() []task {
 		}
 	}
 	return ts
+}
+
+// dropIfEmpty removes the partial file and its sidecar when no chunk of
+// it is on disk: a failed fetch then leaves no preallocated file that
+// holds nothing (say, one whose pin the HEAD refused), while any partial
+// with bytes stays for resume.
+func (j *job) dropIfEmpty() {
+	if j.haveBytes() > 0 {
+		return
+	}
+	_ = os.Remove(j.statePath())
+	_ = os.Remove(j.t.Partial)
 }
 
 func (j *job) close() {
