@@ -365,31 +365,38 @@ func appendFiles(out []TreeFile, entries []treeEntry) []TreeFile {
 }
 
 func (c *Client) getJSONPage(ctx context.Context, repo, u string) ([]treeEntry, string, error) {
+	var entries []treeEntry
+	next, err := c.getJSON(ctx, repo, u, 64<<20, &entries)
+	return entries, next, err
+}
+
+// getJSON GETs an API URL of the endpoint, decodes at most limit bytes of
+// its body into v, and returns the absolute URL of its Link rel="next"
+// ("" when there is none).
+func (c *Client) getJSON(ctx context.Context, repo, u string, limit int64, v any) (next string, err error) {
 	req, err := c.newRequest(ctx, http.MethodGet, u)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	resp, err := c.API.Do(req)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", c.statusError(resp, repo, false)
+		return "", c.statusError(resp, repo, false)
 	}
-	var entries []treeEntry
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&entries); err != nil {
-		return nil, "", fmt.Errorf("%w: tree page %s: %v", ErrBadResponse, redact(u), err)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(v); err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrBadResponse, redact(u), err)
 	}
-	next := NextLink(resp.Header.Get("Link"))
-	if next != "" {
-		ref, err := resp.Request.URL.Parse(next)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w: Link %q", ErrBadResponse, next)
-		}
-		next = ref.String()
+	if next = NextLink(resp.Header.Get("Link")); next == "" {
+		return "", nil
 	}
-	return entries, next, nil
+	ref, err := resp.Request.URL.Parse(next)
+	if err != nil {
+		return "", fmt.Errorf("%w: Link %q", ErrBadResponse, next)
+	}
+	return ref.String(), nil
 }
 
 // Refs returns the repository's branches and their commits.
@@ -401,19 +408,8 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 		} `json:"branches"`
 	}
 	err := c.withRetry(ctx, func(ctx context.Context) error {
-		req, err := c.newRequest(ctx, http.MethodGet, c.Endpoint+"/api/models/"+repo+"/refs")
-		if err != nil {
-			return err
-		}
-		resp, err := c.API.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return c.statusError(resp, repo, false)
-		}
-		return json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&out)
+		_, err := c.getJSON(ctx, repo, c.Endpoint+"/api/models/"+repo+"/refs", 8<<20, &out)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hub: refs of %s: %w", repo, err)
