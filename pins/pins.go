@@ -70,6 +70,10 @@ var (
 	hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
+// IsCommit reports whether rev is a full commit id: 40 lower-case hex
+// digits, not a branch, a tag or an abbreviation.
+func IsCommit(rev string) bool { return hex40.MatchString(rev) }
+
 // Locked reports whether the pins list files and every file has a sha256.
 func (p *Pins) Locked() bool {
 	if len(p.Files) == 0 {
@@ -146,7 +150,7 @@ func (p *Pins) Validate() error {
 		return bad("format: want %q, got %q", Format, p.Format)
 	case p.Variant == "":
 		return bad("variant is empty")
-	case p.Revision != "" && !hex40.MatchString(p.Revision):
+	case p.Revision != "" && !IsCommit(p.Revision):
 		return bad("revision %q is not a full 40-hex commit: pin a commit, not a branch or tag", p.Revision)
 	case p.Repo != "" && strings.Count(p.Repo, "/") != 1:
 		return bad("repo %q: want owner/name", p.Repo)

@@ -23,7 +23,7 @@ const MaxGitFileSize = 64 << 20
 // pinned, the whole listing is taken. A file the listing lacks, or whose
 // listed size or digest differs from a pinned one, is an error.
 func (c *Client) Complete(ctx context.Context, p *pins.Pins) (*pins.Pins, error) {
-	if !hex40.MatchString(p.Revision) {
+	if !pins.IsCommit(p.Revision) {
 		return nil, fmt.Errorf("pins lock: revision %q is not a full 40-hex commit: pin a commit, not a branch or tag", p.Revision)
 	}
 	tree, err := c.Tree(ctx, p.Repo, p.Revision)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -18,8 +17,6 @@ import (
 // fetched, so huggingface_hub finds it offline by that name too and
 // "hf cache prune" keeps it.
 const PinnedRef = "drama-pinned"
-
-var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // Fetcher puts a pinned commit's files into a Hugging Face cache.
 type Fetcher struct {
@@ -60,7 +57,7 @@ type Result struct {
 // Fetch makes every file present and verified in the cache under
 // snapshots/<commit>, then writes the refs. files must carry digests.
 func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
-	if !hex40.MatchString(commit) {
+	if !pins.IsCommit(commit) {
 		return nil, fmt.Errorf("fetch: revision %q: want a full 40-hex commit", commit)
 	}
 	for _, pf := range files {

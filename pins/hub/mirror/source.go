@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/drama-tts/drama/pins"
 )
 
 // ErrNotFound is wrapped by a Source's errors for a repository, revision or
@@ -31,8 +32,6 @@ type Source interface {
 	// Refs lists the repository's branches and their commits.
 	Refs(repo string) (map[string]string, error)
 }
-
-var commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // DirSource serves Dir/<owner>/<name>/<commit>/<path>, with branches in
 // Dir/<owner>/<name>/refs/<branch>.
@@ -95,7 +94,7 @@ func resolveIn(repoDir, commits, repo, rev string) (string, error) {
 	if _, err := os.Stat(repoDir); err != nil {
 		return "", fmt.Errorf("repository %q: %w", repo, ErrNotFound)
 	}
-	if commitRE.MatchString(rev) {
+	if pins.IsCommit(rev) {
 		if fi, err := os.Stat(filepath.Join(commits, rev)); err == nil && fi.IsDir() {
 			return rev, nil
 		}
@@ -109,14 +108,14 @@ func resolveIn(repoDir, commits, repo, rev string) (string, error) {
 		return "", fmt.Errorf("revision %q: %w", rev, ErrNotFound)
 	}
 	c := strings.TrimSpace(string(data))
-	if !commitRE.MatchString(c) {
+	if !pins.IsCommit(c) {
 		return "", fmt.Errorf("revision %q: ref holds %q, not a commit: %w", rev, c, ErrNotFound)
 	}
 	return c, nil
 }
 
 func walkFiles(root, repo, commit string) ([]Entry, error) {
-	if !validRepo(repo) || !commitRE.MatchString(commit) {
+	if !validRepo(repo) || !pins.IsCommit(commit) {
 		return nil, fmt.Errorf("%s@%s: %w", repo, commit, ErrNotFound)
 	}
 	var out []Entry
@@ -155,7 +154,7 @@ func readRefs(dir string) (map[string]string, error) {
 			return nil
 		}
 		data, err := os.ReadFile(p)
-		if c := strings.TrimSpace(string(data)); err == nil && commitRE.MatchString(c) {
+		if c := strings.TrimSpace(string(data)); err == nil && pins.IsCommit(c) {
 			rel, _ := filepath.Rel(dir, p)
 			refs[filepath.ToSlash(rel)] = c
 		}
