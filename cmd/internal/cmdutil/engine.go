@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -70,8 +71,13 @@ func EngineRecord(root string) (string, error) {
 		return "", err
 	}
 	fields := strings.Fields(string(data))
-	if len(fields) == 0 || len(fields[0]) != 64 {
-		return "", MismatchError(fmt.Errorf("%s: want \"<sha256>  <file>\" as sha256sum writes it", p))
+	if len(fields) == 0 || len(fields[0]) != 64 || !isHex(fields[0]) {
+		return "", MismatchError(fmt.Errorf("%s: want \"<sha256>  <file>\" as sha256sum writes it: rewrite it with `sha256sum <engine binary> > %s`", p, p))
 	}
 	return strings.ToLower(fields[0]), nil
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil
 }

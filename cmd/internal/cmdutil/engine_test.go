@@ -34,6 +34,10 @@ func TestEngineBinaryAndRecord(t *testing.T) {
 	if _, err := EngineRecord(root); ExitCode(err) != ExitMismatch {
 		t.Fatalf("malformed record: %v", err)
 	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("zz", 32)+"  tensorfold-native\n"), 0o644)
+	if _, err := EngineRecord(root); ExitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "sha256sum") {
+		t.Fatalf("64 characters that are not hex: %v", err)
+	}
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("AB", 32)+"  tensorfold-native\n"), 0o644)
 	if sum, _ := EngineRecord(root); sum != strings.Repeat("ab", 32) {
 		t.Fatalf("record: %q", sum)
