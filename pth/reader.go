@@ -76,12 +76,16 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	return NewReaderLimits(r, size, DefaultLimits)
 }
 
+// internalError begins the message of a panic recovered by NewReaderLimits:
+// a bug, which the fuzz targets look for.
+const internalError = "internal error on malformed input"
+
 // NewReaderLimits is NewReader with explicit limits. Whatever the input,
 // it returns an error rather than panicking.
 func NewReaderLimits(r io.ReaderAt, size int64, lim Limits) (rd *Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			rd, err = nil, formatErr(-1, ErrFormat, "internal error on malformed input: %v", p)
+			rd, err = nil, formatErr(-1, ErrFormat, "%s: %v", internalError, p)
 		}
 	}()
 	f, err := detect(r, size)
