@@ -43,7 +43,7 @@ measure() { # label workers command...
   awk -v l="$label" -v w="$workers" -v t="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$TOTAL" \
     'BEGIN { printf "%s\t%s\t%.2f\t%.0f\t%.2f\t%.0f\n", l, w, t, b/t/1e6, (u+s)/(b/1e9), r/1024 }'
 }
-urls=(); outs=()
+urls=()
 for i in $(seq 1 "$FILES"); do
   urls+=("http://127.0.0.1:$PORT/$REPO/resolve/$COMMIT/model-$i.safetensors")
 done
@@ -59,8 +59,7 @@ drama_fetch() { # workers
   HF_HUB_CACHE="$W/cache" "$W/drama" fetch --json --pins "$W/pins.json" --root "$W/root" \
     --endpoint "http://127.0.0.1:$PORT" --accept-license --workers "$1" > "$W/events.ndjson"
 }
-export -f curl_single curl_parallel curl_parallel_sync drama_fetch
-export W
+export W # the functions are passed to bash -c with declare -f; they read $W
 printf 'tool\tworkers\tseconds\tMB/s\tcpu_s_per_GB\tpeak_rss_MiB\n'
 for r in $(seq 1 "$REPEAT"); do
   rm -rf "$W/curl"; mkdir -p "$W/curl"
