@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 )
 
@@ -327,11 +326,4 @@ func (p *progress) add(n int64) {
 	defer p.mu.Unlock()
 	p.done += n
 	p.fn(p.done, p.total)
-}
-
-// ByName returns the planned tensors sorted by name, for lookups and reports.
-func (l *Layout) ByName() []PlannedTensor {
-	out := append([]PlannedTensor{}, l.Tensors...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
