@@ -2,6 +2,7 @@ package pth
 
 import (
 	"bytes"
+	"cmp"
 	"compress/flate"
 	"encoding/binary"
 	"fmt"
@@ -270,23 +271,13 @@ func (ix *zipIndex) add(rec *Record) error {
 // checkOverlap refuses two records whose header-and-data spans intersect.
 func checkOverlap(recs []*Record) error {
 	s := slices.Clone(recs)
-	slices.SortFunc(s, func(a, b *Record) int { return cmpInt(a.HeaderOffset, b.HeaderOffset) })
+	slices.SortFunc(s, func(a, b *Record) int { return cmp.Compare(a.HeaderOffset, b.HeaderOffset) })
 	for i := 1; i < len(s); i++ {
 		if end := s[i-1].DataOffset + s[i-1].CompressedSize; end > s[i].HeaderOffset {
 			return recordErr(s[i].Name, ErrOverlap, "header at %d lies inside %q, which ends at %d", s[i].HeaderOffset, s[i-1].Name, end)
 		}
 	}
 	return nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // readRecord returns a whole record, inflating it when deflated, refusing
@@ -311,7 +302,11 @@ func readRecord(r io.ReaderAt, rec *Record, max int64) ([]byte, error) {
 		return nil, recordErr(rec.Name, ErrFormat, "inflate: %v", err)
 	}
 	if n != rec.Size {
-		return nil, recordErr(rec.Name, ErrFormat, "inflated size: want %d, got %d or more", rec.Size, n)
+		got := fmt.Sprint(n)
+		if n > rec.Size {
+			got = "more"
+		}
+		return nil, recordErr(rec.Name, ErrFormat, "inflated size: want %d, got %s", rec.Size, got)
 	}
 	return out.Bytes(), nil
 }
