@@ -111,6 +111,10 @@ func Quantize(ctx context.Context, inDir, outDir string, opts Options) (*Result,
 	if err := os.Rename(tmp, outDir); err != nil {
 		return nil, fmt.Errorf("quant: %w", err)
 	}
+	if d, err := os.Open(filepath.Dir(filepath.Clean(outDir))); err == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
 	return p.result, nil
 }
 

@@ -111,17 +111,10 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("quant: %w", err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("quant: %w", err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("quant: copy %s: %w", src, err)
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return fmt.Errorf("quant: copy %s: %w", src, err)
-	}
-	return out.Close()
+	return safetensors.WriteAtomic(dst, 0o644, func(f *os.File) error {
+		if _, err := io.Copy(f, in); err != nil {
+			return fmt.Errorf("quant: copy %s: %w", src, err)
+		}
+		return nil
+	})
 }
