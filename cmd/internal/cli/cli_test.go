@@ -83,6 +83,24 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestUsageErrorsExit2: wrong arguments and unknown subcommands are usage
+// errors everywhere, not only where a command checks them itself.
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{{"bogus"}, {"verfy"}, {"pins", "bogus"}, {"verify", "extra"}, {"pins", "diff", "a"},
+		{"mirror", "serve", "a", "b"}, {"fetch", "extra"}, {"pins", "lock", "extra"}, {"--bogus"}} {
+		code, _, errOut := runCLI(t, context.Background(), args...)
+		if code != cmdutil.ExitUsage || !strings.Contains(errOut, "--help' for usage") {
+			t.Errorf("%v: want exit 2 with a pointer to --help, got %d %s", args, code, errOut)
+		}
+	}
+	if _, _, errOut := runCLI(t, context.Background(), "verfy"); !strings.Contains(errOut, "did you mean verify?") {
+		t.Errorf("no suggestion for a misspelt command: %s", errOut)
+	}
+	if code, out, _ := runCLI(t, context.Background(), "pins"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("a bare command group prints its help and exits 0: %d %s", code, out)
+	}
+}
+
 func TestMalformedPinsNamesOffset(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte("{\n  \"format\": \"drama-pins/1\",\n  \"files\": [}\n"), 0o644)

@@ -45,7 +45,41 @@ Built with Fish Audio.`),
 	root.SetVersionTemplate("drama {{.Version}}\n")
 	root.AddCommand(newVersionCmd(f))
 	addCommands(root, f)
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes every argument error of cmd and its subcommands a usage
+// error (exit 2), and has a command group refuse an unknown subcommand
+// (cobra would print the group's help and exit 0, or exit 1 at the root).
+func usageErrors(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2 // cobra's own default for its suggestions
+			}
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += ": did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return cmdutil.FlagErrorf("%s", msg)
+		}
+	}
+	if validate := cmd.Args; validate != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := validate(c, args); err != nil {
+				return cmdutil.FlagErrorf("%w", err)
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		usageErrors(sub)
+	}
 }
 
 func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
