@@ -52,34 +52,31 @@ func (p *Plan) Write(ctx context.Context, path string) error {
 // fill writes every tensor in file order, so reads and writes stay mostly
 // sequential, with the plan's workers.
 func (p *Plan) fill(ctx context.Context, cancel context.CancelCauseFunc, f *os.File) error {
-	order := make([]int, len(p.Layout.Tensors))
-	for i := range order {
-		order[i] = i
-	}
+	n := len(p.Layout.Tensors)
 	workers := p.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(workers, max(len(order), 1)) {
+	for range min(workers, max(n, 1)) {
 		wg.Go(func() {
 			for i := range next {
-				pt := &p.Layout.Tensors[i]
-				if err := p.writeTensor(ctx, pt.Index, f, pt.Offset); err != nil {
+				if err := p.writeTensor(ctx, i, f, p.Layout.Tensors[i].Offset); err != nil {
 					cancel(err)
 				}
 			}
 		})
 	}
-	feed(ctx, next, order)
+	feed(ctx, next, n)
 	wg.Wait()
 	return context.Cause(ctx)
 }
 
-func feed(ctx context.Context, next chan<- int, order []int) {
+// feed hands out the tensor indexes 0..n-1 until ctx is done.
+func feed(ctx context.Context, next chan<- int, n int) {
 	defer close(next)
-	for _, i := range order {
+	for i := range n {
 		select {
 		case next <- i:
 		case <-ctx.Done():
