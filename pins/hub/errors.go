@@ -62,11 +62,20 @@ func (e *StatusError) advice() string {
 	case ErrUnauthorized:
 		return "; the repository is private, gated or missing, or " + tok
 	case ErrGated:
-		return fmt.Sprintf("; %s is gated: accept its terms at https://huggingface.co/%s while logged in, then set HF_TOKEN to a token of that account (%s)", e.Repo, e.Repo, tok)
+		return fmt.Sprintf("; %s is gated: accept its terms at %s/%s while logged in, then set HF_TOKEN to a token of that account (%s)", e.Repo, e.site(), e.Repo, tok)
 	case ErrNotFound:
 		return "; check the repository, the pinned revision and --endpoint"
 	}
 	return ""
+}
+
+// site is the scheme and host the refused request went to: the Hub, or
+// the mirror or private hub --endpoint names.
+func (e *StatusError) site() string {
+	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return DefaultEndpoint
 }
 
 // Unwrap maps the status to a sentinel.

@@ -297,7 +297,7 @@ func TestAuthErrors(t *testing.T) {
 	fx.srv.Gated = true
 	f.Client.Token, f.Client.TokenSource = "hf_wrong", "HF_TOKEN"
 	_, err = f.Fetch(ctxT(t), repoA, commitA, pf)
-	if !errors.Is(err, ErrGated) || !strings.Contains(err.Error(), "accept its terms") || strings.Contains(err.Error(), "hf_wrong") {
+	if !errors.Is(err, ErrGated) || !strings.Contains(err.Error(), "accept its terms at "+fx.ts.URL+"/"+repoA) || strings.Contains(err.Error(), "hf_wrong") {
 		t.Errorf("gated: want ErrGated with advice and no token in it, got %v", err)
 	}
 	fx.srv.Token = ""
