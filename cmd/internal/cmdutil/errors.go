@@ -29,7 +29,10 @@ const ExitStatusHelp = `EXIT STATUS
 // FlagError is a usage error: bad flags or arguments. It exits with 2.
 type FlagError struct{ err error }
 
+// Error returns the message of the usage error.
 func (e *FlagError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *FlagError) Unwrap() error { return e.err }
 
 // FlagErrorf returns a usage error (exit 2) with a formatted message.
@@ -44,12 +47,16 @@ type ExitError struct {
 	Err  error
 }
 
+// Error returns the cause's message, or "exit status N" when the message
+// was already printed.
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("exit status %d", e.Code)
 	}
 	return e.Err.Error()
 }
+
+// Unwrap returns the cause.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // MismatchError marks err as a verification mismatch (exit 3).
