@@ -131,7 +131,7 @@ func exhaust(t *testing.T, g grid) {
 // TestF16MatchesFloat16 compares F16FromF32 with github.com/x448/float16
 // (NaN as torch gives it) on every 1009th float32 bit pattern and, for every
 // 13-bit-aligned pattern, the rounding neighbourhood (ties, one below, one
-// above).
+// above). With DRAMA_EXHAUSTIVE=1 or f16 it compares all 2^32 inputs.
 func TestF16MatchesFloat16(t *testing.T) {
 	check := func(u uint32) bool {
 		want := float16.Fromfloat32(math.Float32frombits(u)).Bits()
@@ -144,7 +144,11 @@ func TestF16MatchesFloat16(t *testing.T) {
 		}
 		return true
 	}
-	for u := uint64(0); u < 1<<32; u += 1009 {
+	step := uint64(1009)
+	if e := os.Getenv("DRAMA_EXHAUSTIVE"); e == "1" || e == "f16" {
+		step = 1
+	}
+	for u := uint64(0); u < 1<<32; u += step {
 		if !check(uint32(u)) {
 			return
 		}
