@@ -2,6 +2,7 @@ package pth
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -12,13 +13,15 @@ const legacyProtocol = 1001
 // readLegacy reads the pre-1.6 format: pickles of the magic number, the
 // protocol version, system information, the object and the sorted storage
 // keys, then each storage as an int64 element count and its raw bytes.
-func (rd *Reader) readLegacy(r io.ReaderAt, lim Limits) error {
+// Each pickle is read in windows that start at window bytes (see
+// legacyPickle).
+func (rd *Reader) readLegacy(r io.ReaderAt, lim Limits, window int64) error {
 	pos := int64(15)
-	_, pos, err := legacyPickle(r, rd.size, pos, lim, nil)
+	_, pos, err := legacyPickle(r, rd.size, pos, window, lim, nil)
 	if err != nil {
 		return err
 	}
-	info, pos, err := legacyPickle(r, rd.size, pos, lim, nil)
+	info, pos, err := legacyPickle(r, rd.size, pos, window, lim, nil)
 	if err != nil {
 		return err
 	}
@@ -26,11 +29,11 @@ func (rd *Reader) readLegacy(r io.ReaderAt, lim Limits) error {
 		return err
 	}
 	ls := &legacyStorages{seen: map[string]*Storage{}}
-	obj, pos, err := legacyPickle(r, rd.size, pos, lim, ls.load)
+	obj, pos, err := legacyPickle(r, rd.size, pos, window, lim, ls.load)
 	if err != nil {
 		return err
 	}
-	keys, pos, err := legacyPickle(r, rd.size, pos, lim, nil)
+	keys, pos, err := legacyPickle(r, rd.size, pos, window, lim, nil)
 	if err != nil {
 		return err
 	}
@@ -42,19 +45,31 @@ func (rd *Reader) readLegacy(r io.ReaderAt, lim Limits) error {
 }
 
 // legacyPickle runs one pickle starting at file offset pos and returns its
-// value and the offset after it.
-func legacyPickle(r io.ReaderAt, size, pos int64, lim Limits, pl func(tuple) (any, error)) (any, int64, error) {
-	buf := make([]byte, min(size-pos, lim.MaxPickle))
-	if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
-		return nil, 0, formatErr(pos, ErrTruncated, "read pickle: %v", err)
+// value and the offset after it. It reads window bytes first and doubles
+// that (up to lim.MaxPickle) while the pickle runs past its end, so the
+// small pickles of the header cost small reads; pl sees repeated storages
+// again on a rerun and must accept them.
+func legacyPickle(r io.ReaderAt, size, pos, window int64, lim Limits, pl func(tuple) (any, error)) (any, int64, error) {
+	limit := min(size-pos, lim.MaxPickle)
+	for n := min(limit, max(window, 1)); ; n = min(2*n, limit) {
+		buf := make([]byte, n)
+		if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
+			return nil, 0, formatErr(pos, ErrTruncated, "read pickle: %v", err)
+		}
+		m := &vm{buf: buf, base: pos, lim: lim, persistentLoad: pl}
+		v, used, err := m.run()
+		if errors.Is(err, ErrTruncated) && n < limit {
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		return v, pos + int64(used), nil
 	}
-	m := &vm{buf: buf, base: pos, lim: lim, persistentLoad: pl}
-	v, n, err := m.run()
-	if err != nil {
-		return nil, 0, err
-	}
-	return v, pos + int64(n), nil
 }
+
+// legacyWindow is the first read of each legacy pickle, in bytes.
+const legacyWindow = 64 << 10
 
 // checkSysInfo accepts the system-information pickle of a little-endian
 // writer: {'protocol_version': 1001, 'little_endian': True, ...}.

@@ -541,7 +541,10 @@ func (m *vm) global() error {
 func (m *vm) line() (string, error) {
 	rest := m.buf[m.pos:min(len(m.buf), m.pos+maxGlobalNameLen+1)]
 	i := strings.IndexByte(string(rest), '\n')
-	if i < 0 {
+	switch {
+	case i < 0 && len(rest) <= maxGlobalNameLen:
+		return "", m.errf(ErrTruncated, "GLOBAL operand runs past the end of the pickle")
+	case i < 0:
 		return "", m.errf(ErrPickle, "GLOBAL operand without a newline within %d bytes", maxGlobalNameLen)
 	}
 	s := string(rest[:i])

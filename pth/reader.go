@@ -94,7 +94,7 @@ func NewReaderLimits(r io.ReaderAt, size int64, lim Limits) (rd *Reader, err err
 	}
 	rd = &Reader{Format: f, size: size, ByteOrder: "little", src: r, lim: lim}
 	if f == FormatLegacy {
-		err = rd.readLegacy(r, lim)
+		err = rd.readLegacy(r, lim, legacyWindow)
 	} else {
 		err = rd.readZip(r, lim)
 	}

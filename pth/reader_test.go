@@ -1,6 +1,7 @@
 package pth
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -88,6 +89,31 @@ func TestFixturesMatchTorch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLegacyGrowingWindow reads the legacy fixture with pickle windows from
+// 1 byte up, so every pickle is rerun on a doubled window at least once,
+// and compares the tensors with torch's.
+func TestLegacyGrowingWindow(t *testing.T) {
+	want := loadManifest(t)["legacy.pth"]
+	b, err := os.ReadFile("testdata/legacy.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, window := range []int64{1, 7, 100} {
+		rd := &Reader{Format: FormatLegacy, size: int64(len(b)), ByteOrder: "little", src: bytes.NewReader(b), lim: DefaultLimits}
+		if err := rd.readLegacy(rd.src, rd.lim, window); err != nil {
+			t.Fatalf("window %d: %v", window, err)
+		}
+		if len(rd.Tensors) != len(want.Tensors) || len(want.Tensors) == 0 {
+			t.Fatalf("window %d: want %d tensors, got %d", window, len(want.Tensors), len(rd.Tensors))
+		}
+		for i, w := range want.Tensors {
+			if g := rd.Tensors[i]; g.Name != w.Name || tensorSHA(t, g) != w.SHA256 {
+				t.Errorf("window %d: tensor %d: want %s %s, got %s %s", window, i, w.Name, w.SHA256, g.Name, tensorSHA(t, g))
+			}
+		}
 	}
 }
 
