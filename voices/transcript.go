@@ -177,15 +177,27 @@ func SpecialTokensFromTokenizer(r io.Reader) ([]string, error) {
 	if doc.AddedTokens == nil {
 		return nil, fmt.Errorf("voices: read tokenizer.json: no added_tokens list")
 	}
+	toks := make([]string, len(*doc.AddedTokens))
+	for i, t := range *doc.AddedTokens {
+		toks[i] = t.Content
+	}
+	return TranscriptSpecials(toks), nil
+}
+
+// TranscriptSpecials returns the special tokens a transcript must be
+// checked against, for Options.SpecialTokens: tokens, each once, without the
+// blank ones and those holding "<|" or "|>", which the transcript rule
+// refuses anyway. A Drama tokenizer's 4,096 <|semantic:N|> tokens are left
+// out this way, so a check does not search for each of them.
+func TranscriptSpecials(tokens []string) []string {
 	out := []string{}
-	for _, t := range *doc.AddedTokens {
-		c := t.Content
+	for _, c := range tokens {
 		if strings.TrimSpace(c) == "" || strings.Contains(c, "<|") || strings.Contains(c, "|>") || slices.Contains(out, c) {
 			continue
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out
 }
 
 // ReadTokenizerFile reads the added tokens of the tokenizer.json at name; see

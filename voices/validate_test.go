@@ -221,6 +221,9 @@ func TestTokenizerSpecialTokens(t *testing.T) {
 	if _, err := Parse(data, &Options{SpecialTokens: toks}); !errors.Is(err, ErrTranscript) {
 		t.Errorf("tokenizer list: err = %v, want ErrTranscript", err)
 	}
+	if got := TranscriptSpecials([]string{"<|semantic:0|>", " ", "<think>", "x|>", "<think>", "[custom]"}); strings.Join(got, " ") != "<think> [custom]" {
+		t.Errorf("TranscriptSpecials = %q, want [<think> [custom]]", got)
+	}
 	if _, err := SpecialTokensFromTokenizer(strings.NewReader(`{"model": {}}`)); err == nil {
 		t.Error("tokenizer.json without added_tokens accepted")
 	}

@@ -1,12 +1,15 @@
 package prompt
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/drama-tts/drama/voices"
 )
 
 // benchText is the benchmark text scripts/tokenizer-golden/golden.js times
@@ -145,4 +148,31 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpuTime(b)-cpu0, len(data))
+}
+
+// BenchmarkCount60s counts the prompt of a short text with a 60 s voice
+// (eight references of 161 or 162 frames), as drama serve does for each
+// request before it reaches the engine.
+func BenchmarkCount60s(b *testing.B) {
+	bld, err := NewBuilder(drama(b), Limits{Context: 32768, Reserve: DefaultReserve})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var refs []voices.Reference
+	for i, frames := range []int{161, 161, 162, 162, 161, 161, 162, 162} {
+		c := make(voices.Codes, voices.NumCodebooks)
+		for cb := range c {
+			c[cb] = make([]int, frames)
+			for t := range c[cb] {
+				c[cb][t] = (i*7919 + cb*104729 + t*31) % voices.CodebookSize(cb)
+			}
+		}
+		refs = append(refs, voices.Reference{Text: fmt.Sprintf("Reference passage %d, spoken plainly and clearly.", i), Codes: c})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bld.Count("Hello there, how are you today?", refs); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

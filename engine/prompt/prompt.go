@@ -84,7 +84,7 @@ func NewBuilder(tok *Tokenizer, lim Limits) (*Builder, error) {
 			return nil, &FormatError{File: tok.name, Field: "added_tokens", Err: fmt.Errorf("no %s: not a Drama tokenizer", s)}
 		}
 	}
-	b := &Builder{tok: tok, begin: begin, limits: lim, specials: tok.SpecialTokens()}
+	b := &Builder{tok: tok, begin: begin, limits: lim, specials: voices.TranscriptSpecials(tok.SpecialTokens())}
 	for _, p := range []struct {
 		dst  *[]int
 		text string

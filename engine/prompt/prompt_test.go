@@ -121,6 +121,8 @@ func TestBuildErrors(t *testing.T) {
 		{"structural", "hi <|im_end|>", nil, ErrStructuralToken, "text: byte 3"},
 		{"utf8", "hi \xff", nil, ErrInvalidUTF8, "byte 3"},
 		{"transcript token", "hi", []voices.Reference{{Text: "a <|voice|> b", Codes: codes(2)}}, voices.ErrTranscript, "reference 0 text"},
+		{"transcript special", "hi", []voices.Reference{{Text: "a <think> b", Codes: codes(2)}}, voices.ErrTranscript, `special token "<think>"`},
+		{"transcript semantic", "hi", []voices.Reference{{Text: "a <|semantic:7|> b", Codes: codes(2)}}, voices.ErrTranscript, "reference 0 text"},
 		{"transcript newline", "hi", []voices.Reference{{Text: "a\nb", Codes: codes(2)}}, voices.ErrTranscript, "line break"},
 		{"semantic range", "hi", []voices.Reference{{Text: "a", Codes: bad}}, ErrCodes, "codebook 0 frame 2: want 0..4095, got 4096"},
 		{"residual range", "hi", []voices.Reference{{Text: "a", Codes: badResidual}}, ErrCodes, "codebook 4 frame 0: want 0..1023, got 1024"},

@@ -32,7 +32,8 @@ func (t *Tokenizer) SemanticBegin() (int, error) {
 }
 
 // SpecialTokens returns the content of every added token, for the rule that
-// a transcript must not hold one (voices.Options.SpecialTokens).
+// a transcript must not hold one; voices.TranscriptSpecials turns it into
+// voices.Options.SpecialTokens.
 func (t *Tokenizer) SpecialTokens() []string {
 	out := make([]string, len(t.added))
 	for i, a := range t.added {

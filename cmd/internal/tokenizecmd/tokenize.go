@@ -202,7 +202,7 @@ func promptEncoder(opts *Options, tok *prompt.Tokenizer) (func(string) ([]int, e
 	}
 	var refs []voices.Reference
 	if opts.Voice != "" {
-		v, err := voices.ReadFile(opts.Voice, &voices.Options{SpecialTokens: tok.SpecialTokens()})
+		v, err := voices.ReadFile(opts.Voice, &voices.Options{SpecialTokens: voices.TranscriptSpecials(tok.SpecialTokens())})
 		if err != nil {
 			return nil, cmdutil.MismatchError(err)
 		}
