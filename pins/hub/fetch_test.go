@@ -66,6 +66,9 @@ func TestFaultMatrix(t *testing.T) {
 			}
 			fx.srv.SetFaults([]mirror.Fault{fault})
 			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+			if fault.Kind == mirror.FaultStall {
+				f.Download.IdleTimeout = stallIdle
+			}
 			if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 				t.Fatalf("fetch: %v", err)
 			}
@@ -495,6 +498,9 @@ func TestFaultMatrixWithSplits(t *testing.T) {
 			fx.srv.BytesPerSec = 1 << 20
 			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 			f.Download.SplitAfter, f.Download.SplitMin = time.Millisecond, 2<<10
+			if fault.Kind == mirror.FaultStall {
+				f.Download.IdleTimeout = stallIdle
+			}
 			if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 				t.Fatalf("fetch: %v", err)
 			}

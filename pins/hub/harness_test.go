@@ -96,12 +96,19 @@ func (fx *fixture) fetcher(cache string) *Fetcher {
 		Client: fx.client(),
 		Cache:  Cache{Dir: cache},
 		Download: Downloader{
-			Workers: 4, ChunkSize: 32 << 10, IdleTimeout: 300 * time.Millisecond, MaxAttempts: 6,
+			// A long idle timeout: on a loaded machine a healthy stream can
+			// pause for a while, and a re-issued range would break the
+			// byte counts the tests check. Stall tests use stallIdle.
+			Workers: 4, ChunkSize: 32 << 10, IdleTimeout: 20 * time.Second, MaxAttempts: 6,
 			Event: func(e Event) { fx.mu.Lock(); fx.events = append(fx.events, e); fx.mu.Unlock() },
 		},
 		LockWait: time.Second,
 	}
 }
+
+// stallIdle is the idle timeout of tests whose mirror stalls a stream on
+// purpose.
+const stallIdle = 300 * time.Millisecond
 
 func (fx *fixture) count(kind EventKind) int {
 	fx.mu.Lock()
