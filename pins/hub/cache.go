@@ -60,6 +60,12 @@ func (c Cache) RepoDir(repo string) string {
 	return filepath.Join(c.Dir, "models--"+strings.ReplaceAll(repo, "/", "--"))
 }
 
+// lockPath is a lock file of repo in huggingface_hub's lock folder:
+// <Dir>/.locks/models--<owner>--<name>/<name>.
+func (c Cache) lockPath(repo, name string) string {
+	return filepath.Join(c.Dir, ".locks", filepath.Base(c.RepoDir(repo)), name)
+}
+
 // BlobPath is where the blob named etag lives.
 func (c Cache) BlobPath(repo, etag string) string {
 	return filepath.Join(c.RepoDir(repo), "blobs", etag)

@@ -65,7 +65,7 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 			return nil, fmt.Errorf("fetch: %s: the pin has no digest: run drama pins lock first", pf.Path)
 		}
 	}
-	unlock, err := Lock(ctx, filepath.Join(f.Cache.Dir, ".locks", filepath.Base(f.Cache.RepoDir(repo)), "drama-fetch.lock"), orDefault(f.LockWait, time.Minute))
+	unlock, err := Lock(ctx, f.Cache.lockPath(repo, "drama-fetch.lock"), orDefault(f.LockWait, time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
@@ -133,7 +133,7 @@ func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, 
 	var rest []Target
 	for _, t := range missing {
 		name := filepath.Base(t.Final)
-		u, err := Lock(ctx, filepath.Join(f.Cache.Dir, ".locks", filepath.Base(f.Cache.RepoDir(repo)), name+".lock"), orDefault(f.LockWait, time.Minute))
+		u, err := Lock(ctx, f.Cache.lockPath(repo, name+".lock"), orDefault(f.LockWait, time.Minute))
 		if err != nil {
 			unlockAll()
 			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
