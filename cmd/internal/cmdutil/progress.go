@@ -43,8 +43,7 @@ func (f *Factory) newProgress(label string, total int64, bytes bool) Progress {
 	case f.Global.Quiet || f.Global.JSON:
 		return nopProgress{}
 	case f.IO.IsStderrTTY():
-		bar := pb.New64(total).Set(pb.Bytes, bytes).Set("prefix", label).SetWriter(f.IO.ErrOut)
-		bar.SetTemplate(pb.Full)
+		bar := NewBar(f.IO.ErrOut, label, total, bytes)
 		bar.Start()
 		return &barProgress{bar: bar}
 	default:
@@ -54,6 +53,15 @@ func (f *Factory) newProgress(label string, total int64, bytes bool) Progress {
 		}
 		return p
 	}
+}
+
+// NewBar returns drama's pb/v3 bar, not started: the full template, the
+// label as prefix, counting bytes or things. Commands that show several
+// bars at once (a pb.Pool) make each with it.
+func NewBar(w io.Writer, label string, total int64, bytes bool) *pb.ProgressBar {
+	bar := pb.New64(total).Set(pb.Bytes, bytes).Set("prefix", label+" ").SetWriter(w)
+	bar.SetTemplate(pb.Full)
+	return bar
 }
 
 type nopProgress struct{}

@@ -3,7 +3,6 @@ package fetchcmd
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -44,7 +43,7 @@ func newReporter(f *cmdutil.Factory, p *pins.Pins) *reporter {
 		r.enc = json.NewEncoder(f.IO.Out)
 	case f.Global.Quiet:
 	case f.IO.IsStderrTTY():
-		r.total = newBar("total", p.TotalBytes(), f.IO.ErrOut)
+		r.total = cmdutil.NewBar(f.IO.ErrOut, "total", p.TotalBytes(), true)
 		r.pool = pb.NewPool(r.total)
 		r.pool.Output = f.IO.ErrOut
 		if err := r.pool.Start(); err != nil {
@@ -54,12 +53,6 @@ func newReporter(f *cmdutil.Factory, p *pins.Pins) *reporter {
 		r.lines = f.NewProgress("fetch", p.TotalBytes())
 	}
 	return r
-}
-
-func newBar(label string, total int64, w io.Writer) *pb.ProgressBar {
-	bar := pb.New64(total).Set(pb.Bytes, true).Set("prefix", label+" ").SetWriter(w)
-	bar.SetTemplate(pb.Full)
-	return bar
 }
 
 func (r *reporter) progress(path string, n int64) {
@@ -104,7 +97,7 @@ func (r *reporter) poolEvent(e hub.Event) {
 	case hub.EventPlan:
 		r.total.Add64(e.Bytes)
 	case hub.EventStart:
-		bar := newBar(e.Path, e.Size, r.f.IO.ErrOut)
+		bar := cmdutil.NewBar(r.f.IO.ErrOut, e.Path, e.Size, true)
 		r.bars[e.Path] = bar
 		r.pool.Add(bar)
 	case hub.EventVerified:
