@@ -164,7 +164,7 @@ func (s *Server) commitOf(w http.ResponseWriter, r *http.Request) (repo, commit 
 	commit, err := s.Source.Resolve(repo, rev)
 	if err != nil {
 		code := "RevisionNotFound"
-		if strings.HasPrefix(err.Error(), "repository") {
+		if errors.Is(err, errNoRepo) {
 			code = "RepoNotFound"
 		}
 		hubError(w, http.StatusNotFound, code, fmt.Sprintf("%s: %v", repo, err))

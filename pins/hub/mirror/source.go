@@ -16,6 +16,10 @@ import (
 // file it does not have.
 var ErrNotFound = errors.New("not found")
 
+// errNoRepo marks a missing repository, as opposed to a missing revision
+// or file of one that exists; it wraps ErrNotFound.
+var errNoRepo = fmt.Errorf("repository %w", ErrNotFound)
+
 // Entry is one file of a repository at a commit.
 type Entry struct {
 	Path string // slash-separated, relative to the repository root
@@ -89,10 +93,10 @@ func validSegment(s string) bool {
 // the content of repoDir/refs/<rev>.
 func resolveIn(repoDir, commits, repo, rev string) (string, error) {
 	if !validRepo(repo) {
-		return "", fmt.Errorf("repository %q: %w", repo, ErrNotFound)
+		return "", fmt.Errorf("%q: %w", repo, errNoRepo)
 	}
 	if _, err := os.Stat(repoDir); err != nil {
-		return "", fmt.Errorf("repository %q: %w", repo, ErrNotFound)
+		return "", fmt.Errorf("%q: %w", repo, errNoRepo)
 	}
 	if pins.IsCommit(rev) {
 		if fi, err := os.Stat(filepath.Join(commits, rev)); err == nil && fi.IsDir() {
