@@ -3,6 +3,7 @@ package prompt
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -119,13 +120,19 @@ func (b *Builder) WithLimits(lim Limits) *Builder {
 // (ErrCodes), and a prompt over the limits (*TooLongError, ErrTooLong);
 // the prompt built so far is returned with a TooLongError.
 func (b *Builder) Build(text string, refs []voices.Reference) (*Prompt, error) {
+	return b.build(text, refs, true)
+}
+
+// build builds the prompt; without codes it leaves Prompt.Codes nil, for
+// Count, which needs only the length.
+func (b *Builder) build(text string, refs []voices.Reference, codes bool) (*Prompt, error) {
 	if err := b.checkText(text); err != nil {
 		return nil, err
 	}
 	p := &Prompt{IDs: append([]int(nil), b.sysStart...)}
 	if len(refs) == 0 {
 		p.IDs = append(p.IDs, b.sysPlain...)
-	} else if err := b.appendReferences(p, refs); err != nil {
+	} else if err := b.appendReferences(p, refs, codes); err != nil {
 		return nil, err
 	}
 	p.IDs = append(p.IDs, b.imEnd...)
@@ -140,9 +147,9 @@ func (b *Builder) Build(text string, refs []voices.Reference) (*Prompt, error) {
 }
 
 // Count returns the number of tokens of the prompt Build would build, and
-// Build's error.
+// Build's error, without copying the references' codes.
 func (b *Builder) Count(text string, refs []voices.Reference) (int, error) {
-	p, err := b.Build(text, refs)
+	p, err := b.build(text, refs, false)
 	if p == nil {
 		return 0, err
 	}
@@ -159,8 +166,9 @@ func (b *Builder) checkText(text string) error {
 	return b.tok.CheckText("text", text)
 }
 
-// appendReferences adds the reference block of the system message.
-func (b *Builder) appendReferences(p *Prompt, refs []voices.Reference) error {
+// appendReferences adds the reference block of the system message, and the
+// references' codes end to end to p.Codes when codes is set.
+func (b *Builder) appendReferences(p *Prompt, refs []voices.Reference, codes bool) error {
 	tagged := make([]string, len(refs))
 	frames := 0
 	for i, r := range refs {
@@ -180,15 +188,21 @@ func (b *Builder) appendReferences(p *Prompt, refs []voices.Reference) error {
 	}
 	p.IDs = append(append(p.IDs, ids...), b.speech...)
 	p.CodesStart = len(p.IDs)
+	p.IDs = slices.Grow(p.IDs, frames)
+	for _, r := range refs {
+		for _, code := range r.Codes[0] {
+			p.IDs = append(p.IDs, b.begin+code)
+		}
+	}
+	if !codes {
+		return nil
+	}
 	p.Codes = make(voices.Codes, voices.NumCodebooks)
 	for c := range p.Codes {
 		p.Codes[c] = make([]int, 0, frames)
 		for _, r := range refs {
 			p.Codes[c] = append(p.Codes[c], r.Codes[c]...)
 		}
-	}
-	for _, code := range p.Codes[0] {
-		p.IDs = append(p.IDs, b.begin+code)
 	}
 	return nil
 }
