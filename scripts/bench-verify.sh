@@ -23,11 +23,19 @@ one="$work/root/full/shard-1.safetensors"
 bytes=$((mib << 20))
 cat "$work"/root/full/* > /dev/null   # warm the page cache: every tool reads from memory
 
-t0=$(now); cat "$work"/root/full/* > /dev/null; t1=$(now)
-read_rate=$(rate $((bytes * nfiles)) "$(echo "$t1 - $t0" | bc)")
+# the read rate: every file read once, as many readers at a time as cores,
+# best of three
+read_rate=0
+for _ in 1 2 3; do
+  t0=$(now); ls "$work"/root/full/* | xargs -P "$(nproc)" -n 1 cat > /dev/null; t1=$(now)
+  r=$(rate $((bytes * nfiles)) "$(echo "$t1 - $t0" | bc)"); [ "$r" -gt "$read_rate" ] && read_rate=$r
+done
 
-t0=$(now); sha256sum "$one" > /dev/null; t1=$(now)
-coreutils=$(rate "$bytes" "$(echo "$t1 - $t0" | bc)")
+coreutils=0
+for _ in 1 2 3; do
+  t0=$(now); sha256sum "$one" > /dev/null; t1=$(now)
+  r=$(rate "$bytes" "$(echo "$t1 - $t0" | bc)"); [ "$r" -gt "$coreutils" ] && coreutils=$r
+done
 
 "$work/drama" pins make "$work/root/full" -o "$work/pins.json" --local -q
 cp "$work/pins.json" "$work/one.json"
@@ -35,11 +43,13 @@ python3 - "$work/one.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1])); p["files"] = p["files"][:1]; json.dump(p, open(sys.argv[1], "w"))
 PY
-t0=$(now); "$work/drama" verify -q --root "$work/root" --pins "$work/one.json" --level sha256 --no-record > /dev/null 2>&1 || true; t1=$(now)
-drama_one=$(rate "$bytes" "$(echo "$t1 - $t0" | bc)")
-
-t0=$(now); "$work/drama" verify -q --root "$work/root" --pins "$work/pins.json" --level sha256 --no-record > /dev/null; t1=$(now)
-drama_all=$(rate $((bytes * nfiles)) "$(echo "$t1 - $t0" | bc)")
+drama_one=0 drama_all=0
+for _ in 1 2 3; do   # best of three each
+  t0=$(now); "$work/drama" verify -q --root "$work/root" --pins "$work/one.json" --level sha256 --no-record > /dev/null 2>&1 || true; t1=$(now)
+  r=$(rate "$bytes" "$(echo "$t1 - $t0" | bc)"); [ "$r" -gt "$drama_one" ] && drama_one=$r
+  t0=$(now); "$work/drama" verify -q --root "$work/root" --pins "$work/pins.json" --level sha256 --no-record > /dev/null; t1=$(now)
+  r=$(rate $((bytes * nfiles)) "$(echo "$t1 - $t0" | bc)"); [ "$r" -gt "$drama_all" ] && drama_all=$r
+done
 
 cores=$(nproc)
 ceiling=$(( drama_one * cores < read_rate ? drama_one * cores : read_rate ))
@@ -56,7 +66,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 done
 
 echo "file size:                 $mib MiB x $nfiles files, page cache warm, $cores cores"
-echo "read rate (cat):           $read_rate MiB/s"
+echo "read rate (cat, $(nproc) at a time): $read_rate MiB/s"
 echo "sha256sum, one file:       $coreutils MiB/s"
 echo "drama, one file:           $drama_one MiB/s  (ratio to sha256sum: $(awk -v a="$drama_one" -v b="$coreutils" 'BEGIN{printf "%.2f", a/b}'))"
 echo "drama, $nfiles files:           $drama_all MiB/s  ($(awk -v a="$drama_all" -v b="$ceiling" 'BEGIN{printf "%.0f", 100*a/b}') % of min(cores x one-file rate, read rate) = $ceiling MiB/s)"
