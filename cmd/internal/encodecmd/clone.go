@@ -74,23 +74,28 @@ func validateClone(opts *Options, in []httpapi.CloneClip) error {
 		return fmt.Errorf("no clips: send one or more clips, each with its transcript")
 	}
 	for i, c := range in {
-		name := c.Filename
-		if name == "" {
-			name = fmt.Sprintf("clip %d", i+1)
-		}
-		opts.Clips = append(opts.Clips, name+":"+c.Transcript)
+		opts.Clips = append(opts.Clips, clipName(i, c)+":"+c.Transcript)
 	}
 	return validate(opts)
 }
 
+// clipName names the i-th clip of a request in messages: "clip 2
+// (take2.wav)", or "clip 2" when it came without a file name.
+func clipName(i int, c httpapi.CloneClip) string {
+	if c.Filename == "" {
+		return fmt.Sprintf("clip %d", i+1)
+	}
+	return fmt.Sprintf("clip %d (%s)", i+1, filepath.Base(c.Filename))
+}
+
 // requestClips decodes the clips of a request: WAV directly, anything else
-// through ffmpeg from a temporary file. Clips are named by their file name
-// (made unique) for messages.
+// through ffmpeg from a temporary file. Clips are named by clipName, unique
+// by their number.
 func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map[string]string, error) {
 	texts := map[string]string{}
 	var clips []clip.Clip
 	for i, c := range in {
-		name := fmt.Sprintf("clip %d (%s)", i+1, filepath.Base(c.Filename))
+		name := clipName(i, c)
 		if err := voices.CheckTranscript(c.Transcript, nil); err != nil {
 			return nil, nil, fmt.Errorf("%s: transcript not allowed: %w", name, err)
 		}

@@ -57,6 +57,7 @@ func TestCloneRefusals(t *testing.T) {
 		{"no consent", func(r *httpapi.CloneRequest) { r.ConsentStatement = "" }, nil, true, "no consent, no clone"},
 		{"no clips", func(r *httpapi.CloneRequest) { r.Clips = nil }, nil, true, "no clips"},
 		{"bad transcript", func(r *httpapi.CloneRequest) { r.Clips[0].Transcript = "a\nb" }, nil, true, "transcript not allowed"},
+		{"bad transcript, no file name", func(r *httpapi.CloneRequest) { r.Clips[0].Filename, r.Clips[0].Transcript = "", "a\nb" }, nil, true, "clip 1: transcript not allowed"},
 		{"not audio", func(r *httpapi.CloneRequest) { r.Clips[0].Data = []byte("RIFF\x00\x00\x00\x00WAVEjunk") }, nil, true, "take1.wav"},
 		{"silence", func(r *httpapi.CloneRequest) {
 			r.Clips[0].Data = append(r.Clips[0].Data[:44:44], make([]byte, len(r.Clips[0].Data)-44)...)
