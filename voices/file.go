@@ -36,7 +36,7 @@ func ReadBytes(name string) ([]byte, error) {
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	if _, err := buf.ReadFrom(io.LimitReader(f, MaxFileSize+1)); err != nil {
-		return nil, fmt.Errorf("voices: read %s: %w", name, err)
+		return nil, fmt.Errorf("voices: %w", err) // an *fs.PathError: it names the file
 	}
 	if buf.Len() > MaxFileSize {
 		return nil, &FieldError{File: name, Offset: -1, Err: fmt.Errorf("%w: want at most %d bytes, got more", ErrTooLarge, MaxFileSize)}
