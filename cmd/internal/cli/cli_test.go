@@ -105,7 +105,7 @@ func TestMalformedPinsNamesOffset(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte("{\n  \"format\": \"drama-pins/1\",\n  \"files\": [}\n"), 0o644)
 	code, _, errOut := runCLI(t, context.Background(), "verify", "--pins", bad)
-	if code != cmdutil.ExitFailure || !strings.Contains(errOut, bad) || !strings.Contains(errOut, "byte offset 42 (line 3, column 13)") {
+	if code != cmdutil.ExitMismatch || !strings.Contains(errOut, bad) || !strings.Contains(errOut, "byte offset 42 (line 3, column 13)") {
 		t.Fatalf("%d %s", code, errOut)
 	}
 }

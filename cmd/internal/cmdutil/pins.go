@@ -17,14 +17,7 @@ import (
 func LoadPins(f *Factory, pinsFile string, variantSet bool) (*pins.Pins, error) {
 	variant := f.Global.Variant
 	if pinsFile != "" {
-		p, err := pins.ReadFile(pinsFile)
-		if err != nil {
-			return nil, err
-		}
-		if variantSet && p.Variant != variant {
-			return nil, fmt.Errorf("pins file %s is for variant %s, not %s: drop --variant or pass --variant %s", pinsFile, p.Variant, variant, p.Variant)
-		}
-		return p, nil
+		return ReadPinsFile(f, pinsFile, variantSet)
 	}
 	root, err := f.Root()
 	if err != nil {
@@ -34,8 +27,28 @@ func LoadPins(f *Factory, pinsFile string, variantSet bool) (*pins.Pins, error) 
 	if err == nil {
 		return p, nil
 	}
+	if errors.Is(err, pins.ErrInvalid) {
+		return nil, MismatchError(err)
+	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	return pins.Builtin(variant)
+}
+
+// ReadPinsFile reads a pins file given with --pins. A malformed file is an
+// invalid input file (exit 3); a file for another variant than an explicit
+// --variant is refused.
+func ReadPinsFile(f *Factory, name string, variantSet bool) (*pins.Pins, error) {
+	p, err := pins.ReadFile(name)
+	if errors.Is(err, pins.ErrInvalid) {
+		return nil, MismatchError(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if variantSet && p.Variant != f.Global.Variant {
+		return nil, fmt.Errorf("pins file %s is for variant %s, not %s: drop --variant or pass --variant %s", name, p.Variant, f.Global.Variant, p.Variant)
+	}
+	return p, nil
 }

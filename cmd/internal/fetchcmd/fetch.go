@@ -151,7 +151,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	defer unlock()
 	p, err := loadPins(opts, e)
 	if err != nil {
-		return cmdutil.MismatchError(err)
+		return err
 	}
 	if err := acceptLicense(f, e.root, p, opts.AcceptLicense); err != nil {
 		return err
@@ -241,9 +241,5 @@ func readPins(f *cmdutil.Factory, pinsFile string, variantSet bool) (*pins.Pins,
 	if pinsFile == "" {
 		return pins.Builtin(f.Global.Variant)
 	}
-	p, err := pins.ReadFile(pinsFile)
-	if err == nil && variantSet && p.Variant != f.Global.Variant {
-		err = fmt.Errorf("pins file %s is for variant %s, not %s: drop --variant or pass --variant %s", pinsFile, p.Variant, f.Global.Variant, p.Variant)
-	}
-	return p, err
+	return cmdutil.ReadPinsFile(f, pinsFile, variantSet)
 }

@@ -60,7 +60,7 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	}
 	p, err := readPins(f, opts.PinsFile, opts.VariantSet)
 	if err != nil {
-		return cmdutil.MismatchError(err)
+		return err
 	}
 	q, err := e.client.Complete(ctx, p)
 	if err != nil {
