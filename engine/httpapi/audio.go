@@ -203,33 +203,35 @@ func (s *Server) replyEncoded(w *statusRecorder, ctx context.Context, format str
 	if err := cmd.Start(); err != nil {
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed", Message: fmt.Sprintf("start ffmpeg: %v", err)}
 	}
-	feedErr := feed(stdin, stream, obs)
+	streamErr, inputErr := feed(stdin, stream, obs)
 	waitErr := cmd.Wait()
-	if feedErr != nil {
-		return feedErr
-	}
-	if waitErr != nil {
+	switch {
+	case streamErr != nil: // the engine failed
+		return streamErr
+	case waitErr != nil || inputErr != nil: // the encoder failed (a broken pipe means it exited early)
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed",
-			Message: fmt.Sprintf("ffmpeg could not encode %s: %v: %s (wav and pcm need no encoder)", format, waitErr, bytes.TrimSpace(stderr.Bytes()))}
+			Message: fmt.Sprintf("ffmpeg could not encode %s: %v: %s (wav and pcm need no encoder)", format, errors.Join(waitErr, inputErr), bytes.TrimSpace(stderr.Bytes()))}
 	}
 	w.Header().Set("Trailer", "X-Finish-Reason")
 	finishHeaders(w.Header(), stream.Final())
 	return nil
 }
 
-func feed(stdin io.WriteCloser, stream engine.AudioStream, obs *observer) error {
+// feed writes the PCM into the encoder. It tells the engine's failure
+// (streamErr) from the encoder's refusal of its input (inputErr).
+func feed(stdin io.WriteCloser, stream engine.AudioStream, obs *observer) (streamErr, inputErr error) {
 	defer stdin.Close()
 	for {
 		chunk, err := stream.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return nil, nil
 		}
 		if err != nil {
-			return err
+			return err, nil
 		}
 		obs.chunk(len(chunk))
 		if _, err := stdin.Write(chunk); err != nil {
-			return fmt.Errorf("ffmpeg input: %w", err)
+			return nil, fmt.Errorf("ffmpeg input: %w", err)
 		}
 	}
 }
