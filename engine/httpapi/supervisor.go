@@ -183,6 +183,13 @@ func (s *Supervisor) restartOnce() error {
 		return err
 	}
 	s.mu.Lock()
+	if s.stopped {
+		// Stop ran while the plugin was opening and has closed what it
+		// knew of: this one would be left running.
+		s.mu.Unlock()
+		closeEng()
+		return errors.New("the server is stopping")
+	}
 	s.eng, s.closeEng = newEng, closeEng
 	s.mu.Unlock()
 	return newEng.Start(ctx, s.req, s.event)

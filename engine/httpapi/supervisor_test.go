@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,5 +62,54 @@ func TestEngineCrashAndRecovery(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(m), "drama_engine_restarts_total 1") {
 		t.Fatalf("metrics: %s", m)
+	}
+}
+
+// failingRestart is an engine that starts once; every later Start fails, so
+// a restart must open a new plugin.
+type failingRestart struct {
+	engine.Engine
+	starts atomic.Int32
+}
+
+func (f *failingRestart) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
+	if f.starts.Add(1) > 1 {
+		return engine.Errorf(engine.KindFailed, "the plugin is gone")
+	}
+	return f.Engine.Start(ctx, req, ev)
+}
+
+func TestStopWhileRestartOpens(t *testing.T) {
+	fake := enginetest.NewFake()
+	first := &failingRestart{Engine: fake}
+	opening, release := make(chan struct{}), make(chan struct{})
+	var opens atomic.Int32
+	closed := make(chan struct{})
+	open := func(context.Context) (engine.Engine, func(), error) {
+		if opens.Add(1) == 1 {
+			return first, func() {}, nil
+		}
+		close(opening)
+		<-release
+		return enginetest.NewFake(), func() { close(closed) }, nil
+	}
+	sup := NewSupervisor(open, engine.StartRequest{}, nil)
+	sup.Backoff = time.Millisecond
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fake.Crash()
+	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	sup.EngineFailed(errors.New("crash"))
+	<-opening
+	sup.Stop(context.Background())
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a plugin opened while the supervisor stopped was left running")
+	}
+	if _, err := sup.Engine().Health(context.Background()); !engine.IsNotReady(err) {
+		t.Fatalf("engine after stop: %v, want not ready", err)
 	}
 }
