@@ -74,8 +74,6 @@ func checkInput(r *speechRequest, out *speech, _ *Server) *apiError {
 	}
 	n := utf8.RuneCountInString(*r.Input)
 	switch {
-	case !utf8.ValidString(*r.Input):
-		return badRequest("input", "input is not valid UTF-8")
 	case strings.TrimSpace(*r.Input) == "":
 		return badRequest("input", "input is empty: give 1 to %d characters of text", MaxInputRunes)
 	case n > MaxInputRunes:
