@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
@@ -32,13 +29,6 @@ const (
 )
 
 var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-
-func execute(cmd *cobra.Command, args []string) error {
-	cmd.SetArgs(args)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	return cmd.Execute()
-}
 
 func TestFlags(t *testing.T) {
 	consent := []string{"--consent-who", "Anna", "--consent-statement", statement}
@@ -74,7 +64,7 @@ func TestFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _, _ := cmdutil.Test()
 			var got *Options
-			err := execute(NewCmdEncode(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args)
+			err := cmdutil.Execute(NewCmdEncode(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 					t.Fatalf("want a usage error with %q, got %v", tt.wantErr, err)

@@ -7,35 +7,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
 )
-
-func execute(t *testing.T, cmd *cobra.Command, args string) error {
-	t.Helper()
-	cmd.SetArgs(strings.Fields(args))
-	cmd.SetOut(&strings.Builder{})
-	cmd.SetErr(&strings.Builder{})
-	return cmd.Execute()
-}
 
 func TestMakeFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	var got *MakeOptions
 	runF := func(_ context.Context, o *MakeOptions) error { got = o; return nil }
-	if err := execute(t, NewCmdMake(f, runF), "dir -o out.json --repo a/b --serve-flag=--x --serve-flag=1 --memory-gib 2.5 --local"); err != nil {
+	if err := cmdutil.Execute(NewCmdMake(f, runF), strings.Fields("dir -o out.json --repo a/b --serve-flag=--x --serve-flag=1 --memory-gib 2.5 --local")...); err != nil {
 		t.Fatal(err)
 	}
 	if got.Dir != "dir" || got.Output != "out.json" || got.Repo != "a/b" || strings.Join(got.ServeFlags, " ") != "--x 1" || got.MemoryGiB != 2.5 || !got.Local {
 		t.Fatalf("%+v", got)
 	}
-	if err := execute(t, NewCmdMake(f, runF), "dir"); err == nil || !strings.Contains(err.Error(), "-o FILE is required") {
+	if err := cmdutil.Execute(NewCmdMake(f, runF), "dir"); err == nil || !strings.Contains(err.Error(), "-o FILE is required") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := execute(t, NewCmdMake(f, runF), ""); err == nil {
+	if err := cmdutil.Execute(NewCmdMake(f, runF), strings.Fields("")...); err == nil {
 		t.Fatal("no DIR accepted")
 	}
 }
@@ -44,14 +34,14 @@ func TestDiffAndShowFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	var d *DiffOptions
-	if err := execute(t, NewCmdDiff(f, func(_ context.Context, o *DiffOptions) error { d = o; return nil }), "full nvfp4"); err != nil || d.A != "full" || d.B != "nvfp4" {
+	if err := cmdutil.Execute(NewCmdDiff(f, func(_ context.Context, o *DiffOptions) error { d = o; return nil }), strings.Fields("full nvfp4")...); err != nil || d.A != "full" || d.B != "nvfp4" {
 		t.Fatalf("%v %+v", err, d)
 	}
-	if err := execute(t, NewCmdDiff(f, nil), "full"); err == nil {
+	if err := cmdutil.Execute(NewCmdDiff(f, nil), strings.Fields("full")...); err == nil {
 		t.Fatal("one argument accepted")
 	}
 	var s *ShowOptions
-	if err := execute(t, NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), "--pins p.json"); err != nil || s.PinsFile != "p.json" {
+	if err := cmdutil.Execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), strings.Fields("--pins p.json")...); err != nil || s.PinsFile != "p.json" {
 		t.Fatalf("%v %+v", err, s)
 	}
 }

@@ -10,20 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/voices/clip"
 )
 
 const speechWAV = "../../../voices/clip/testdata/speech.wav"
-
-func execute(cmd *cobra.Command, args string) error {
-	cmd.SetArgs(strings.Fields(args))
-	cmd.SetOut(&strings.Builder{})
-	cmd.SetErr(&strings.Builder{})
-	return cmd.Execute()
-}
 
 func TestFlags(t *testing.T) {
 	tests := []struct {
@@ -49,7 +40,7 @@ func TestFlags(t *testing.T) {
 		t.Run(tt.args, func(t *testing.T) {
 			ios, _, _, _ := cmdutil.Test()
 			var got *Options
-			err := execute(NewCmdPrepare(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args)
+			err := cmdutil.Execute(NewCmdPrepare(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), strings.Fields(tt.args)...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("want an error with %q, got %v", tt.wantErr, err)

@@ -9,21 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pth"
 	"github.com/drama-tts/drama/safetensors"
 )
 
 const testdata = "../../../pth/testdata/"
-
-func execute(cmd *cobra.Command, args ...string) error {
-	cmd.SetArgs(args)
-	cmd.SetOut(&strings.Builder{})
-	cmd.SetErr(&strings.Builder{})
-	return cmd.Execute()
-}
 
 func TestConvertFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
@@ -50,7 +41,7 @@ func TestConvertFlags(t *testing.T) {
 		{[]string{"in.pth", "-o", "x", "--source-sha256", strings.Repeat("0f", 32)}, "", func(o *ConvertOptions) bool { return o.SourceSHA256 == strings.Repeat("0f", 32) }},
 	} {
 		got = nil
-		err := execute(NewCmdConvert(f, runF), tc.args...)
+		err := cmdutil.Execute(NewCmdConvert(f, runF), tc.args...)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%v: want error %q, got %v", tc.args, tc.wantErr, err)
@@ -62,7 +53,7 @@ func TestConvertFlags(t *testing.T) {
 		}
 	}
 	var fe *cmdutil.FlagError
-	if err := execute(NewCmdConvert(f, runF), "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
+	if err := cmdutil.Execute(NewCmdConvert(f, runF), "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
 		t.Errorf("bad --dtype: want a usage error, got %T", err)
 	}
 }
@@ -71,10 +62,10 @@ func TestInspectFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	var got *InspectOptions
-	if err := execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "codec.pth"); err != nil || got.File != "codec.pth" {
+	if err := cmdutil.Execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "codec.pth"); err != nil || got.File != "codec.pth" {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if err := execute(NewCmdInspect(f, nil)); err == nil {
+	if err := cmdutil.Execute(NewCmdInspect(f, nil)); err == nil {
 		t.Error("no FILE accepted")
 	}
 }
@@ -205,7 +196,7 @@ func TestInspectVerify(t *testing.T) {
 		t.Errorf("damaged: want exit 3 wrapping ErrChecksum, got %v", err)
 	}
 	var got *InspectOptions
-	if err := execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "x.pth", "--verify"); err != nil || !got.Verify {
+	if err := cmdutil.Execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "x.pth", "--verify"); err != nil || !got.Verify {
 		t.Errorf("--verify: %v %+v", err, got)
 	}
 }

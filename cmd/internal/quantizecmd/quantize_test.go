@@ -9,18 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/safetensors/quant"
 )
-
-func execute(cmd *cobra.Command, args ...string) error {
-	cmd.SetArgs(args)
-	cmd.SetOut(&strings.Builder{})
-	cmd.SetErr(&strings.Builder{})
-	return cmd.Execute()
-}
 
 func TestFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
@@ -58,7 +49,7 @@ func TestFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got = nil
-		err := execute(NewCmd(f, runF), tt.args...)
+		err := cmdutil.Execute(NewCmd(f, runF), tt.args...)
 		if tt.wantErr != "" {
 			var fe *cmdutil.FlagError
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {

@@ -10,27 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 )
 
-func execute(cmd *cobra.Command, args string) error {
-	cmd.SetArgs(strings.Fields(args))
-	cmd.SetOut(&strings.Builder{})
-	cmd.SetErr(&strings.Builder{})
-	return cmd.Execute()
-}
-
 func TestServeFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	var got *Options
 	runF := func(_ context.Context, o *Options) error { got = o; return nil }
-	if err := execute(NewCmd(f, runF), "--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999"); err != nil {
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999")...); err != nil {
 		t.Fatal(err)
 	}
 	if got.Engine != "metal" || got.MaxQueue != 4 || got.QueueTimeout != 3*time.Second || got.Admission != "off" || got.Addr != "127.0.0.1:9999" {
@@ -44,14 +35,14 @@ func TestServeFlags(t *testing.T) {
 		"--max-frames -3":     "--max-frames",
 		"positional":          "unknown command",
 	} {
-		if err := execute(NewCmd(f, runF), args); err == nil || !strings.Contains(err.Error(), want) {
+		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", args, err, want)
 		}
 	}
-	if err := execute(NewCmd(f, runF), "--addr 0.0.0.0:8793 --allow-remote"); err != nil {
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--addr 0.0.0.0:8793 --allow-remote")...); err != nil {
 		t.Fatalf("--allow-remote: %v", err)
 	}
-	if err := execute(NewCmd(f, runF), "--addr [::1]:8793"); err != nil {
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--addr [::1]:8793")...); err != nil {
 		t.Fatalf("IPv6 loopback: %v", err)
 	}
 }

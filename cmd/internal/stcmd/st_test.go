@@ -8,35 +8,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/safetensors"
 	"github.com/drama-tts/drama/safetensors/quant"
 )
-
-func execute(cmd *cobra.Command, args ...string) error {
-	cmd.SetArgs(args)
-	cmd.SetOut(&strings.Builder{})
-	cmd.SetErr(&strings.Builder{})
-	return cmd.Execute()
-}
 
 func TestInspectFlags(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	var got *InspectOptions
 	runF := func(_ context.Context, o *InspectOptions) error { got = o; return nil }
-	if err := execute(NewCmdInspect(f, runF), "dir", "--tensors", "--by", "role"); err != nil || got.Path != "dir" || !got.Tensors || got.By != "role" {
+	if err := cmdutil.Execute(NewCmdInspect(f, runF), "dir", "--tensors", "--by", "role"); err != nil || got.Path != "dir" || !got.Tensors || got.By != "role" {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if err := execute(NewCmdInspect(f, runF), "dir"); err != nil || got.By != "shape" || got.Tensors {
+	if err := cmdutil.Execute(NewCmdInspect(f, runF), "dir"); err != nil || got.By != "shape" || got.Tensors {
 		t.Fatalf("defaults: %v %+v", err, got)
 	}
-	if err := execute(NewCmdInspect(f, runF)); err == nil {
+	if err := cmdutil.Execute(NewCmdInspect(f, runF)); err == nil {
 		t.Error("no path accepted")
 	}
-	if err := execute(NewCmdInspect(f, runF), "x", "--by", "size"); err == nil || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+	if err := cmdutil.Execute(NewCmdInspect(f, runF), "x", "--by", "size"); err == nil || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 		t.Errorf("--by size: want a usage error, got %v", err)
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/voices"
 )
@@ -20,13 +18,6 @@ import (
 const testdata = "../../../voices/testdata"
 
 func fixture(name string) string { return filepath.Join(testdata, name) }
-
-func execute(cmd *cobra.Command, args ...string) error {
-	cmd.SetArgs(args)
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	return cmd.Execute()
-}
 
 func testFactory() (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
 	ios, _, out, errOut := cmdutil.Test()
@@ -39,13 +30,13 @@ func TestCheckFlags(t *testing.T) {
 	f, _, _ := testFactory()
 	var got *CheckOptions
 	runF := func(_ context.Context, o *CheckOptions) error { got = o; return nil }
-	if err := execute(NewCmdCheck(f, runF), "a.json", "b.json", "--tokenizer", "tok.json"); err != nil {
+	if err := cmdutil.Execute(NewCmdCheck(f, runF), "a.json", "b.json", "--tokenizer", "tok.json"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(got.Files, ",") != "a.json,b.json" || got.Tokenizer != "tok.json" {
 		t.Errorf("%+v", got)
 	}
-	if err := execute(NewCmdCheck(f, runF)); err == nil {
+	if err := cmdutil.Execute(NewCmdCheck(f, runF)); err == nil {
 		t.Error("no FILE accepted")
 	}
 }
@@ -53,17 +44,17 @@ func TestCheckFlags(t *testing.T) {
 func TestShowAndListFlags(t *testing.T) {
 	f, _, _ := testFactory()
 	var s *ShowOptions
-	if err := execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), "v.json"); err != nil || s.File != "v.json" {
+	if err := cmdutil.Execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), "v.json"); err != nil || s.File != "v.json" {
 		t.Fatalf("%v %+v", err, s)
 	}
-	if err := execute(NewCmdShow(f, nil), "a.json", "b.json"); err == nil {
+	if err := cmdutil.Execute(NewCmdShow(f, nil), "a.json", "b.json"); err == nil {
 		t.Error("two files accepted by show")
 	}
 	var l *ListOptions
-	if err := execute(NewCmdList(f, func(_ context.Context, o *ListOptions) error { l = o; return nil }), "dir", "--tokenizer", "t.json"); err != nil || l.Dir != "dir" || l.Tokenizer != "t.json" {
+	if err := cmdutil.Execute(NewCmdList(f, func(_ context.Context, o *ListOptions) error { l = o; return nil }), "dir", "--tokenizer", "t.json"); err != nil || l.Dir != "dir" || l.Tokenizer != "t.json" {
 		t.Fatalf("%v %+v", err, l)
 	}
-	if err := execute(NewCmdList(f, nil)); err == nil {
+	if err := cmdutil.Execute(NewCmdList(f, nil)); err == nil {
 		t.Error("list without DIR accepted")
 	}
 }
@@ -96,7 +87,7 @@ func TestConvertFlags(t *testing.T) {
 		t.Run(c.args, func(t *testing.T) {
 			f, _, _ := testFactory()
 			var got *ConvertOptions
-			err := execute(NewCmdConvert(f, func(_ context.Context, o *ConvertOptions) error { got = o; return nil }), strings.Fields(c.args)...)
+			err := cmdutil.Execute(NewCmdConvert(f, func(_ context.Context, o *ConvertOptions) error { got = o; return nil }), strings.Fields(c.args)...)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) || exitCode(err) != cmdutil.ExitUsage {
 					t.Fatalf("err = %v (exit %d), want usage error with %q", err, exitCode(err), c.wantErr)
@@ -350,7 +341,7 @@ func TestGroupExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		f, _, _ := testFactory()
-		if got := exitCode(execute(NewCmd(f), c.args...)); got != c.want {
+		if got := exitCode(cmdutil.Execute(NewCmd(f), c.args...)); got != c.want {
 			t.Errorf("drama voice %s: exit %d, want %d", strings.Join(c.args, " "), got, c.want)
 		}
 	}
