@@ -227,6 +227,9 @@ func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
 	if r, _ := speak(t, s.url, `{"input":"one request first"}`); r.StatusCode != 200 {
 		t.Fatal(r.Status)
 	}
+	if running := processesRunning(t, binDir); len(running) < 3 {
+		t.Fatalf("want drama, its plugin and the native server running, found %q", running)
+	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-s.done:
@@ -238,15 +241,38 @@ func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		out, _ := exec.Command("pgrep", "-f", binDir).Output()
-		if len(bytes.TrimSpace(out)) == 0 {
+		left := processesRunning(t, binDir)
+		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("processes left after SIGTERM: %s", out)
+			t.Fatalf("processes left after SIGTERM: %s", strings.Join(left, "; "))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// processesRunning lists the command lines of live processes started from a
+// binary under dir, read from /proc.
+func processesRunning(t *testing.T, dir string) []string {
+	t.Helper()
+	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("cannot list processes in /proc: %v", err)
+	}
+	var left []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(data, []byte(dir)) {
+			continue // gone meanwhile, or not ours
+		}
+		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if fields := strings.Fields(string(stat)); len(fields) > 2 && fields[2] == "Z" {
+			continue // a zombie has exited; its parent has not reaped it yet
+		}
+		left = append(left, strings.ReplaceAll(string(bytes.TrimRight(data, "\x00")), "\x00", " "))
+	}
+	return left
 }
 
 func TestServeRefusesNonLoopback(t *testing.T) {
