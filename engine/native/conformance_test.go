@@ -27,7 +27,7 @@ func TestConformanceInProcess(t *testing.T) {
 	skipUnsupported(t)
 	for _, f := range flavors {
 		t.Run(f.Name, func(t *testing.T) {
-			enginetest.Run(t, nativetest.SuiteConfig(t, nativetest.InProcess(t, newEngine(f)), f, standinBin))
+			enginetest.Run(t, nativetest.SuiteConfig(t, enginetest.InProcess(t, newEngine(f)), f, standinBin))
 		})
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	plugin "github.com/hashicorp/go-plugin"
-
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
@@ -96,25 +94,4 @@ func SuiteConfig(t testing.TB, e engine.Engine, f *native.Flavor, bin string) en
 			{ID: "two", Data: WAVClip(2, 10*native.SamplesPerFrame), Text: "two"},
 		},
 	}
-}
-
-// InProcess serves impl through go-plugin's real gRPC layer inside the test
-// process, like enginetest.InProcess, but ends it with the client's Close
-// alone: that sends the plugin's Shutdown, which stops the server, and a
-// second Stop from the test would race with it.
-func InProcess(t testing.TB, impl engine.Engine) engine.Engine {
-	t.Helper()
-	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{
-		engine.PluginName: &engine.Plugin{Impl: impl},
-	})
-	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(engine.PluginName)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	e, ok := raw.(engine.Engine)
-	if !ok {
-		t.Fatalf("dispense: want an engine.Engine, got %T", raw)
-	}
-	return e
 }
