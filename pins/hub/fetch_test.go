@@ -57,22 +57,7 @@ func TestFaultMatrix(t *testing.T) {
 	for _, fs := range []string{"drop", "full200", "badrange", "416", "429", "503x3", "stall", "flip", "expire", "short",
 		"drop@3x2", "flip@5", "503@2x4"} {
 		t.Run(fs, func(t *testing.T) {
-			fx := newFixture(t)
-			files := threeFiles()
-			pf := fx.addRepo(repoA, commitA, files)
-			fault, err := mirror.ParseFault(fs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fx.srv.SetFaults([]mirror.Fault{fault})
-			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
-			if fault.Kind == mirror.FaultStall {
-				f.Download.IdleTimeout = stallIdle
-			}
-			if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-				t.Fatalf("fetch: %v", err)
-			}
-			checkCache(t, f.Cache, repoA, commitA, files)
+			fx, fault := fetchUnderFault(t, fs, nil)
 			if got := fx.srv.Stats().Faults[fault.Kind]; got != fault.Times {
 				t.Errorf("faults fired: want %d, got %d", fault.Times, got)
 			}
@@ -482,29 +467,42 @@ func TestStragglerIsSplit(t *testing.T) {
 	}
 }
 
+// fetchUnderFault fetches three files from a mirror injecting the fault fs
+// (tune may adjust the server and fetcher first) and checks that every file
+// reached the cache whole.
+func fetchUnderFault(t *testing.T, fs string, tune func(*fixture, *Fetcher)) (*fixture, mirror.Fault) {
+	t.Helper()
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	fault, err := mirror.ParseFault(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.srv.SetFaults([]mirror.Fault{fault})
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if fault.Kind == mirror.FaultStall {
+		f.Download.IdleTimeout = stallIdle
+	}
+	if tune != nil {
+		tune(fx, f)
+	}
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	return fx, fault
+}
+
 // TestFaultMatrixWithSplits runs the faults with splitting on every span,
 // so that split ranges meet every kind of failure.
 func TestFaultMatrixWithSplits(t *testing.T) {
 	for _, fs := range []string{"drop@1x3", "full200@2", "badrange@1", "416@3", "503x3", "stall@2", "flip@3", "expire@1x2", "short@2", "slow@0x2"} {
 		t.Run(fs, func(t *testing.T) {
-			fx := newFixture(t)
-			files := threeFiles()
-			pf := fx.addRepo(repoA, commitA, files)
-			fault, err := mirror.ParseFault(fs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fx.srv.SetFaults([]mirror.Fault{fault})
-			fx.srv.BytesPerSec = 1 << 20
-			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
-			f.Download.SplitAfter, f.Download.SplitMin = time.Millisecond, 2<<10
-			if fault.Kind == mirror.FaultStall {
-				f.Download.IdleTimeout = stallIdle
-			}
-			if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-				t.Fatalf("fetch: %v", err)
-			}
-			checkCache(t, f.Cache, repoA, commitA, files)
+			fx, _ := fetchUnderFault(t, fs, func(fx *fixture, f *Fetcher) {
+				fx.srv.BytesPerSec = 1 << 20
+				f.Download.SplitAfter, f.Download.SplitMin = time.Millisecond, 2<<10
+			})
 			t.Logf("%d splits", fx.count(EventSplit))
 		})
 	}
