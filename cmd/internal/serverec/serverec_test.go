@@ -1,0 +1,55 @@
+package serverec
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestWriteListRemove(t *testing.T) {
+	root := t.TempDir()
+	rec := Record{PID: os.Getpid(), Addr: "127.0.0.1:8793", Variant: "full", Root: root, Started: time.Now()}
+	path, err := Write(root, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != Path(root, os.Getpid()) {
+		t.Fatalf("path %s, want %s", path, Path(root, os.Getpid()))
+	}
+	got, err := List(root)
+	if err != nil || len(got) != 1 || got[0].Addr != rec.Addr || got[0].StartTime == 0 {
+		t.Fatalf("List = %+v, %v; want the one record with a start time", got, err)
+	}
+	if err := Remove(root, rec.PID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := List(root); len(got) != 0 {
+		t.Fatalf("after Remove, List = %+v", got)
+	}
+}
+
+func TestStaleRecordsSkippedAndPruned(t *testing.T) {
+	root := t.TempDir()
+	// a pid that runs but with another start time is a recycled pid: stale
+	if _, err := Write(root, Record{PID: os.Getpid(), StartTime: 1, Addr: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(Dir(root), "serve-99.json"), []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := List(root); len(got) != 0 {
+		t.Fatalf("List = %+v, want no live record", got)
+	}
+	n, err := Prune(root)
+	if err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want 2", n, err)
+	}
+}
+
+func TestListMissingDir(t *testing.T) {
+	got, err := List(filepath.Join(t.TempDir(), "nothing"))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("List of a root without run/ = %+v, %v", got, err)
+	}
+}
