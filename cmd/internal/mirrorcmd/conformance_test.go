@@ -17,6 +17,8 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -510,5 +512,31 @@ func TestConformanceHuggingFaceJS(t *testing.T) {
 				t.Errorf("%s: paths %q, want %q", name, got, want)
 			}
 		}
+	}
+}
+
+// drama's own fetch follows the redirect to the CDN listener of a mirror
+// that requires a token, and verifies every byte.
+func TestFetchThroughCDNListener(t *testing.T) {
+	dir, a, _ := confFixture(t)
+	endpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour, Token: confToken})
+	var files []pins.File
+	for _, p := range a.paths() {
+		f := a[p]
+		pf := pins.File{Path: p, Size: int64(len(f.data)), SHA256: sha256Hex(f.data), LFS: f.lfs}
+		if !f.lfs {
+			pf.GitSHA1 = mirror.GitBlobSHA1(f.data)
+		}
+		files = append(files, pf)
+	}
+	cache := hub.Cache{Dir: t.TempDir()}
+	fetcher := &hub.Fetcher{Client: hub.New(endpoint, confToken, 4), Cache: cache, Download: hub.Downloader{Workers: 4, ChunkSize: 32 << 10}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := fetcher.Fetch(ctx, confRepo, confCommitA, files); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range a.paths() {
+		wantFile(t, "drama fetch", cache.SnapshotPath(confRepo, confCommitA, p), a[p])
 	}
 }

@@ -33,8 +33,8 @@ type ServeOptions struct {
 	Dir         string
 	Cache       bool
 	Addr        string
-	CDNAddr     string // the CDN listener's address ("": --addr's host, any free port)
-	Token       string // required as a bearer token on Hub routes ("": any or none)
+	CDNAddr     string         // the CDN listener's address ("": --addr's host, any free port)
+	Token       string         // required as a bearer token on Hub routes ("": any or none)
 	Faults      []mirror.Fault // --fault, parsed
 	URLTTL      time.Duration
 	BytesPerSec int64
