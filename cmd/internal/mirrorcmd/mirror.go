@@ -71,7 +71,7 @@ CDN's signed URLs never do); without it any token or none is accepted.
 --fault injects failures into data responses, for testing clients:
 KIND[@AFTER][xTIMES] with KIND one of drop, full200, badrange, 416, 429, 503,
 stall, flip, expire, short, slow.`,
-		Example: `  $ drama mirror serve --cache --addr 0.0.0.0:8080
+		Example: `  $ drama mirror serve --cache --addr 0.0.0.0:8080 --cdn-addr 0.0.0.0:8081
   $ drama mirror serve ./repos --fault drop@3x2 --fault 503x4`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
