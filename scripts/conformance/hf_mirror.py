@@ -49,7 +49,10 @@ def entry(e):
     return d
 
 
-files = api.list_repo_files(repo)  # also a check below; the downloads need the list first
+# the downloads need the list first; when it fails they are left out, and the
+# caller reports each as not run
+check("list_repo_files[first]", lambda: api.list_repo_files(repo))
+files = checks["list_repo_files[first]"].get("value") or []
 
 # hf_hub_download of every file: with the token from the mirror that
 # requires it (huggingface_hub keeps it on a redirect to the same host name)
@@ -96,7 +99,7 @@ check("model_info[commit,files_metadata]", lambda: info(revision=commit, files_m
 check("repo_exists[true]", lambda: api.repo_exists(repo))
 check("repo_exists[false]", lambda: api.repo_exists(repo.split("/")[0] + "/no-such-model"))
 check("file_exists[true]", lambda: api.file_exists(repo, "config.json"))
-check("file_exists[true,lfs]", lambda: api.file_exists(repo, [f for f in files if f.endswith(".safetensors")][0]))
+check("file_exists[true,lfs]", lambda: api.file_exists(repo, next(f for f in files if f.endswith(".safetensors"))))
 check("file_exists[false]", lambda: api.file_exists(repo, "no-such-file.txt"))
 check("file_exists[false,revision]", lambda: api.file_exists(repo, "config.json", revision="no-such-branch"))
 check(

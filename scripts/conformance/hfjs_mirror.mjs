@@ -45,7 +45,12 @@ const all = async (it) => {
 	return out;
 };
 
-const files = (await all(listFiles({ repo, recursive: true, hubUrl: endpoint }))).filter((e) => e.type === "file").map((e) => e.path);
+// the downloads need the list first; when it fails they are left out, and
+// the caller reports each as not run
+await check("listFiles[first]", async () =>
+	(await all(listFiles({ repo, recursive: true, hubUrl: endpoint }))).filter((e) => e.type === "file").map((e) => e.path),
+);
+const files = checks["listFiles[first]"].value ?? [];
 
 await check("repoExists[token,without]", () => repoExists({ hubUrl: tokenEndpoint, repo }));
 

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,6 +172,9 @@ func runClient(t *testing.T, c *realclient.Client, program, endpoint, tokenEndpo
 		endpoint, confRepo, confCommitB, out, work, confToken, tokenEndpoint)
 	if res.Err != nil {
 		t.Fatalf("%v\nstdout: %s", res.Err, res.Stdout)
+	}
+	if s := strings.TrimSpace(res.Stderr); s != "" {
+		t.Logf("%s %s wrote to stderr:\n%s", c.Name, program, s)
 	}
 	var r confResults
 	data, err := os.ReadFile(out)
@@ -538,5 +543,30 @@ func TestFetchThroughCDNListener(t *testing.T) {
 	}
 	for _, p := range a.paths() {
 		wantFile(t, "drama fetch", cache.SnapshotPath(confRepo, confCommitA, p), a[p])
+	}
+}
+
+// --fault applies to the CDN listener's data responses too.
+func TestFaultOnCDNListener(t *testing.T) {
+	dir, a, _ := confFixture(t)
+	endpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour,
+		Faults: []mirror.Fault{{Kind: mirror.FaultExpire, Times: 1}}})
+	get := func() (int, []byte) {
+		resp, err := http.Get(endpoint + "/" + confRepo + "/resolve/main/model.safetensors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.HasPrefix(resp.Request.URL.String(), "http://127.0.0.1:") || resp.Request.URL.Host == strings.TrimPrefix(endpoint, "http://") {
+			t.Errorf("the redirect should leave %s for the CDN listener, ended at %s", endpoint, resp.Request.URL)
+		}
+		return resp.StatusCode, b
+	}
+	if st, _ := get(); st != 403 {
+		t.Errorf("first GET under --fault expire: want 403, got %d", st)
+	}
+	if st, b := get(); st != 200 || sha256Hex(b) != sha256Hex(a["model.safetensors"].data) {
+		t.Errorf("second GET: want the file, got %d, %d bytes", st, len(b))
 	}
 }
