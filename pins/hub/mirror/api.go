@@ -102,7 +102,9 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 		hubError(w, http.StatusNotFound, "EntryNotFound", repo+"@"+commit+": no directory "+strconv.Quote(dir))
 		return
 	}
-	trees, err := s.treeOIDs(files)
+	// a directory's tree id needs the digests of the files under it, and
+	// only those: the files under the listed folder
+	trees, err := s.treeOIDs(filesUnder(files, dirs))
 	if err != nil {
 		hubError(w, http.StatusInternalServerError, "", err.Error())
 		return
@@ -126,6 +128,23 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Path < all[j].Path })
 	s.writePage(w, r, all)
+}
+
+// filesUnder returns the files inside any of the directories.
+func filesUnder(files []Entry, dirs []string) []Entry {
+	if len(dirs) == 0 {
+		return nil
+	}
+	var out []Entry
+	for _, e := range files {
+		for _, d := range dirs {
+			if strings.HasPrefix(e.Path, d+"/") {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // truthy reads a boolean query or form value as the Hub's clients send it
@@ -187,7 +206,18 @@ func (s *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
 		return
 	}
-	trees, err := s.treeOIDs(files)
+	byPath := make(map[string]Entry, len(files))
+	for _, e := range files {
+		byPath[e.Path] = e
+	}
+	var folders []string
+	for i, p := range req.Paths {
+		req.Paths[i] = strings.Trim(p, "/")
+		if _, ok := byPath[req.Paths[i]]; !ok && req.Paths[i] != "" {
+			folders = append(folders, req.Paths[i])
+		}
+	}
+	trees, err := s.treeOIDs(filesUnder(files, folders))
 	if err != nil {
 		hubError(w, http.StatusInternalServerError, "", err.Error())
 		return
@@ -196,13 +226,8 @@ func (s *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 	if req.Expand {
 		last = s.lastCommit(repo, commit)
 	}
-	byPath := make(map[string]Entry, len(files))
-	for _, e := range files {
-		byPath[e.Path] = e
-	}
 	out := []TreeEntry{}
 	for _, p := range req.Paths {
-		p = strings.Trim(p, "/")
 		if e, ok := byPath[p]; ok {
 			te, err := s.entry(e)
 			if err != nil {

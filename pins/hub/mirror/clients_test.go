@@ -141,6 +141,20 @@ func TestTreeDirectoryOIDs(t *testing.T) {
 			t.Errorf("tree%s: no directory entries in %s", q, body)
 		}
 	}
+	resp, err := http.PostForm(ts.URL+"/api/models/org/model/paths-info/main", url.Values{"paths": {"sub/dir", "sub"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var infos []TreeEntry
+	if err := json.NewDecoder(resp.Body).Decode(&infos); err != nil || len(infos) != 2 {
+		t.Fatalf("paths-info: %v %+v", err, infos)
+	}
+	for _, e := range infos {
+		if want := git("rev-parse", root+":"+e.Path); e.OID != want || e.Type != "directory" {
+			t.Errorf("paths-info: %s: want a directory with oid %s, got %+v", e.Path, want, e)
+		}
+	}
 }
 
 func TestHubRoutes(t *testing.T) {
