@@ -1,8 +1,6 @@
-package hub
+package hub_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
 
 const (
@@ -18,95 +18,41 @@ const (
 	ucommitC = "cccccccccccccccccccccccccccccccccccccccc"
 )
 
-// usageFixture lays out a root and a cache as drama fetch does: blobs,
-// snapshot symlinks, refs, and a variant directory of symlinks (or hard
-// links) into the snapshot with its lock file.
 type usageFixture struct {
+	*hubtest.Layout
 	t     *testing.T
 	root  string
-	cache Cache
+	cache hub.Cache
 }
 
 func newUsageFixture(t *testing.T) *usageFixture {
-	d := t.TempDir()
-	return &usageFixture{t: t, root: filepath.Join(d, "root"), cache: Cache{Dir: filepath.Join(d, "hub")}}
+	l := hubtest.New(t)
+	return &usageFixture{Layout: l, t: t, root: l.Root, cache: l.Cache}
 }
 
-func fileOf(path, content string) pins.File {
-	sum := sha256.Sum256([]byte(content))
-	return pins.File{Path: path, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), LFS: true}
-}
+func fileOf(path, content string) pins.File { return hubtest.File(path, content) }
 
-// install fetches files of repo@commit into the cache and places them as
-// variant; hard places hard links instead of symlinks.
 func (x *usageFixture) install(variant, repo, commit string, hard bool, files map[string]string) pins.Install {
-	t := x.t
-	p := &pins.Pins{Format: pins.Format, Variant: variant, Repo: repo, RepoType: "model", Revision: commit}
-	for path, content := range files {
-		f := fileOf(path, content)
-		p.Files = append(p.Files, f)
-		x.blob(repo, f, content)
-		if err := x.cache.Link(repo, commit, path, BlobName(f)); err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(x.root, variant, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if hard {
-			err = os.Link(x.cache.BlobPath(repo, BlobName(f)), dst)
-		} else {
-			err = os.Symlink(x.cache.SnapshotPath(repo, commit, path), dst)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.WriteFile(filepath.Join(x.root, variant, pins.LockFileName)); err != nil {
-		t.Fatal(err)
-	}
-	for _, ref := range []string{PinnedRef, RootRef(x.root)} {
-		if err := x.cache.WriteRef(repo, ref, commit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return pins.Install{Variant: variant, Dir: filepath.Join(x.root, variant), Pins: p}
-}
-
-func (x *usageFixture) blob(repo string, f pins.File, content string) {
-	p := x.cache.BlobPath(repo, BlobName(f))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		x.t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err == nil {
-		return
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		x.t.Fatal(err)
-	}
+	return x.Install(variant, repo, commit, hard, files)
 }
 
 // plan lists the root's installs and plans removing variant.
-func (x *usageFixture) plan(variant string) (*Removal, pins.Install) {
+func (x *usageFixture) plan(variant string) (*hub.Removal, pins.Install) {
 	t := x.t
 	all, err := pins.Installed(x.root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var target pins.Install
-	others := map[string][]Placed{}
+	others := map[string][]hub.Placed{}
 	for _, in := range all {
 		if in.Variant == variant {
 			target = in
 			continue
 		}
-		others[in.Variant] = Locate(in, []Cache{x.cache})
+		others[in.Variant] = hub.Locate(in, []hub.Cache{x.cache})
 	}
-	r, err := PlanRemoval(x.root, target, Locate(target, []Cache{x.cache}), others)
+	r, err := hub.PlanRemoval(x.root, target, hub.Locate(target, []hub.Cache{x.cache}), others)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +70,11 @@ func TestDiskUsageCountsSharedContentOnce(t *testing.T) {
 	nv := x.install("nvfp4", "o/pruned", ucommitA, false, shared)
 	mac := x.install("macos", "o/pruned", ucommitA, false, shared)
 	full := x.install("full", "o/full", ucommitB, true, map[string]string{"model.safetensors": "full-weights", "codec.pth": "codec"})
-	placed := map[string][]Placed{}
+	placed := map[string][]hub.Placed{}
 	for _, in := range []pins.Install{nv, mac, full} {
-		placed[in.Variant] = Locate(in, []Cache{x.cache})
+		placed[in.Variant] = hub.Locate(in, []hub.Cache{x.cache})
 	}
-	u := DiskUsage([]pins.Install{nv, mac, full}, placed)
+	u := hub.DiskUsage([]pins.Install{nv, mac, full}, placed)
 	if got, want := u.Variants["nvfp4"].Bytes, int64(len("weights-of-nvfp4")+len("codec")); got != want {
 		t.Errorf("nvfp4 bytes = %d, want %d", got, want)
 	}
@@ -191,11 +137,11 @@ func TestPlanRemovalKeepsWhatTheCacheHoldsElsewhere(t *testing.T) {
 	// Another snapshot (a user's hf download of another commit) links
 	// to the codec blob.
 	codec := fileOf("codec.pth", "codec")
-	if err := x.cache.Link("o/full", ucommitC, "codec.pth", BlobName(codec)); err != nil {
+	if err := x.cache.Link("o/full", ucommitC, "codec.pth", hub.BlobName(codec)); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := x.plan("full")
-	if len(r.Kept) != 1 || r.Kept[0].Blob != x.cache.BlobPath("o/full", BlobName(codec)) || !strings.Contains(r.Kept[0].Why, "snapshot "+ucommitC) {
+	if len(r.Kept) != 1 || r.Kept[0].Blob != x.cache.BlobPath("o/full", hub.BlobName(codec)) || !strings.Contains(r.Kept[0].Why, "snapshot "+ucommitC) {
 		t.Fatalf("kept %+v", r.Kept)
 	}
 	if len(r.Blobs) != 1 || r.Freed != int64(len("full-weights")) {
@@ -223,7 +169,7 @@ func TestPlanRemovalKeepsACommitAnotherRefNames(t *testing.T) {
 			}
 			// drama-pinned stays while another root's ref names the commit.
 			for _, p := range r.Refs {
-				if filepath.Base(p) == PinnedRef && strings.HasPrefix(ref, "drama-root-") {
+				if filepath.Base(p) == hub.PinnedRef && strings.HasPrefix(ref, "drama-root-") {
 					t.Errorf("drama-pinned removed while another root uses the commit")
 				}
 			}
@@ -257,7 +203,7 @@ func TestPlanRemovalHardLinksAndExtras(t *testing.T) {
 	if !exists(mine) {
 		t.Fatal("a file drama did not place was removed")
 	}
-	if exists(filepath.Join(in.Dir, pins.LockFileName)) || exists(x.cache.BlobPath("o/full", BlobName(fileOf("m", "full-weights")))) {
+	if exists(filepath.Join(in.Dir, pins.LockFileName)) || exists(x.cache.BlobPath("o/full", hub.BlobName(fileOf("m", "full-weights")))) {
 		t.Fatal("lock or blob left")
 	}
 }

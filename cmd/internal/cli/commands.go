@@ -6,6 +6,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
+	"github.com/drama-tts/drama/cmd/internal/listcmd"
 	"github.com/drama-tts/drama/cmd/internal/mirrorcmd"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
@@ -32,4 +33,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
 	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
+	root.AddCommand(listcmd.NewCmd(f, nil))
 }
