@@ -214,10 +214,10 @@ func Holders(placed []Placed, own map[string]bool, ownRefs map[string]bool) (map
 			if !own[p] {
 				why = "snapshot " + commit + " of " + repoName(repo)
 			} else {
+				// name the other user's ref rather than the shared drama-pinned
 				for _, name := range refs[commit] {
-					if !ownRefs[name] {
+					if !ownRefs[name] && (why == "" || name != PinnedRef) {
 						why = "ref " + name + " of " + repoName(repo)
-						break
 					}
 				}
 			}

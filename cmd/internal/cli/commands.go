@@ -12,6 +12,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
+	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
@@ -34,4 +35,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
 	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
 	root.AddCommand(listcmd.NewCmd(f, nil))
+	root.AddCommand(rmcmd.NewCmd(f, nil))
 }
