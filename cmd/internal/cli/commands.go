@@ -14,6 +14,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
+	"github.com/drama-tts/drama/cmd/internal/statuscmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
@@ -36,4 +37,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
 	root.AddCommand(listcmd.NewCmd(f, nil))
 	root.AddCommand(rmcmd.NewCmd(f, nil))
+	root.AddCommand(statuscmd.NewCmd(f, nil))
 }
