@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/listcmd"
@@ -38,4 +39,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(listcmd.NewCmd(f, nil))
 	root.AddCommand(rmcmd.NewCmd(f, nil))
 	root.AddCommand(statuscmd.NewCmd(f, nil))
+	root.AddCommand(configcmd.NewCmd(f))
 }
