@@ -5,6 +5,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
+	"github.com/drama-tts/drama/cmd/internal/doctorcmd"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/listcmd"
@@ -40,4 +41,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(rmcmd.NewCmd(f, nil))
 	root.AddCommand(statuscmd.NewCmd(f, nil))
 	root.AddCommand(configcmd.NewCmd(f))
+	root.AddCommand(doctorcmd.NewCmd(f, nil))
 }
