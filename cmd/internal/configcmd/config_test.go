@@ -251,7 +251,7 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep ShowReport
-	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
 	var found bool

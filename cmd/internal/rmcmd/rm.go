@@ -47,7 +47,12 @@ running drama serve on this root serves is refused: stop it first.`),
 		Example: strings.TrimSpace(`
 $ drama rm nvfp4 --dry-run
 $ drama rm nvfp4 --json`),
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return cmdutil.FlagErrorf("drama rm takes one variant to remove, got %d arguments: drama list shows those installed", len(args))
+			}
+			return nil
+		},
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			_, installs, _, _ := cmdutil.Installs(f)
 			return cmdutil.VariantNames(installs), cobra.ShellCompDirectiveNoFileComp
@@ -93,7 +98,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	if target == nil {
 		if len(installs) == 0 {
-			return cmdutil.FlagErrorf("%s is not installed in %s: no variant is", opts.Variant, root)
+			return cmdutil.FlagErrorf("%s is not installed in %s: no variant is installed there", opts.Variant, root)
 		}
 		return cmdutil.FlagErrorf("%s is not installed in %s: installed are %s", opts.Variant, root, strings.Join(cmdutil.VariantNames(installs), ", "))
 	}
