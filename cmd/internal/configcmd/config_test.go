@@ -264,3 +264,42 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
+	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9001\n  log_file: /var/log/drama.log\n")
+	ios, _, _, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	tr := newTree(f)
+	if tr.root.Commands()[0].Flags().Lookup("log-file") != nil {
+		t.Skip("serve has --log-file now: the setting applies")
+	}
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.Addr != "127.0.0.1:9001" || !strings.Contains(errOut.String(), path+":3: serve.log_file: this drama's serve has no --log-file flag") {
+		t.Fatalf("addr %s stderr %q", tr.serve.Addr, errOut)
+	}
+}
+
+// The example file of drama config --help and the README parses and applies.
+func TestHelpExampleFileApplies(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	help := NewCmd(cmdutil.TestFactory(ios)).Long
+	i := strings.Index(help, "An example file:\n\n")
+	j := strings.Index(help, "\n\nAn unknown key")
+	if i < 0 || j < i {
+		t.Fatal("no example file in the help")
+	}
+	var lines []string
+	for _, l := range strings.Split(help[i+len("An example file:\n\n"):j], "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, strings.Join(lines, "\n")+"\n"))
+	tr := newTree(f)
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.MaxQueue != 64 || f.Global.Variant != "nvfp4" {
+		t.Fatalf("serve %+v variant %s", tr.serve, f.Global.Variant)
+	}
+}
