@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/drama-tts/drama/pins"
 )
@@ -525,4 +527,30 @@ func pruneEmpty(dir string) {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		_ = os.Remove(dirs[i]) // fails when not empty
 	}
+}
+
+// LockRepos takes drama fetch's lock (.locks/<repo folder>/drama-fetch.lock)
+// on the cache folder of every repository placed names, so that no fetch
+// links to a blob while a removal decides about it. unlock releases them.
+func LockRepos(ctx context.Context, placed []Placed, wait time.Duration) (unlock func(), err error) {
+	seen := map[string]bool{}
+	var unlocks []func()
+	unlock = func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	for _, pl := range placed {
+		if pl.RepoDir == "" || seen[pl.RepoDir] {
+			continue
+		}
+		seen[pl.RepoDir] = true
+		u, err := Lock(ctx, filepath.Join(filepath.Dir(pl.RepoDir), ".locks", filepath.Base(pl.RepoDir), "drama-fetch.lock"), wait)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		unlocks = append(unlocks, u)
+	}
+	return unlock, nil
 }

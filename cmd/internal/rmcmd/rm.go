@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,11 +116,26 @@ func run(ctx context.Context, opts *Options) error {
 		}
 	}
 	if !opts.DryRun {
+		// No fetch on this root, nor on the cache repositories the
+		// variant links into, while the removal decides and deletes.
 		unlock, err := hub.Lock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), opts.LockWait)
 		if err != nil {
 			return err
 		}
 		defer unlock()
+		unlockRepos, err := hub.LockRepos(ctx, placed[opts.Variant], opts.LockWait)
+		if err != nil {
+			return err
+		}
+		defer unlockRepos()
+		if _, installs, placed, err = cmdutil.Installs(f); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(installs, func(in pins.Install) bool { return in.Variant == opts.Variant && in.Pins != nil })
+		if i < 0 {
+			return fmt.Errorf("%s went from %s while drama rm waited for the lock", opts.Variant, root)
+		}
+		target = &installs[i]
 	}
 	others := map[string][]hub.Placed{}
 	for v, pls := range placed {
