@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
+	"os"
 	"sort"
 	"time"
 
@@ -22,10 +22,12 @@ type VoiceInfo struct {
 	Seconds    float64 `json:"seconds"`
 }
 
-// CloneClip is one recording sent to POST /v1/voices.
+// CloneClip is one recording sent to POST /v1/voices: its bytes in a file
+// (Path, as uploads arrive) or in memory (Data).
 type CloneClip struct {
 	Filename   string
-	Data       []byte
+	Path       string // the clip's bytes on disk; removed by the server after Clone returns
+	Data       []byte // the clip's bytes, when Path is empty
 	Transcript string
 }
 
@@ -54,9 +56,6 @@ type VoiceStore interface {
 	// Delete removes a cloned voice.
 	Delete(ctx context.Context, id string) error
 }
-
-// maxCloneBytes bounds a POST /v1/voices body.
-const maxCloneBytes = 256 << 20
 
 func (s *Server) engineVoiceList(ctx context.Context) ([]VoiceInfo, error) {
 	list, err := s.cfg.Engine.Voices(ctx)
@@ -133,12 +132,27 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
 		return
 	}
-	req, e := parseClone(w, r)
+	release, e := s.cloneTurn(r.Context())
 	if e != nil {
 		writeError(w, e)
 		return
 	}
+	defer release()
+	dir, err := s.uploadDir()
+	if err != nil {
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
+		return
+	}
+	defer os.RemoveAll(dir)
+	req, e := s.parseClone(w, r, dir)
+	if e != nil {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		writeError(w, e)
+		return
+	}
+	began := time.Now()
 	info, err := s.cfg.Voices.Clone(r.Context(), *req)
+	s.metrics.observeClone(time.Since(began))
 	if err != nil {
 		writeError(w, fromEngine(err))
 		return
@@ -163,44 +177,6 @@ func (s *Server) resolveClone(ctx context.Context, req *speech) *apiError {
 	req.References = append(req.References, refs...)
 	req.Voice = ""
 	return nil
-}
-
-func parseClone(w http.ResponseWriter, r *http.Request) (*CloneRequest, *apiError) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxCloneBytes)
-	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		return nil, badRequest("", "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each): %v", err)
-	}
-	form := r.MultipartForm
-	get := func(k string) string {
-		if v := form.Value[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
-	req := &CloneRequest{ID: get("id"), Name: get("name"), Source: get("source"), ConsentWho: get("consent_who"), ConsentStatement: get("consent_statement")}
-	if req.Source == "" {
-		req.Source = "consented"
-	}
-	if req.Source != "synthetic" && (req.ConsentWho == "" || req.ConsentStatement == "") {
-		return nil, badRequest("consent_statement", "a cloned voice needs consent: give consent_who and consent_statement (or source=synthetic)")
-	}
-	files, texts := form.File["clip"], form.Value["transcript"]
-	if len(files) == 0 || len(files) != len(texts) {
-		return nil, badRequest("clip", "send one or more clip files, each with a transcript field (got %d clips, %d transcripts)", len(files), len(texts))
-	}
-	for i, fh := range files {
-		f, err := fh.Open()
-		if err != nil {
-			return nil, badRequest("clip", "clip %d: %v", i, err)
-		}
-		data, err := io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			return nil, badRequest("clip", "clip %d: %v", i, err)
-		}
-		req.Clips = append(req.Clips, CloneClip{Filename: fh.Filename, Data: data, Transcript: texts[i]})
-	}
-	return req, nil
 }
 
 func (s *Server) handleDeleteVoice(w http.ResponseWriter, r *http.Request) {
