@@ -45,6 +45,8 @@ type metrics struct {
 	depth    func() int
 	restarts atomic.Int64
 	stalled  atomic.Int64 // clients cut for accepting no audio
+	// catalogRestarts counts restarts that loaded a clone into a catalog.
+	catalogRestarts atomic.Int64
 
 	mu         sync.Mutex
 	byStatus   map[int]uint64
@@ -156,6 +158,7 @@ func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
 	}
 	fmt.Fprintf(w, "# HELP drama_queue_depth Requests waiting for the engine.\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", m.depth())
 	fmt.Fprintf(w, "# HELP drama_stalled_clients_total Replies cut because the client accepted no audio within the stall timeout.\n# TYPE drama_stalled_clients_total counter\ndrama_stalled_clients_total %d\n", m.stalled.Load())
+	fmt.Fprintf(w, "# HELP drama_catalog_restarts_total Engine restarts that loaded a cloned voice into the catalog.\n# TYPE drama_catalog_restarts_total counter\ndrama_catalog_restarts_total %d\n", m.catalogRestarts.Load())
 	fmt.Fprintf(w, "# HELP drama_engine_restarts_total Engine restarts after a failure.\n# TYPE drama_engine_restarts_total counter\ndrama_engine_restarts_total %d\n", m.restarts.Load())
 	m.firstAudio.write(w, "drama_first_audio_seconds", "Time from request to the first audio byte.")
 	m.rtf.write(w, "drama_real_time_factor", "Engine time (from the request's turn at the engine) over audio duration.")

@@ -54,6 +54,9 @@ type Config struct {
 	Status StatusSource
 	// Failures is told about engine failures; may be nil.
 	Failures FailureReporter
+	// Restarter restarts the engine within a request, to load a clone
+	// into a catalog engine's catalog (see CatalogStore); may be nil.
+	Restarter Restarter
 	// Voices lists the cloned voices of the root and handles cloning; may
 	// be nil (only the engine's voices then).
 	Voices VoiceStore

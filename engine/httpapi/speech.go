@@ -26,7 +26,8 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.RequestID = requestID(r.Context())
-	if e := s.resolveClone(r.Context(), req); e != nil {
+	load, e := s.resolveClone(r.Context(), req)
+	if e != nil {
 		writeError(rec, e)
 		return
 	}
@@ -44,6 +45,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if load != "" {
+		if e := s.loadForSpeech(rec, r.Context(), load); e != nil {
+			writeError(rec, e)
+			return
+		}
+	}
 	turn := time.Now()
 	stream, err := s.cfg.Engine.Synthesize(r.Context(), req.SynthesisRequest)
 	if err != nil {

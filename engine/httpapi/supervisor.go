@@ -33,6 +33,9 @@ type Supervisor struct {
 	MaxBackoff  time.Duration
 	// OnRestart is called after each successful restart (metrics).
 	OnRestart func()
+	// Prepare, when set, runs before every start of the engine and may
+	// change what it is started with (a voice catalog rewritten, say).
+	Prepare func(ctx context.Context, eng engine.Engine, req engine.StartRequest) (engine.StartRequest, error)
 
 	mu         sync.Mutex
 	eng        engine.Engine
@@ -61,8 +64,46 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.eng, s.closeEng = eng, closeEng
 	s.mu.Unlock()
-	if err := eng.Start(ctx, s.req, s.event); err != nil {
+	if err := s.startEngine(ctx, eng); err != nil {
 		s.setStatus(Status{Phase: "failed", Message: err.Error()})
+		return err
+	}
+	s.setStatus(Status{Phase: "ready", Ready: true})
+	return nil
+}
+
+// startEngine starts eng with the request Prepare makes of s.req.
+func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
+	req := s.req
+	if s.Prepare != nil {
+		var err error
+		if req, err = s.Prepare(ctx, eng, req); err != nil {
+			return err
+		}
+	}
+	return eng.Start(ctx, req, s.event)
+}
+
+// Restart starts the running engine again now (Prepare first) and returns
+// when it serves again or has failed; a failure hands over to the restart
+// loop of EngineFailed. A catalog engine reads a newly published voice
+// this way. It answers not ready while another restart runs.
+func (s *Supervisor) Restart(ctx context.Context) error {
+	s.mu.Lock()
+	if s.restarting || s.stopped || s.eng == nil {
+		s.mu.Unlock()
+		return engine.NotReadyf("the engine is being restarted or stopped: retry shortly")
+	}
+	s.restarting = true
+	eng := s.eng
+	s.status = Status{Phase: "restarting", Message: "loading a new voice", Restarts: s.status.Restarts}
+	s.mu.Unlock()
+	err := s.startEngine(ctx, eng)
+	s.mu.Lock()
+	s.restarting = false
+	s.mu.Unlock()
+	if err != nil {
+		s.EngineFailed(err)
 		return err
 	}
 	s.setStatus(Status{Phase: "ready", Ready: true})
@@ -186,7 +227,7 @@ func (s *Supervisor) restartOnce() error {
 	s.mu.Unlock()
 	if eng != nil {
 		_, _ = eng.Stop(ctx, engine.StopRequest{})
-		if err := eng.Start(ctx, s.req, s.event); err == nil {
+		if err := s.startEngine(ctx, eng); err == nil {
 			return nil
 		}
 	}
@@ -206,7 +247,7 @@ func (s *Supervisor) restartOnce() error {
 	}
 	s.eng, s.closeEng = newEng, closeEng
 	s.mu.Unlock()
-	return newEng.Start(ctx, s.req, s.event)
+	return s.startEngine(ctx, newEng)
 }
 
 func (s *Supervisor) closeCurrent() {

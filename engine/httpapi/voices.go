@@ -20,6 +20,11 @@ type VoiceInfo struct {
 	References int     `json:"references"`
 	Frames     int     `json:"frames"`
 	Seconds    float64 `json:"seconds"`
+	// CatalogName is a clone's name in a catalog engine's catalog.
+	CatalogName string `json:"catalog_name,omitempty"`
+	// EngineRestart, in the reply to a clone, tells that the request
+	// restarted the engine to load the voice.
+	EngineRestart *EngineRestart `json:"engine_restart,omitempty"`
 }
 
 // CloneClip is one recording sent to POST /v1/voices: its bytes in a file
@@ -64,6 +69,9 @@ func (s *Server) engineVoiceList(ctx context.Context) ([]VoiceInfo, error) {
 	}
 	out := make([]VoiceInfo, 0, len(list))
 	for _, v := range list {
+		if s.catalogName(v.ID) {
+			continue // a clone, listed as one
+		}
 		out = append(out, VoiceInfo{ID: v.ID, Name: v.Name, Origin: "engine", Source: v.Source, References: v.References,
 			Frames: v.Frames, Seconds: float64(v.Frames) * engine.SamplesPerFrame / engine.SampleRate})
 	}
@@ -158,25 +166,45 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.forgetVoices()
+	if e := s.loadForClone(r.Context(), &info); e != nil {
+		writeError(w, e)
+		return
+	}
 	writeJSON(w, http.StatusCreated, info)
 }
 
-// resolveClone turns a request for a cloned voice into the engine's default
-// voice with the clone's references after the request's own.
-func (s *Server) resolveClone(ctx context.Context, req *speech) *apiError {
+// resolveClone turns a request for a cloned voice into one the engine
+// serves: the engine's default voice with the clone's references after the
+// request's own, or on a catalog engine the clone's catalog name. load is
+// the clone to publish (restarting the engine) once the request holds the
+// engine, when the running catalog lacks it.
+func (s *Server) resolveClone(ctx context.Context, req *speech) (load string, e *apiError) {
 	if req.Voice == "" || s.voiceOrigin(req.Voice) != "clone" {
-		return nil
+		return "", nil
 	}
 	if !s.capabilities().References {
-		return badRequest("voice", "voice %q is a clone this engine has not published: restart drama serve to load it", req.Voice)
+		cs, ok := s.catalog()
+		if !ok {
+			return "", badRequest("voice", "voice %q is a clone this engine has not published: restart drama serve to load it", req.Voice)
+		}
+		id := req.Voice
+		name, live, err := cs.Spoken(ctx, id)
+		if err != nil {
+			return "", fromEngine(err)
+		}
+		req.Voice = name
+		if !live {
+			return id, nil
+		}
+		return "", nil
 	}
 	refs, err := s.cfg.Voices.References(ctx, req.Voice)
 	if err != nil {
-		return fromEngine(err)
+		return "", fromEngine(err)
 	}
 	req.References = append(req.References, refs...)
 	req.Voice = ""
-	return nil
+	return "", nil
 }
 
 func (s *Server) handleDeleteVoice(w http.ResponseWriter, r *http.Request) {

@@ -315,9 +315,12 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 	if cloneWait == 0 {
 		cloneWait = -1
 	}
+	// a catalog engine (Metal) gets its catalog written before each start
+	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup, install), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
+		Status: sup, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: filepath.Join(root, ".drama", "uploads"), MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
