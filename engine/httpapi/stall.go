@@ -31,8 +31,10 @@ func (s *Server) withStallCut(next http.Handler) http.Handler {
 		ctx, cancel := context.WithCancelCause(r.Context())
 		defer cancel(nil)
 		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.StallTimeout, cancel: cancel, onStall: s.clientStalled}
-		// The deadline stays armed after the handler returns, so that the
-		// last buffered bytes net/http writes are bounded too.
+		// Armed from the start (a deadline left by an earlier request on
+		// the connection must not cut this one), and still armed after the
+		// handler returns, so the last bytes net/http writes are bounded too.
+		sw.arm()
 		defer sw.arm()
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})

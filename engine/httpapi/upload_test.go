@@ -1,13 +1,17 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bigForm is a clone request with one clip of n bytes (and a transcript
@@ -136,5 +140,26 @@ func TestOneCloneAtATime(t *testing.T) {
 	}
 	if resp, msg := postForm(t, ts.URL, ct, body); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("clone after the first finished: %d %s", resp.StatusCode, msg)
+	}
+}
+
+// TestCloneDeclaredTooLargeIsRefusedUnread: a raw client declaring a body
+// over the request limit gets a 413 before it sends a byte of it.
+func TestCloneDeclaredTooLargeIsRefusedUnread(t *testing.T) {
+	ts, srv := startBound(t, func(c *Config) { c.Uploads = UploadLimits{Dir: t.TempDir(), MaxRequestBytes: 1 << 20} })
+	addr := ts.Listener.Addr().String()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(conn, "POST /v1/voices HTTP/1.1\r\nHost: %s\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: %d\r\n\r\n", addr, 250<<20)
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 413") {
+		t.Fatalf("reply to a 250 MB declared body: %q %v, want 413 at once", line, err)
+	}
+	if n := srv.cfg.Voices.(*recordingStore).clones.Load(); n != 0 {
+		t.Fatal("a clone ran")
 	}
 }

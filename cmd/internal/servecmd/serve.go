@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -311,6 +312,8 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 	if maxQueue == 0 {
 		maxQueue = -1 // none waits
 	}
+	uploads := filepath.Join(root, ".drama", "uploads")
+	removeStaleUploads(uploads, logger)
 	cloneWait := opts.CloneWait
 	if cloneWait == 0 {
 		cloneWait = -1
@@ -322,7 +325,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
 		Status: sup, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
-		Uploads: httpapi.UploadLimits{Dir: filepath.Join(root, ".drama", "uploads"), MaxClipBytes: opts.MaxClipBytes,
+		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
 	})
 	sup.OnRestart = api.EngineRestarted
@@ -370,4 +373,27 @@ func checkOrigin(o string) error {
 		return cmdutil.FlagErrorf("--allow-origin %q: want scheme://host[:port] as a browser sends it in Origin, e.g. https://app.example", o)
 	}
 	return nil
+}
+
+// staleUpload is the age past which an upload directory is taken for the
+// leftover of a drama serve that was killed during a clone.
+const staleUpload = time.Hour
+
+// removeStaleUploads removes upload directories a killed drama serve left
+// (every other path removes its own); a clone that runs now in another
+// drama serve on the root is younger than staleUpload.
+func removeStaleUploads(dir string, logger *slog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !strings.HasPrefix(e.Name(), "clone-") || time.Since(info.ModTime()) < staleUpload {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			logger.Warn("removing a leftover upload", "dir", e.Name(), "err", err)
+		}
+	}
 }

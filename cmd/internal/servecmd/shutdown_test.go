@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -183,5 +185,25 @@ func TestGuardAndLimitFlags(t *testing.T) {
 		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", args, err, want)
 		}
+	}
+}
+
+func TestStaleUploadsRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	old, fresh := filepath.Join(dir, "clone-old"), filepath.Join(dir, "clone-new")
+	for _, d := range []string{old, fresh} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, "clip-1"), []byte("x"), 0o600)
+	}
+	past := time.Now().Add(-2 * staleUpload)
+	os.Chtimes(old, past, past)
+	removeStaleUploads(dir, slog.New(slog.DiscardHandler))
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("a leftover upload of a killed server is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("an upload in progress was removed: %v", err)
 	}
 }
