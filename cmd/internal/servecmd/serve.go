@@ -72,12 +72,16 @@ is ready: POST /v1/audio/speech, GET /v1/models, GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
 Requests are queued first in, first out in front of the engine's single
-synthesis slot (--max-queue, --queue-timeout). drama serve binds to
+synthesis slot (--max-queue, --queue-timeout); a client that accepts no
+audio for --stall-timeout is cut. Browser pages of other origins, and Host
+names other than the bound address, are refused unless --allow-origin or
+--allow-host names them. drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
 
-SIGINT or SIGTERM stops accepting, ends open streams, stops the engine and
-exits with status 0 once everything is gone.`),
+SIGINT or SIGTERM stops accepting, answers queued requests 503 with
+Retry-After, ends open streams, stops the engine and exits with status 0
+once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
