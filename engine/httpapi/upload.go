@@ -113,7 +113,11 @@ func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) 
 	if err != nil || mt != "multipart/form-data" {
 		return nil, badRequest("", "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each)")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, lim.MaxRequestBytes)
+	// every read must bring bytes within the stall timeout: a client that
+	// stops sending is cut and frees the clone slot, one that keeps sending
+	// is never cut however long the upload takes
+	rc := http.NewResponseController(w)
+	r.Body = http.MaxBytesReader(w, &stallReader{ReadCloser: r.Body, arm: func() { _ = rc.SetReadDeadline(time.Now().Add(s.cfg.StallTimeout)) }}, lim.MaxRequestBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, badRequest("", "send the clone as multipart/form-data: %v", err)
@@ -211,12 +215,27 @@ func readField(part *multipart.Part, name string, lim UploadLimits) (string, *ap
 	return string(b), nil
 }
 
+// stallReader arms a read deadline before each read of the body.
+type stallReader struct {
+	io.ReadCloser
+	arm func()
+}
+
+func (r *stallReader) Read(p []byte) (int, error) {
+	r.arm()
+	return r.ReadCloser.Read(p)
+}
+
 // readErr maps an error reading the body: past the request's limit a 413,
 // otherwise a 400.
 func readErr(param string, err error, lim UploadLimits) *apiError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return tooLarge(param, "the request is over %d bytes, the limit for a clone request (drama serve --max-upload-bytes)", lim.MaxRequestBytes)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Param: param, Code: "upload_stalled",
+			Message: "the upload stopped: no bytes came within the stall timeout (drama serve --stall-timeout)"}
 	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "clip ") {

@@ -163,3 +163,36 @@ func TestCloneDeclaredTooLargeIsRefusedUnread(t *testing.T) {
 		t.Fatal("a clone ran")
 	}
 }
+
+// TestStalledUploadIsCut: a client that stops sending its upload half way
+// is cut after the stall timeout and frees the clone slot for the next.
+func TestStalledUploadIsCut(t *testing.T) {
+	uploads := t.TempDir()
+	ts, srv := startBound(t, func(c *Config) {
+		c.Uploads = UploadLimits{Dir: uploads, Wait: 20 * time.Second}
+		c.StallTimeout = 300 * time.Millisecond
+	})
+	addr := ts.Listener.Addr().String()
+	ct, body := bigForm(1<<20, 1)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "POST /v1/voices HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", addr, ct, len(body))
+	conn.Write(body[:len(body)/2]) // and nothing more
+	waitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
+	resp, msg := postForm(t, ts.URL, ct, body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("clone after a stalled upload: %d %s", resp.StatusCode, msg)
+	}
+	line, _ := bufio.NewReader(conn).ReadString('\n')
+	if !strings.HasPrefix(line, "HTTP/1.1 408") {
+		t.Fatalf("the stalled upload got %q, want a 408", line)
+	}
+	if n := srv.cfg.Voices.(*recordingStore).clones.Load(); n != 1 {
+		t.Fatalf("%d clones, want the complete one only", n)
+	}
+	emptyDir(t, uploads)
+}
