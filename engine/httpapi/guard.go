@@ -98,9 +98,11 @@ func (s *Server) originAllowed(origin string) bool {
 // hostAllowed reports whether a request's Host names this server: the bound
 // IP address, localhost for a loopback address, any IP address and this
 // machine's names for a wildcard address, or a name in AllowHosts. Without
-// a bound address (Config.Addr empty) every Host is taken.
+// a bound address (Config.Addr empty) every Host is taken, and so is an
+// HTTP/1.0 request without one (browsers always send it; net/http refuses
+// an HTTP/1.1 request without it).
 func (s *Server) hostAllowed(hostport string) bool {
-	if s.cfg.Addr == "" {
+	if s.cfg.Addr == "" || hostport == "" {
 		return true
 	}
 	host := strings.ToLower(hostOnly(hostport))

@@ -149,7 +149,7 @@ func TestRebindingHostRefused(t *testing.T) {
 	addr := ts.Listener.Addr().String()
 	_, port, _ := net.SplitHostPort(addr)
 	body := []byte(`{"input":"hello"}`)
-	for _, host := range []string{"attacker.example:" + port, "attacker.example", "10.9.8.7:" + port, ""} {
+	for _, host := range []string{"attacker.example:" + port, "attacker.example", "10.9.8.7:" + port, "127.0.0.2:" + port} {
 		for _, route := range []string{"GET /v1/models", "GET /v1/voices", "POST /v1/audio/speech", "GET /metrics"} {
 			r := rawDo(t, addr, route+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json", body)
 			if r.Status != http.StatusMisdirectedRequest || !strings.Contains(r.Body, "--allow-host") {
@@ -157,10 +157,21 @@ func TestRebindingHostRefused(t *testing.T) {
 			}
 		}
 	}
-	for _, host := range []string{addr, "localhost:" + port, "tts.lan:" + port} {
+	for _, host := range []string{addr, "localhost:" + port, "LocalHost", "tts.lan:" + port} {
 		if r := rawDo(t, addr, "GET /v1/models HTTP/1.1\r\nHost: "+host, nil); r.Status != http.StatusOK {
 			t.Errorf("Host %q: %d %s, want 200", host, r.Status, r.Body)
 		}
+	}
+	// an HTTP/1.0 client may send no Host at all
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprint(conn, "GET /v1/models HTTP/1.0\r\n\r\n")
+	if line, _ := bufio.NewReader(conn).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.0 200") && !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Errorf("HTTP/1.0 without Host: %q", line)
 	}
 }
 

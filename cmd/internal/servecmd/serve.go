@@ -116,7 +116,7 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
 	fl.DurationVar(&opts.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
 	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
-	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable")
+	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
 	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
 	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
 	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
