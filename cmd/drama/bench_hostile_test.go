@@ -126,9 +126,9 @@ func metricValue(url, name string) string {
 // TENSORFOLD_STANDIN_RTF=0.05; reports the p99 of their time to first
 // audio in both rounds and the growth, against two bounds: the stall cut
 // plus one normal synthesis, and the stall cut plus the stalled request's
-// own synthesis (its audio fits in the buffers between the engine and the
-// socket, so the engine makes all of it before the client is seen to have
-// stopped).
+// own synthesis (most of its audio fits in the buffers between the engine
+// and the socket, so the engine goes on making it before the client is
+// seen to have stopped).
 func BenchmarkServeStalledClient(b *testing.B) {
 	b.Setenv("TENSORFOLD_STANDIN_RTF", "0.05")
 	const stall = 2 * time.Second
