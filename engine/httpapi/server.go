@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/webui"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/voices"
 )
@@ -156,6 +157,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
+	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, FFmpeg: s.cfg.FFmpeg}).Register(mux)
 	return s.withRequestID(s.guard(s.withStallCut(mux)))
 }
 
