@@ -50,8 +50,12 @@ func (s *voiceStore) List(ctx context.Context) ([]httpapi.VoiceInfo, error) {
 
 func info(v *voices.Voice) httpapi.VoiceInfo {
 	frames := v.TotalFrames()
-	return httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
+	vi := httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
 		References: len(v.References), Frames: frames, Seconds: voices.Seconds(frames)}
+	if c := v.Consent; c != nil {
+		vi.Consent = &httpapi.VoiceConsent{Who: c.Who, When: c.When, Statement: c.Statement}
+	}
+	return vi
 }
 
 func (s *voiceStore) path(id string) (string, error) {
