@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
+	"github.com/drama-tts/drama/cmd/internal/servicecmd"
 	"github.com/drama-tts/drama/cmd/internal/statuscmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
@@ -42,4 +43,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(statuscmd.NewCmd(f, nil))
 	root.AddCommand(configcmd.NewCmd(f))
 	root.AddCommand(doctorcmd.NewCmd(f, nil))
+	root.AddCommand(servicecmd.NewCmd(f))
 }
