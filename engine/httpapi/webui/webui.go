@@ -202,15 +202,17 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 			out.Clips = append(out.Clips, cc)
 		}
 		out.Warnings = append(out.Warnings, res.Warnings...)
-		for _, c := range res.Clips {
-			if c.Pieces > 1 {
-				out.Warnings = append(out.Warnings, clip.Warning{Code: "several_pieces", Source: c.Source,
-					Msg: fmt.Sprintf("the clip holds %d utterances; a clip with one transcript must stay one reference: cut it, or send each part as a clip", c.Pieces)})
-			}
-		}
 	}
 	if err != nil {
 		out.Error = err.Error()
+	} else if res != nil {
+		// drama encode keeps a clip with one transcript as one reference
+		for _, c := range res.Clips {
+			if c.Pieces > 1 {
+				out.Error = fmt.Sprintf("%s is cut into %d references, and one transcript cannot be split: send each utterance as a clip of its own", c.Source, c.Pieces)
+				break
+			}
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
