@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/realclient"
+	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
+	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )
 
 // startServeRoot runs drama serve on the stand-in with root as its root and
@@ -67,6 +70,28 @@ func artifactDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// speechClips cuts three utterances of the speech fixture, each with the
+// silence around it, into clips take1.wav to take3.wav.
+func speechClips(t *testing.T) []string {
+	t.Helper()
+	a, err := clip.ReadWAVFile("../../voices/clip/testdata/speech.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := a.Mono()
+	dir := t.TempDir()
+	var clips []string
+	for i, span := range [][2]float64{{0.5, 5.85}, {5.85, 10.45}, {10.45, 15.33}} {
+		p := filepath.Join(dir, fmt.Sprintf("take%d.wav", i+1))
+		cut := x[int(span[0]*float64(a.Rate)):int(span[1]*float64(a.Rate))]
+		if err := os.WriteFile(p, clip.EncodeWAV(clip.Resample(cut, a.Rate, clip.SampleRate), clip.SampleRate), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		clips = append(clips, p)
+	}
+	return clips
+}
+
 // TestWebPageInChromium drives the page at / in Debian's chromium against
 // drama serve on the paced stand-in: audio heard before the synthesis
 // ends, a failed synthesis shown as an error, a clone made, spoken and
@@ -79,27 +104,15 @@ func TestWebPageInChromium(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "full", "codec.pth"), []byte("stand-in codec"), 0o644)
 	// the synthesis takes as long as its audio lasts, so playback that
 	// waited for the whole reply would show nothing played before the end
-	s := startServeRoot(t, root, []string{"TENSORFOLD_STANDIN_RTF=1"})
+	// the last clip goes without its words, for the transcription server
+	ts := transcribetest.New()
+	defer ts.Close()
+	s := startServeRoot(t, root, []string{"TENSORFOLD_STANDIN_RTF=1"}, "--transcribe-url", ts.URL)
 
-	// three utterances of the speech fixture, one a clip, each with the
-	// silence around it
-	a, err := clip.ReadWAVFile("../../voices/clip/testdata/speech.wav")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := a.Mono()
-	var clips []string
-	for i, span := range [][2]float64{{0.5, 5.85}, {5.85, 10.45}, {10.45, 15.33}} {
-		p := filepath.Join(t.TempDir(), fmt.Sprintf("take%d.wav", i+1))
-		cut := x[int(span[0]*float64(a.Rate)):int(span[1]*float64(a.Rate))]
-		if err := os.WriteFile(p, clip.EncodeWAV(clip.Resample(cut, a.Rate, clip.SampleRate), clip.SampleRate), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		clips = append(clips, p)
-	}
+	clips := speechClips(t)
 
 	art := artifactDir(t)
-	res := browser.Run(context.Background(), 3*time.Minute, nil, "scripts/conformance/webui.mjs", append([]string{s.url, art}, clips...)...)
+	res := browser.Run(context.Background(), 3*time.Minute, []string{"DRAMA_WEBUI_TRANSCRIPT=Words of take3.wav."}, "scripts/conformance/webui.mjs", append([]string{s.url, art}, clips...)...)
 	t.Logf("page: %s", strings.TrimSpace(res.Stdout))
 	if res.Err != nil {
 		t.Fatalf("%v\n%s\nserver:\n%s", res.Err, res.Stdout, s.stderr)
@@ -114,6 +127,9 @@ func TestWebPageInChromium(t *testing.T) {
 	}
 	if found.PlayedBeforeEnd <= 0 || found.FinishReason != "stop" {
 		t.Fatalf("findings: %+v", found)
+	}
+	if r := ts.Requests(); len(r) != 1 || r[0].Filename != "take3.wav" {
+		t.Fatalf("transcriptions: %+v, want take3.wav alone", r)
 	}
 	if st, err := os.Stat(found.Screenshot); err != nil || st.Size() == 0 {
 		t.Fatalf("no screenshot: %v", err)
@@ -168,5 +184,65 @@ func TestWebPageServed(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a page of another site got %d for /, want 403", resp.StatusCode)
+	}
+}
+
+// TestServeCloneTranscribes sends clips without their words to POST
+// /v1/voices: with --transcribe-url they are transcribed there, without
+// it the clone is refused, naming the flag.
+func TestServeCloneTranscribes(t *testing.T) {
+	clips := speechClips(t)
+	form := func() (io.Reader, string) {
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		mw.WriteField("name", "Heard")
+		mw.WriteField("source", "synthetic")
+		for _, c := range clips {
+			w, _ := mw.CreateFormFile("clip", filepath.Base(c))
+			data, _ := os.ReadFile(c)
+			w.Write(data)
+		}
+		mw.Close()
+		return &b, mw.FormDataContentType()
+	}
+	for _, withServer := range []bool{false, true} {
+		root := t.TempDir()
+		os.MkdirAll(filepath.Join(root, "full"), 0o755)
+		os.WriteFile(filepath.Join(root, "full", "codec.pth"), []byte("stand-in codec"), 0o644)
+		ts := transcribetest.New()
+		var extra []string
+		if withServer {
+			extra = []string{"--transcribe-url", ts.URL}
+		}
+		s := startServeRoot(t, root, nil, extra...)
+		body, ct := form()
+		resp, err := http.Post(s.url+"/v1/voices", ct, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !withServer {
+			if resp.StatusCode != 400 || !strings.Contains(string(msg), "no transcript") || !strings.Contains(string(msg), "--transcribe-url") {
+				t.Fatalf("without a transcription server: %d %s", resp.StatusCode, msg)
+			}
+			s.stop(t)
+			ts.Close()
+			continue
+		}
+		if resp.StatusCode != 201 {
+			t.Fatalf("with a transcription server: %d %s\n%s", resp.StatusCode, msg, s.stderr)
+		}
+		v, err := voices.ReadFile(filepath.Join(root, "voices", "heard.json"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range v.References {
+			if want := fmt.Sprintf("Words of take%d.wav.", i+1); r.Text != want {
+				t.Errorf("reference %d: %q, want %q", i, r.Text, want)
+			}
+		}
+		s.stop(t)
+		ts.Close()
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
@@ -54,6 +55,9 @@ type Options struct {
 	MaxClipBytes int64
 	MaxUpload    int64
 	CloneWait    time.Duration
+	// TranscribeURL names a speech recognition server that transcribes
+	// clips sent without their words.
+	TranscribeURL string
 	// Listening, if set, is called with the bound address once serving
 	// (tests).
 	Listening func(addr string)
@@ -120,6 +124,7 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
 	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
 	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
+	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
@@ -158,6 +163,11 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
 	case o.CloneWait < 0:
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	}
+	if o.TranscribeURL != "" {
+		if _, err := transcribe.Endpoint(o.TranscribeURL); err != nil {
+			return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+		}
 	}
 	for _, origin := range o.AllowOrigins {
 		if err := checkOrigin(origin); err != nil {
@@ -323,7 +333,13 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup, install), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	clones := newVoiceStore(filepath.Join(root, "voices"), sup, install)
+	var transcribeFile func(ctx context.Context, path, name string) (string, error)
+	if opts.TranscribeURL != "" {
+		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
+		transcribeFile = clones.transcriber.File
+	}
+	store := newCatalogStore(clones, filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
@@ -331,6 +347,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
+		Transcribe: transcribeFile,
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{

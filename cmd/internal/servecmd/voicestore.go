@@ -13,6 +13,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // voiceStore keeps the cloned voices of a root: one file per voice,
@@ -21,6 +22,8 @@ type voiceStore struct {
 	dir     string
 	sup     *httpapi.Supervisor
 	install engine.Install
+	// transcriber transcribes clips sent without their words; nil refuses them.
+	transcriber *transcribe.Client
 }
 
 func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install) *voiceStore {
@@ -89,7 +92,7 @@ func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpa
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
-	v, err := encodecmd.Clone(ctx, s.sup.Engine(), s.install, s.dir, req)
+	v, err := encodecmd.CloneWith(ctx, s.sup.Engine(), s.install, s.dir, req, s.transcriber)
 	if err != nil {
 		return httpapi.VoiceInfo{}, err
 	}

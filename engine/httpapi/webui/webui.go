@@ -42,6 +42,10 @@ type Config struct {
 	MaxClips int
 	// FFmpeg decodes clips that are not WAV; empty looks ffmpeg up on PATH.
 	FFmpeg string
+	// Transcribe, when set, gives the words spoken in a clip file: the
+	// clip check transcribes the clips sent without words, for the page to
+	// show them for correction.
+	Transcribe func(ctx context.Context, path, name string) (string, error)
 }
 
 // Handler serves the page and its assets.
@@ -119,6 +123,9 @@ type Checked struct {
 	Warnings []clip.Warning `json:"warnings"`
 	// Error is why the clips would be refused; empty when they pass.
 	Error string `json:"error,omitempty"`
+	// Transcription tells whether the server transcribes clips sent
+	// without their words (drama serve --transcribe-url).
+	Transcription bool `json:"transcription"`
 }
 
 // CheckedClip is one clip's measures.
@@ -128,6 +135,10 @@ type CheckedClip struct {
 	SpeechDBFS float64 `json:"speech_dbfs"`
 	SNR        float64 `json:"snr_db,omitempty"`
 	Pieces     int     `json:"pieces"`
+	// Transcript is the words the transcription server heard, for a clip
+	// sent without its own; TranscriptError is why there are none.
+	Transcript      string `json:"transcript,omitempty"`
+	TranscriptError string `json:"transcript_error,omitempty"`
 }
 
 // serveCheck runs the clip checks of a clone on uploaded clips (multipart
@@ -156,6 +167,7 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var clips []clip.Clip
+	var paths, texts []string
 	dec := clip.Decoder{FFmpeg: h.cfg.FFmpeg, MaxDuration: time.Duration(clip.MaxTotal) * time.Second / clip.SampleRate}
 	for {
 		part, err := mr.NextPart()
@@ -165,6 +177,12 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			writeErr(w, http.StatusBadRequest, "invalid_request", "reading the clips: "+err.Error())
 			return
+		}
+		if part.FormName() == "transcript" {
+			b, _ := io.ReadAll(io.LimitReader(part, 64<<10))
+			part.Close()
+			texts = append(texts, string(b))
+			continue
 		}
 		if part.FormName() != "clip" {
 			part.Close()
@@ -179,25 +197,33 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("more than %d clips: a voice keeps at most %d references", h.cfg.MaxClips, h.cfg.MaxClips))
 			return
 		}
-		a, msg := h.decodePart(r.Context(), dec, part, dir, len(clips))
+		a, path, msg := h.decodePart(r.Context(), dec, part, dir, len(clips))
 		part.Close()
 		if msg != "" {
-			writeJSON(w, http.StatusOK, Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Error: name + ": " + msg})
+			writeJSON(w, http.StatusOK, Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Error: name + ": " + msg, Transcription: h.cfg.Transcribe != nil})
 			return
 		}
 		clips = append(clips, clip.Clip{Name: name, Audio: a})
+		paths = append(paths, path)
 	}
 	if len(clips) == 0 {
 		writeErr(w, http.StatusBadRequest, "invalid_request", "send one or more files named clip")
 		return
 	}
 	res, err := clip.Prepare(clips, clip.Options{})
-	out := Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}}
+	out := Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Transcription: h.cfg.Transcribe != nil}
 	if res != nil {
-		for _, c := range res.Clips {
+		for i, c := range res.Clips {
 			cc := CheckedClip{Name: c.Source, Seconds: c.Seconds, SpeechDBFS: c.SpeechDBFS, Pieces: c.Pieces}
 			if c.Background.Measured {
 				cc.SNR = c.SNR
+			}
+			if h.cfg.Transcribe != nil && i < len(paths) && (i >= len(texts) || strings.TrimSpace(texts[i]) == "") {
+				text, err := h.cfg.Transcribe(r.Context(), paths[i], clipFile(c.Source))
+				if err != nil {
+					cc.TranscriptError = err.Error()
+				}
+				cc.Transcript = text
 			}
 			out.Clips = append(out.Clips, cc)
 		}
@@ -217,10 +243,18 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *Handler) decodePart(ctx context.Context, dec clip.Decoder, part io.Reader, dir string, i int) (*clip.Audio, string) {
+// clipFile is the file name in a clip's label, "clip 2 (take2.wav)".
+func clipFile(label string) string {
+	if i := strings.IndexByte(label, '('); i >= 0 && strings.HasSuffix(label, ")") {
+		return label[i+1 : len(label)-1]
+	}
+	return "clip.wav"
+}
+
+func (h *Handler) decodePart(ctx context.Context, dec clip.Decoder, part io.Reader, dir string, i int) (*clip.Audio, string, string) {
 	f, err := os.CreateTemp(dir, "clip-*")
 	if err != nil {
-		return nil, "cannot store it: " + err.Error()
+		return nil, "", "cannot store it: " + err.Error()
 	}
 	n, err := io.Copy(f, io.LimitReader(part, h.cfg.MaxClipBytes+1))
 	if cerr := f.Close(); err == nil {
@@ -228,11 +262,11 @@ func (h *Handler) decodePart(ctx context.Context, dec clip.Decoder, part io.Read
 	}
 	switch {
 	case err != nil:
-		return nil, "reading it: " + err.Error()
+		return nil, "", "reading it: " + err.Error()
 	case n > h.cfg.MaxClipBytes:
-		return nil, fmt.Sprintf("over %d bytes, the limit for one clip (drama serve --max-clip-bytes)", h.cfg.MaxClipBytes)
+		return nil, "", fmt.Sprintf("over %d bytes, the limit for one clip (drama serve --max-clip-bytes)", h.cfg.MaxClipBytes)
 	case n == 0:
-		return nil, "empty"
+		return nil, "", "empty"
 	}
 	a, err := dec.Decode(ctx, f.Name())
 	if err != nil {
@@ -240,9 +274,9 @@ func (h *Handler) decodePart(ctx context.Context, dec clip.Decoder, part io.Read
 		if errors.As(err, &fe) && fe.Name == f.Name() {
 			fe.Name = ""
 		}
-		return nil, strings.ReplaceAll(err.Error(), f.Name(), "the clip")
+		return nil, "", strings.ReplaceAll(err.Error(), f.Name(), "the clip")
 	}
-	return a, ""
+	return a, f.Name(), ""
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

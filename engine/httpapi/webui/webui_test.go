@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/voices/clip"
+	"github.com/drama-tts/drama/voices/transcribe"
+	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )
 
 func server(t *testing.T) *httptest.Server {
@@ -141,4 +143,40 @@ func hasWarning(c Checked, code string) bool {
 		}
 	}
 	return false
+}
+
+func TestClipCheckTranscribes(t *testing.T) {
+	ts := transcribetest.New()
+	defer ts.Close()
+	tr := &transcribe.Client{URL: ts.URL}
+	mux := http.NewServeMux()
+	New(Config{UploadDir: t.TempDir(), Transcribe: tr.File}).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for i, name := range []string{"a.wav", "b.wav", "c.wav"} {
+		w, _ := mw.CreateFormFile("clip", name)
+		w.Write(speech(t, []float64{0.5, 5.85, 10.45}[i], []float64{5.85, 10.45, 15.33}[i]))
+		mw.WriteField("transcript", []string{"", "Typed words.", " "}[i])
+	}
+	mw.Close()
+	resp, err := http.Post(srv.URL+"/ui/clip-check", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Checked
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	if !c.Transcription || len(c.Clips) != 3 || c.Clips[0].Transcript != "Words of a.wav." || c.Clips[1].Transcript != "" || c.Clips[2].Transcript != "Words of c.wav." {
+		t.Fatalf("%+v", c)
+	}
+	if n := len(ts.Requests()); n != 2 {
+		t.Fatalf("%d transcriptions, want 2 (the typed clip is not sent)", n)
+	}
+	ts.Text = func(string, []byte) (string, int) { return "", 500 }
+	_, c = check(t, srv, map[string][]byte{"a.wav": speech(t, 0.5, 5.85)}, "a.wav")
+	if c.Clips[0].Transcript != "" || !strings.Contains(c.Clips[0].TranscriptError, "500") {
+		t.Fatalf("a failing server: %+v", c.Clips[0])
+	}
 }

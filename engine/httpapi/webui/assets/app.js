@@ -396,7 +396,7 @@ async function checkClips() {
   box.replaceChildren();
   if (!clips.length) return null;
   const fd = new FormData();
-  for (const c of clips) fd.append('clip', c.blob, c.name);
+  for (const c of clips) { fd.append('clip', c.blob, c.name); fd.append('transcript', c.input.value.trim()); }
   const resp = await fetch('/ui/clip-check', { method: 'POST', body: fd });
   if (!resp.ok) throw await apiError(resp);
   const res = await resp.json();
@@ -404,11 +404,22 @@ async function checkClips() {
   h.textContent = 'Clip check';
   box.appendChild(h);
   const ul = document.createElement('ul');
-  for (const c of res.clips) {
+  res.filled = [];
+  res.clips.forEach((c, i) => {
     const li = document.createElement('li');
     li.textContent = c.name + ': ' + c.seconds.toFixed(1) + ' s, speech at ' + c.speech_dbfs.toFixed(0) + ' dBFS' + (c.snr_db ? ', ' + c.snr_db.toFixed(0) + ' dB over the background' : '');
+    const box = clips[i] && clips[i].input;
+    if (box && c.transcript && !box.value.trim()) {
+      box.value = c.transcript;
+      box.dataset.transcribed = 'true';
+      res.filled.push(box);
+      li.textContent += '; words heard by the speech recognition server filled in: check them';
+    } else if (c.transcript_error) {
+      li.className = 'warning';
+      li.textContent += '; cannot transcribe it: ' + c.transcript_error;
+    }
     ul.appendChild(li);
-  }
+  });
   for (const w of res.warnings) {
     const li = document.createElement('li');
     li.className = 'warning';
@@ -446,7 +457,6 @@ $('clone-form').addEventListener('submit', async (ev) => {
   if (consentNeeded() && !$('clone-who').value.trim()) problems.push([$('clone-who'), 'Say who gave consent.']);
   if (consentNeeded() && !$('clone-statement').value.trim()) problems.push([$('clone-statement'), 'Give their consent statement.']);
   if (!clips.length) problems.push([$('clone-files'), 'Add a recording or record one.']);
-  for (const c of clips) if (!c.input.value.trim()) problems.push([c.input, 'Type the words of ' + c.name + '.']);
   for (const el of document.querySelectorAll('#clone-form [aria-invalid]')) el.removeAttribute('aria-invalid');
   if (problems.length) {
     for (const [el] of problems) el.setAttribute('aria-invalid', 'true');
@@ -460,6 +470,17 @@ $('clone-form').addEventListener('submit', async (ev) => {
     st.textContent = 'Checking the clips…';
     const res = await checkClips();
     if (res && res.error) throw new Error(res.error);
+    if (res && res.filled.length) {
+      st.textContent = 'The speech recognition server filled in ' + res.filled.length + (res.filled.length === 1 ? ' transcript' : ' transcripts') + ': check the words, correct them, then press Clone again.';
+      res.filled[0].focus();
+      return;
+    }
+    const empty = clips.filter((c) => !c.input.value.trim());
+    if (empty.length) {
+      for (const c of empty) c.input.setAttribute('aria-invalid', 'true');
+      empty[0].input.focus();
+      throw new Error('type the words of ' + empty.map((c) => c.name).join(', ') + (res && !res.transcription ? ' (or start drama serve with --transcribe-url to have them transcribed)' : ''));
+    }
     st.textContent = 'Encoding the voice…';
     const fd = new FormData();
     fd.append('name', name);
