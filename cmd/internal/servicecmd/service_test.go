@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/realclient"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -178,12 +179,24 @@ func TestQuoting(t *testing.T) {
 	}
 }
 
-// TestUnitVerifies checks the rendered units with systemd's own checker.
-func TestUnitVerifies(t *testing.T) {
+// systemdAnalyze finds systemd's unit checker, or skips with one line (fails
+// where real checkers are required, as in CI).
+func systemdAnalyze(t *testing.T) string {
+	t.Helper()
 	sa, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze not on PATH (Debian's systemd package): the units are not checked by systemd here")
+		msg := "systemd-analyze not on PATH (apt-get install systemd): the units are not checked by systemd here"
+		if os.Getenv(realclient.RequireEnv) == "require" {
+			t.Fatalf("%s; %s=require forbids skipping", msg, realclient.RequireEnv)
+		}
+		t.Skip(msg)
 	}
+	return sa
+}
+
+// TestUnitVerifies checks the rendered units with systemd's own checker.
+func TestUnitVerifies(t *testing.T) {
+	sa := systemdAnalyze(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -217,10 +230,7 @@ func TestUnitVerifies(t *testing.T) {
 
 // TestVerifyCatchesABadUnit shows that the check above can fail.
 func TestVerifyCatchesABadUnit(t *testing.T) {
-	sa, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not on PATH (Debian's systemd package)")
-	}
+	sa := systemdAnalyze(t)
 	dir := t.TempDir()
 	s := Spec{Exe: "/bin/true", Root: filepath.Join(dir, "a b"), Grace: time.Second, System: true}
 	bad := strings.Replace(s.Unit(), pathListQuote(s.Root), s.Root, 1) // unquoted: split at the space
