@@ -278,7 +278,7 @@ func runInstall(ctx context.Context, o *Options) error {
 	}
 	if err := writeFile(path, []byte(text)); err != nil {
 		if errors.Is(err, os.ErrPermission) && o.System {
-			return fmt.Errorf("%w: a system service needs root: sudo drama service install --system ...", err)
+			return fmt.Errorf("%w: a system service needs root: run drama service install --system under sudo, with the same flags", err)
 		}
 		return err
 	}
