@@ -40,6 +40,9 @@ type Config struct {
 	MaxClipBytes int64
 	// MaxClips bounds the clips of one check.
 	MaxClips int
+	// MaxRequestBytes bounds a whole check (default: MaxClips clips of
+	// MaxClipBytes).
+	MaxRequestBytes int64
 	// FFmpeg decodes clips that are not WAV; empty looks ffmpeg up on PATH.
 	FFmpeg string
 	// Transcribe, when set, gives the words spoken in a clip file: the
@@ -65,6 +68,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.MaxClips <= 0 {
 		cfg.MaxClips = 8
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = int64(cfg.MaxClips) * cfg.MaxClipBytes
 	}
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -160,7 +166,11 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	r.Body = http.MaxBytesReader(w, r.Body, int64(h.cfg.MaxClips)*h.cfg.MaxClipBytes+1<<20)
+	if r.ContentLength > h.cfg.MaxRequestBytes {
+		writeErr(w, http.StatusRequestEntityTooLarge, "upload_too_large", fmt.Sprintf("the clips are %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, h.cfg.MaxRequestBytes))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, "invalid_request", "send the clips as multipart/form-data, files named clip: "+err.Error())

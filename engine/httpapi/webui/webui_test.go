@@ -180,3 +180,22 @@ func TestClipCheckTranscribes(t *testing.T) {
 		t.Fatalf("a failing server: %+v", c.Clips[0])
 	}
 }
+
+func TestClipCheckLimits(t *testing.T) {
+	mux := http.NewServeMux()
+	New(Config{UploadDir: t.TempDir(), MaxClipBytes: 1000, MaxRequestBytes: 5000}).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	code, c := check(t, srv, map[string][]byte{"big.wav": make([]byte, 1001)}, "big.wav")
+	if code != 200 || !strings.Contains(c.Error, "clip 1 (big.wav): over 1000 bytes") {
+		t.Fatalf("a clip over the limit: %d %+v", code, c)
+	}
+	resp, err := http.Post(srv.URL+"/ui/clip-check", "multipart/form-data; boundary=x", bytes.NewReader(make([]byte, 5001)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a request over the limit: %d", resp.StatusCode)
+	}
+}
