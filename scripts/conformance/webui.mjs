@@ -56,9 +56,14 @@ try {
   found.voices = await page.$$eval('#speak-voice option', (os) => os.map((o) => o.value).filter(Boolean));
 
   // -- speak: audio must be heard while the engine is still making it
-  async function speakAndWatch(line) {
+  async function speakAndWatch(line, byKeyboard) {
     await page.fill('#speak-text', line);
-    await page.click('#speak-play');
+    if (byKeyboard) {
+      await page.focus('#speak-text');
+      await page.keyboard.press('Control+Enter');
+    } else {
+      await page.click('#speak-play');
+    }
     let playedWhileStreaming = 0;
     let state = '';
     const deadline = Date.now() + 60000;
@@ -151,7 +156,7 @@ try {
   // speak with the clone
   await page.click('#tab-speak');
   await page.selectOption('#speak-voice', 'page-test');
-  const cloned = await speakAndWatch('Now in the cloned voice.');
+  const cloned = await speakAndWatch('Now in the cloned voice.', true);
   if (cloned.state !== 'done') fail('speak with the clone: ' + (await page.textContent('#speak-status')));
   await page.click('#tab-voices');
 

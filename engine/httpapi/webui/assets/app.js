@@ -53,6 +53,9 @@ function countChars() {
   $('speak-count').textContent = n.toLocaleString('en') + ' / 4,096' + (n > MAX_INPUT ? ' (too long)' : '');
 }
 text.addEventListener('input', countChars);
+text.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); $('speak-form').requestSubmit(); }
+});
 countChars();
 
 let current = null; // the synthesis playing: {abort, ctx}
