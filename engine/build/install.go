@@ -125,6 +125,12 @@ func Install(ctx context.Context, o Options) (*Record, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if _, err := os.Stat(o.Source); o.Source != "" && err == nil {
+		// git runs inside the checkouts: a local mirror is named absolutely.
+		if o.Source, err = filepath.Abs(o.Source); err != nil {
+			return nil, fmt.Errorf("build: --source: %w", err)
+		}
+	}
 	in := &installer{o: o, s: s, work: WorkDir(o.Root, s.Variant)}
 	in.recipe = filepath.Join(in.work, s.Recipe.Name)
 	in.upstream = filepath.Join(in.work, s.Upstream.Name)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
+	"github.com/drama-tts/drama/cmd/internal/enginecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/mirrorcmd"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
@@ -32,4 +33,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
 	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
+	root.AddCommand(enginecmd.NewCmd(f))
 }
