@@ -170,6 +170,19 @@ func TestInstallFromBundle(t *testing.T) {
 	}
 }
 
+func TestInstallFromBaseURL(t *testing.T) {
+	fx := buildtest.New(t)
+	o, _ := options(t, fx, fx.Sources(t, fx.Good))
+	o.Source = "file://" + fx.Mirror
+	rec, err := build.Install(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := o.Source + "/TensorFold"; rec.Upstream.FetchedFrom != want {
+		t.Errorf("upstream fetched from %q, want %q", rec.Upstream.FetchedFrom, want)
+	}
+}
+
 func TestInstallRefuses(t *testing.T) {
 	fx := buildtest.New(t)
 	wrongZig := buildtest.FakeZig(t, t.TempDir(), "0.16.0")
