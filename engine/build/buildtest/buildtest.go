@@ -22,6 +22,11 @@ import (
 // of its binary; it then waits until it is killed (at most 60 s).
 const PauseEnv = "BUILDTEST_PAUSE"
 
+// EngineEnv names an executable the fixture build installs as its binary
+// in place of the small script it makes otherwise (the stand-in native
+// server, for tests that serve through the built engine).
+const EngineEnv = "BUILDTEST_ENGINE"
+
 // Fixture is a pair of fixture repositories and what pins them.
 type Fixture struct {
 	Mirror   string // directory of clones: <Mirror>/drama-tensorfold, <Mirror>/TensorFold
@@ -67,6 +72,11 @@ if [ "$mode" != patch ]; then
   "$NVCC" --version | tail -n 1
   head=$(git -C "$tf" rev-parse HEAD)
   bin="$out/tensorfold-native"
+  if [ -n "${BUILDTEST_ENGINE:-}" ]; then
+    cp "$BUILDTEST_ENGINE" "$bin"
+    echo "built $bin from $BUILDTEST_ENGINE"
+    exit 0
+  fi
   printf '#!/bin/sh\necho "tensorfold-native %s"\n' "$head" > "$bin"
   chmod +x "$bin"
   if [ -n "${BUILDTEST_PAUSE:-}" ]; then
