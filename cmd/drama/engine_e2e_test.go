@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,5 +94,54 @@ func TestEngineInstallThenServe(t *testing.T) {
 	code, out := drama("serve", "--plugin-dir", bin, "--addr", freeAddr(t), "--admission", "off")
 	if code == 0 || !strings.Contains(out, engineBin+": sha256: want ") {
 		t.Errorf("serve of a changed engine: exit %d\n%s", code, out)
+	}
+}
+
+// TestEngineInstallSIGINTThenResume interrupts drama engine install in the
+// middle of the build: it exits 130, the build is gone, nothing is
+// recorded, and the next run builds again and installs.
+func TestEngineInstallSIGINTThenResume(t *testing.T) {
+	bin := binaries(t)
+	fx := buildtest.New(t)
+	root := t.TempDir()
+	data, _ := fx.Sources(t, fx.Good).Marshal()
+	sources := filepath.Join(t.TempDir(), "sources.json")
+	os.WriteFile(sources, data, 0o644)
+	pause := filepath.Join(t.TempDir(), "paused")
+	args := []string{"--root", root, "engine", "install", "--sources", sources, "--source", fx.Mirror, "--zig", fx.Zig, "--nvcc", fx.NVCC}
+	cmd := exec.Command(filepath.Join(bin, "drama"), args...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, buildtest.PauseEnv+"="+pause)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(pause); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the build never paused\n%s", &out)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted install: %v, want exit 130\n%s", err, &out)
+	}
+	if pid <= 0 || syscall.Kill(pid, 0) == nil {
+		t.Errorf("the build (pid %d) is still running after the interrupt", pid)
+	}
+	if _, err := os.Stat(filepath.Join(build.Dir(root, "full"), build.SumsName)); !os.IsNotExist(err) {
+		t.Fatalf("record after the interrupt: %v", err)
+	}
+	again := exec.Command(filepath.Join(bin, "drama"), args...)
+	again.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull)
+	res, err := again.CombinedOutput()
+	if err != nil || !strings.Contains(string(res), "engine full: patch: skipped") || !strings.Contains(string(res), "engine full: build: 1 binaries") {
+		t.Fatalf("resumed install: %v\n%s", err, res)
 	}
 }

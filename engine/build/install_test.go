@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -313,6 +314,21 @@ func TestInstallResumesAfterKillMidBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	// The build dies with drama: nothing keeps writing into out/.
+	pidData, err := os.ReadFile(pause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidData)))
+	if err != nil {
+		t.Fatalf("pause file %q: %v", pidData, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the build (pid %d) outlived drama's kill -9", pid)
+		}
+	}
 	half := filepath.Join(build.WorkDir(o.Root, "full"), "out", "tensorfold-native")
 	halfData, err := os.ReadFile(half)
 	if err != nil {

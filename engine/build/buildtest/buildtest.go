@@ -18,8 +18,9 @@ import (
 	"github.com/drama-tts/drama/pins"
 )
 
-// PauseEnv names a file the fixture build creates when it has written half
-// of its binary; it then waits until it is killed (at most 60 s).
+// PauseEnv names a file the fixture build creates, holding its process id,
+// when it has written half of its binary; it then waits until it is killed
+// (at most 60 s).
 const PauseEnv = "BUILDTEST_PAUSE"
 
 // EngineEnv names an executable the fixture build installs as its binary
@@ -80,7 +81,7 @@ if [ "$mode" != patch ]; then
   printf '#!/bin/sh\necho "tensorfold-native %s"\n' "$head" > "$bin"
   chmod +x "$bin"
   if [ -n "${BUILDTEST_PAUSE:-}" ]; then
-    : > "$BUILDTEST_PAUSE"
+    echo $$ > "$BUILDTEST_PAUSE.tmp" && mv "$BUILDTEST_PAUSE.tmp" "$BUILDTEST_PAUSE"
     i=0
     while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
   fi
