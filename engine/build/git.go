@@ -24,7 +24,7 @@ type git struct {
 func newGit() (*git, error) {
 	bin, err := exec.LookPath("git")
 	if err != nil {
-		return nil, fmt.Errorf("build: git not found on the PATH: install git (Debian: apt-get install git; macOS: xcode-select --install)")
+		return nil, fmt.Errorf("engine build: git not found on the PATH: install git (Debian: apt-get install git; macOS: xcode-select --install)")
 	}
 	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
 		"LC_ALL=C")
@@ -90,16 +90,22 @@ func (g *git) ensureRepo(ctx context.Context, dir string) error {
 	return err
 }
 
-// CommitError is a pinned commit that no source holds.
+// CommitError is a pinned commit that no source holds, or that could not be
+// fetched from any (Unreachable: every place tried failed before answering).
 type CommitError struct {
 	Repo, Commit string
 	Tried        []string
 	Errs         []string
+	Unreachable  bool
 }
 
 // Error implements error.
 func (e *CommitError) Error() string {
-	return fmt.Sprintf("build: %s: commit %s is not in %s (%s): point --source at a mirror that holds the pinned commit",
+	if e.Unreachable {
+		return fmt.Sprintf("engine build: %s: could not fetch commit %s from %s (%s): check the network and the address, or point --source at a mirror (a directory of clones, a git bundle, a base URL)",
+			e.Repo, e.Commit, strings.Join(e.Tried, ", "), strings.Join(e.Errs, "; "))
+	}
+	return fmt.Sprintf("engine build: %s: commit %s is not in %s (%s): point --source at a mirror that holds the pinned commit",
 		e.Repo, e.Commit, strings.Join(e.Tried, ", "), strings.Join(e.Errs, "; "))
 }
 
@@ -109,7 +115,7 @@ func (g *git) fetch(ctx context.Context, dir string, repo pins.Repo, candidates 
 	if g.hasCommit(ctx, dir, repo.Commit) {
 		return "", nil
 	}
-	ce := &CommitError{Repo: repo.Name, Commit: repo.Commit, Tried: candidates}
+	ce := &CommitError{Repo: repo.Name, Commit: repo.Commit, Tried: candidates, Unreachable: true}
 	for _, c := range candidates {
 		_, err := g.run(ctx, dir, nil, "fetch", "--no-tags", "--quiet", c, repo.Commit)
 		if err != nil && ctx.Err() == nil {
@@ -125,6 +131,7 @@ func (g *git) fetch(ctx context.Context, dir string, repo pins.Repo, candidates 
 			ce.Errs = append(ce.Errs, err.Error())
 			continue
 		}
+		ce.Unreachable = false
 		if g.hasCommit(ctx, dir, repo.Commit) {
 			return c, nil
 		}
@@ -196,7 +203,7 @@ type HeadError struct {
 
 // Error implements error.
 func (e *HeadError) Error() string {
-	return fmt.Sprintf("build: %s: HEAD %s: want %s, got %s: %s", e.Repo, e.What, e.Want, e.Got, e.Fix)
+	return fmt.Sprintf("engine build: %s: HEAD %s: want %s, got %s: %s", e.Repo, e.What, e.Want, e.Got, e.Fix)
 }
 
 // Unwrap returns ErrMismatch.

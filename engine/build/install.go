@@ -70,7 +70,7 @@ type BuildError struct {
 
 // Error implements error.
 func (e *BuildError) Error() string {
-	return fmt.Sprintf("build: %s failed: %v; the log is %s, ending:\n%s", e.Step, e.Err, e.Log, e.Tail)
+	return fmt.Sprintf("engine build: %s failed: %v; the log is %s, ending:\n%s", e.Step, e.Err, e.Log, e.Tail)
 }
 
 // Unwrap returns the command's error.
@@ -84,9 +84,9 @@ type FileError struct {
 // Error implements error.
 func (e *FileError) Error() string {
 	if e.Got == "" {
-		return fmt.Sprintf("build: %s %s: missing: %s", e.What, e.Path, e.Fix)
+		return fmt.Sprintf("engine build: %s %s: missing: %s", e.What, e.Path, e.Fix)
 	}
-	return fmt.Sprintf("build: %s %s: sha256: want %s, got %s: %s", e.What, e.Path, e.Want, e.Got, e.Fix)
+	return fmt.Sprintf("engine build: %s %s: sha256: want %s, got %s: %s", e.What, e.Path, e.Want, e.Got, e.Fix)
 }
 
 // Unwrap returns ErrMismatch.
@@ -117,10 +117,10 @@ type installer struct {
 func Install(ctx context.Context, o Options) (*Record, error) {
 	s := o.Sources
 	if s == nil {
-		return nil, errors.New("build: no engine sources pins")
+		return nil, errors.New("engine build: no engine sources pins")
 	}
 	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -128,7 +128,7 @@ func Install(ctx context.Context, o Options) (*Record, error) {
 	if _, err := os.Stat(o.Source); o.Source != "" && err == nil {
 		// git runs inside the checkouts: a local mirror is named absolutely.
 		if o.Source, err = filepath.Abs(o.Source); err != nil {
-			return nil, fmt.Errorf("build: --source: %w", err)
+			return nil, fmt.Errorf("engine build: --source: %w", err)
 		}
 	}
 	in := &installer{o: o, s: s, work: WorkDir(o.Root, s.Variant)}
@@ -169,11 +169,11 @@ func (in *installer) run(ctx context.Context) (*Record, error) {
 	}
 	in.g = g
 	if err := os.MkdirAll(in.work, 0o755); err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	in.logPath = filepath.Join(in.work, "build.log")
 	if in.log, err = os.Create(in.logPath); err != nil {
-		return nil, fmt.Errorf("build: log: %w", err)
+		return nil, fmt.Errorf("engine build: log: %w", err)
 	}
 	defer in.log.Close()
 	in.rec.Log = in.logPath
@@ -220,15 +220,15 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func (in *installer) checkOperatorPatches() error {
 	if len(in.o.Patches) > 0 && !pins.IsCommit(in.o.Head) {
-		return fmt.Errorf("build: operator patches need the HEAD they give: pass --head with its full 40-hex commit (got %q)", in.o.Head)
+		return fmt.Errorf("engine build: operator patches need the HEAD they give: pass --head with its full 40-hex commit (got %q)", in.o.Head)
 	}
 	for _, p := range in.o.Patches {
 		if !hex64.MatchString(p.SHA256) {
-			return fmt.Errorf("build: patch %s: want its sha256 as 64 lower-case hex digits, got %q", p.File, p.SHA256)
+			return fmt.Errorf("engine build: patch %s: want its sha256 as 64 lower-case hex digits, got %q", p.File, p.SHA256)
 		}
 		got, err := fileSHA256(p.File)
 		if err != nil {
-			return fmt.Errorf("build: patch %s: %w", p.File, err)
+			return fmt.Errorf("engine build: patch %s: %w", p.File, err)
 		}
 		if got != p.SHA256 {
 			return &FileError{What: "patch", Path: p.File, Want: p.SHA256, Got: got, Fix: "this is not the patch you named; check the file, or name the sha256 of the patch you reviewed"}
@@ -263,7 +263,7 @@ func (in *installer) fetch(ctx context.Context, repo pins.Repo, dir string, rr *
 	}
 	in.step(name, "start", repo.Commit)
 	if err := in.g.ensureRepo(ctx, dir); err != nil {
-		return fmt.Errorf("build: %s: %w", repo.Name, err)
+		return fmt.Errorf("engine build: %s: %w", repo.Name, err)
 	}
 	in.g.recover(ctx, dir)
 	from, err := in.g.fetch(ctx, dir, repo, candidates(repo, in.o.Source))
@@ -273,7 +273,7 @@ func (in *installer) fetch(ctx context.Context, repo pins.Repo, dir string, rr *
 	rr.FetchedFrom = from
 	if clean { // the engine checkout is put at its commit by the patch step
 		if err := in.g.checkout(ctx, dir, repo); err != nil {
-			return fmt.Errorf("build: %s: %w", repo.Name, err)
+			return fmt.Errorf("engine build: %s: %w", repo.Name, err)
 		}
 	}
 	in.step(name, "done", "at "+repo.Commit)
@@ -291,7 +291,7 @@ func (in *installer) checkFiles() error {
 				Fix: fmt.Sprintf("%s at %s does not have it: the pins and the commit disagree", in.s.Recipe.Name, in.s.Recipe.Commit)}
 		}
 		if err != nil {
-			return fmt.Errorf("build: %w", err)
+			return fmt.Errorf("engine build: %w", err)
 		}
 		r := FileRecord{Path: f.Path, SHA256: got}
 		if f.SHA256 == "" {
@@ -319,7 +319,7 @@ func (in *installer) checkSeries() error {
 	sumsPath := filepath.Join(in.recipe, filepath.FromSlash(in.s.Series))
 	f, err := os.Open(sumsPath)
 	if err != nil {
-		return fmt.Errorf("build: patch series: %w", err)
+		return fmt.Errorf("engine build: patch series: %w", err)
 	}
 	defer f.Close()
 	n := 0
@@ -330,11 +330,11 @@ func (in *installer) checkSeries() error {
 			continue
 		}
 		if len(fields) != 2 || !hex64.MatchString(fields[0]) {
-			return fmt.Errorf("build: %s line %d: %w: want \"<sha256>  <patch>\"", sumsPath, line, ErrMismatch)
+			return fmt.Errorf("engine build: %s line %d: %w: want \"<sha256>  <patch>\"", sumsPath, line, ErrMismatch)
 		}
 		name := strings.TrimPrefix(fields[1], "*")
 		if !pins.ValidPath(name) {
-			return fmt.Errorf("build: %s line %d: %w: %q is not a clean relative path", sumsPath, line, ErrMismatch, name)
+			return fmt.Errorf("engine build: %s line %d: %w: %q is not a clean relative path", sumsPath, line, ErrMismatch, name)
 		}
 		p := filepath.Join(filepath.Dir(sumsPath), filepath.FromSlash(name))
 		got, err := fileSHA256(p)
@@ -342,7 +342,7 @@ func (in *installer) checkSeries() error {
 			return &FileError{What: "upstream patch", Path: p, Want: fields[0], Fix: "the series lists a patch the recipe does not have"}
 		}
 		if err != nil {
-			return fmt.Errorf("build: %w", err)
+			return fmt.Errorf("engine build: %w", err)
 		}
 		if got != fields[0] {
 			return &FileError{What: "upstream patch", Path: p, Want: fields[0], Got: got,
@@ -351,7 +351,7 @@ func (in *installer) checkSeries() error {
 		n++
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("build: %s: %w", sumsPath, err)
+		return fmt.Errorf("engine build: %s: %w", sumsPath, err)
 	}
 	in.step("series", "done", fmt.Sprintf("%d patches match %s", n, in.s.Series))
 	return nil
@@ -389,11 +389,11 @@ func (in *installer) patch(ctx context.Context) error {
 	}
 	in.st.Patch, in.st.Build = "", ""
 	if err := in.saveState(); err != nil {
-		return fmt.Errorf("build: state: %w", err)
+		return fmt.Errorf("engine build: state: %w", err)
 	}
 	in.step("patch", "start", "upstream's series")
 	if err := in.g.checkout(ctx, in.upstream, in.s.Upstream); err != nil {
-		return fmt.Errorf("build: %s: %w", in.s.Upstream.Name, err)
+		return fmt.Errorf("engine build: %s: %w", in.s.Upstream.Name, err)
 	}
 	if len(in.s.Build.Patch) > 0 {
 		if err := in.runCommand(ctx, "patch", in.s.Build.Patch, ""); err != nil {
@@ -403,7 +403,7 @@ func (in *installer) patch(ctx context.Context) error {
 	want := in.patchedHead()
 	got, err := in.g.head(ctx, in.upstream)
 	if err != nil {
-		return fmt.Errorf("build: %s: %w", in.s.Upstream.Name, err)
+		return fmt.Errorf("engine build: %s: %w", in.s.Upstream.Name, err)
 	}
 	if got != want {
 		return &HeadError{Repo: in.s.Upstream.Name, What: "after upstream's patch series", Want: want, Got: got,
@@ -431,7 +431,7 @@ func (in *installer) patch(ctx context.Context) error {
 	in.rec.Head = in.finalHead()
 	in.st.Patch = in.patchKey()
 	if err := in.saveState(); err != nil {
-		return fmt.Errorf("build: state: %w", err)
+		return fmt.Errorf("engine build: state: %w", err)
 	}
 	in.step("patch", "done", "HEAD "+in.rec.Head)
 	return nil
@@ -463,13 +463,13 @@ func (in *installer) build(ctx context.Context) (map[string]string, error) {
 	}
 	in.st.Build, in.st.Binaries = "", nil
 	if err := in.saveState(); err != nil {
-		return nil, fmt.Errorf("build: state: %w", err)
+		return nil, fmt.Errorf("engine build: state: %w", err)
 	}
 	if err := os.RemoveAll(out); err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	in.step("build", "start", strings.Join(in.s.Build.Command, " "))
 	if err := in.runCommand(ctx, "build", in.s.Build.Command, out); err != nil {
@@ -485,7 +485,7 @@ func (in *installer) build(ctx context.Context) (map[string]string, error) {
 		}
 		sum, err := fileSHA256(p)
 		if err != nil {
-			return nil, fmt.Errorf("build: %w", err)
+			return nil, fmt.Errorf("engine build: %w", err)
 		}
 		bins[b] = sum
 	}
@@ -498,7 +498,7 @@ func (in *installer) build(ctx context.Context) (map[string]string, error) {
 	}
 	in.st.Build, in.st.Binaries = in.buildKey(), bins
 	if err := in.saveState(); err != nil {
-		return nil, fmt.Errorf("build: state: %w", err)
+		return nil, fmt.Errorf("engine build: state: %w", err)
 	}
 	in.step("build", "done", fmt.Sprintf("%d binaries", len(bins)))
 	return bins, nil
@@ -557,7 +557,7 @@ func (in *installer) install(bins map[string]string) (*Record, error) {
 	in.step("install", "start", Dir(in.o.Root, in.s.Variant))
 	dir := Dir(in.o.Root, in.s.Variant)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	in.rec.Binaries = nil
 	for _, b := range in.s.Build.Binaries {
@@ -580,12 +580,12 @@ func (in *installer) install(bins map[string]string) (*Record, error) {
 func copyVerified(src, dst, want string) (int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return 0, fmt.Errorf("build: %w", err)
+		return 0, fmt.Errorf("engine build: %w", err)
 	}
 	defer in.Close()
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
-		return 0, fmt.Errorf("build: %w", err)
+		return 0, fmt.Errorf("engine build: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	h := sha256.New()
@@ -600,13 +600,13 @@ func copyVerified(src, dst, want string) (int64, error) {
 		err = cerr
 	}
 	if err != nil {
-		return 0, fmt.Errorf("build: %s: %w", dst, err)
+		return 0, fmt.Errorf("engine build: %s: %w", dst, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		return 0, &FileError{What: "built binary", Path: src, Want: want, Got: got, Fix: "it changed after the build; run the install again"}
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return 0, fmt.Errorf("build: %w", err)
+		return 0, fmt.Errorf("engine build: %w", err)
 	}
 	d, err := os.Open(filepath.Dir(dst))
 	if err == nil {

@@ -196,6 +196,8 @@ func TestInstallRefuses(t *testing.T) {
 	}{
 		{"wrong commit", func(s *pins.Sources, _ *build.Options) { s.Recipe.Commit = strings.Repeat("ab", 20) },
 			new(*build.CommitError), []string{"commit " + strings.Repeat("ab", 20) + " is not in", "point --source at a mirror"}},
+		{"unreachable source", func(_ *pins.Sources, o *build.Options) { o.Source = "http://127.0.0.1:1/git" },
+			new(*build.CommitError), []string{"could not fetch commit " + fx.Good + " from http://127.0.0.1:1/git/drama-tensorfold.git", "check the network"}},
 		{"changed pinned file", func(s *pins.Sources, _ *build.Options) {
 			for i := range s.Recipe.Files {
 				if s.Recipe.Files[i].Path == "NOTICE" {

@@ -87,19 +87,19 @@ func ReadRecord(dir string) (*Record, error) {
 	p := filepath.Join(dir, RecordName)
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("build: engine record: %w", err)
+		return nil, fmt.Errorf("engine build: engine record: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var r Record
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("build: %s: %w: %v: run drama engine install again", p, ErrMismatch, err)
+		return nil, fmt.Errorf("engine build: %s: %w: %v: run drama engine install again", p, ErrMismatch, err)
 	}
 	if r.Format != RecordFormat {
-		return nil, fmt.Errorf("build: %s: %w: format: want %q, got %q", p, ErrMismatch, RecordFormat, r.Format)
+		return nil, fmt.Errorf("engine build: %s: %w: format: want %q, got %q", p, ErrMismatch, RecordFormat, r.Format)
 	}
 	if len(r.Binaries) == 0 {
-		return nil, fmt.Errorf("build: %s: %w: no binaries recorded: run drama engine install again", p, ErrMismatch)
+		return nil, fmt.Errorf("engine build: %s: %w: no binaries recorded: run drama engine install again", p, ErrMismatch)
 	}
 	return &r, nil
 }
@@ -111,14 +111,14 @@ func writeRecord(dir string, r *Record) error {
 		return err
 	}
 	if err := pins.WriteFileAtomic(filepath.Join(dir, RecordName), append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("build: engine record: %w", err)
+		return fmt.Errorf("engine build: engine record: %w", err)
 	}
 	var sums strings.Builder
 	for _, b := range r.Binaries {
 		fmt.Fprintf(&sums, "%s  %s\n", b.SHA256, b.Name)
 	}
 	if err := pins.WriteFileAtomic(filepath.Join(dir, SumsName), []byte(sums.String()), 0o644); err != nil {
-		return fmt.Errorf("build: engine record: %w", err)
+		return fmt.Errorf("engine build: engine record: %w", err)
 	}
 	return nil
 }
@@ -158,7 +158,7 @@ func Check(dir string, r *Record) ([]BinaryState, error) {
 		case errors.Is(err, os.ErrNotExist):
 			s.State, s.Detail = StateMissing, "no such file"
 		case err != nil:
-			return nil, fmt.Errorf("build: %w", err)
+			return nil, fmt.Errorf("engine build: %w", err)
 		case got != b.SHA256:
 			s.State, s.Got, s.Detail = StateChanged, got, "sha256: want "+b.SHA256+", got "+got
 		default:
@@ -181,7 +181,7 @@ func readSums(p string) (map[string]string, error) {
 		return map[string]string{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	m := map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {

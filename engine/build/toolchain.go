@@ -31,9 +31,9 @@ type ToolchainError struct {
 // Error implements error.
 func (e *ToolchainError) Error() string {
 	if e.Got == "" {
-		return fmt.Sprintf("build: %s: not found at %s: %s", e.Tool, e.Path, e.Fix)
+		return fmt.Sprintf("engine build: %s: not found at %s: %s", e.Tool, e.Path, e.Fix)
 	}
-	return fmt.Sprintf("build: %s at %s: want version %s, got %s: %s", e.Tool, e.Path, e.Want, e.Got, e.Fix)
+	return fmt.Sprintf("engine build: %s at %s: want version %s, got %s: %s", e.Tool, e.Path, e.Want, e.Got, e.Fix)
 }
 
 // MetalError is a macOS host without a usable Metal compiler. Install
@@ -43,7 +43,7 @@ type MetalError struct{ Detail string }
 
 // Error implements error.
 func (e *MetalError) Error() string {
-	return "build: no usable Metal compiler (" + e.Detail + "): install Xcode and its Metal toolchain (xcodebuild -downloadComponent MetalToolchain); " +
+	return "engine build: no usable Metal compiler (" + e.Detail + "): install Xcode and its Metal toolchain (xcodebuild -downloadComponent MetalToolchain); " +
 		"when xcode-select names the Command Line Tools, set DEVELOPER_DIR=/Applications/Xcode.app/Contents/Developer; then run the install again"
 }
 
