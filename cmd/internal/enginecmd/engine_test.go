@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
@@ -256,5 +257,38 @@ func TestHelpExamplesWork(t *testing.T) {
 	rec, err := build.ReadRecord(build.Dir(root, "full"))
 	if err != nil || rec.Head != fx.OperatorHead {
 		t.Errorf("the patch example's record: %+v %v", rec, err)
+	}
+}
+
+func TestEngineInstallSaysALongStepIsStillRunning(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	fx := buildtest.New(t)
+	pause := filepath.Join(t.TempDir(), "paused")
+	t.Setenv(buildtest.PauseEnv, pause)
+	old := enginecmd.Heartbeat
+	enginecmd.Heartbeat = 10 * time.Millisecond
+	defer func() { enginecmd.Heartbeat = old }()
+	root := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(pause); err == nil {
+				time.Sleep(200 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	ios, _, _, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	code := cli.Run(ctx, f, []string{"engine", "install", "--root", root, "--sources", buildtest.WriteSources(t, fx.Sources(t, fx.Good)),
+		"--source", fx.Mirror, "--zig", fx.Zig, "--nvcc", fx.NVCC})
+	if code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want 130\n%s", code, errOut)
+	}
+	if want := "engine full: build: still running ("; !strings.Contains(errOut.String(), want) ||
+		!strings.Contains(errOut.String(), "log "+filepath.Join(build.WorkDir(root, "full"), "build.log")) {
+		t.Errorf("no %q line naming the log:\n%s", want, errOut)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,7 +53,8 @@ Build the variant's native engine on this host and record it:
   5. build, then install each binary with its sha256 in
      <root>/engine/<variant>/engine.json and engine.sha256.
 
-Each step prints a line on standard error; the build's output goes to
+Each step prints a line on standard error as it starts and ends, and one
+every 30 s while it runs; the build's output goes to
 <root>/engine/build/<variant>/build.log, and its tail is shown when a step
 fails. An interrupted install resumes: finished steps are kept, any other
 step starts again, and a binary is recorded only once its build finished.
@@ -151,21 +153,11 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 	}
 	defer unlock()
 	start := time.Now()
-	started := map[string]time.Time{}
+	hb := newHeartbeat(f, s.Variant, filepath.Join(build.WorkDir(root, s.Variant), "build.log"), Heartbeat)
+	defer hb.stop()
 	o := build.Options{Root: root, Sources: s, Source: opts.Source,
 		Zig: firstNonEmpty(opts.Zig, f.Getenv("ZIG")), NVCC: firstNonEmpty(opts.NVCC, f.Getenv("NVCC")),
-		Patches: patches, Head: opts.Head, Env: os.Environ(),
-		Step: func(e build.StepEvent) {
-			switch e.Status {
-			case "start":
-				started[e.Step] = time.Now()
-				f.Infof("engine %s: %s ...", s.Variant, e.Step)
-			case "done":
-				f.Infof("engine %s: %s: %s (%s)", s.Variant, e.Step, e.Detail, time.Since(started[e.Step]).Round(time.Millisecond))
-			default:
-				f.Infof("engine %s: %s: %s: %s", s.Variant, e.Step, e.Status, e.Detail)
-			}
-		}}
+		Patches: patches, Head: opts.Head, Env: os.Environ(), Step: hb.event}
 	rec, err := build.Install(ctx, o)
 	if err != nil {
 		return installError(err)
@@ -197,4 +189,66 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// Heartbeat is how often a step that is still running says so.
+var Heartbeat = 30 * time.Second
+
+// heartbeat prints a line as each step starts and ends, and one every
+// interval while a step runs, naming the log.
+type heartbeat struct {
+	f        *cmdutil.Factory
+	variant  string
+	log      string
+	interval time.Duration
+	mu       sync.Mutex
+	step     string
+	since    time.Time
+	quit     chan struct{}
+	done     chan struct{}
+}
+
+func newHeartbeat(f *cmdutil.Factory, variant, log string, interval time.Duration) *heartbeat {
+	h := &heartbeat{f: f, variant: variant, log: log, interval: interval, quit: make(chan struct{}), done: make(chan struct{})}
+	go h.loop()
+	return h
+}
+
+func (h *heartbeat) event(e build.StepEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch e.Status {
+	case "start":
+		h.step, h.since = e.Step, time.Now()
+		h.f.Infof("engine %s: %s ...", h.variant, e.Step)
+	case "done":
+		h.f.Infof("engine %s: %s: %s (%s)", h.variant, e.Step, e.Detail, time.Since(h.since).Round(time.Millisecond))
+		h.step = ""
+	default:
+		h.f.Infof("engine %s: %s: %s: %s", h.variant, e.Step, e.Status, e.Detail)
+		h.step = ""
+	}
+}
+
+func (h *heartbeat) loop() {
+	defer close(h.done)
+	t := time.NewTicker(h.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case <-t.C:
+			h.mu.Lock()
+			if h.step != "" {
+				h.f.Infof("engine %s: %s: still running (%s; log %s)", h.variant, h.step, time.Since(h.since).Round(time.Second), h.log)
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
+func (h *heartbeat) stop() {
+	close(h.quit)
+	<-h.done
 }
