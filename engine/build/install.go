@@ -568,6 +568,9 @@ func (in *installer) install(bins map[string]string) (*Record, error) {
 		in.rec.Binaries = append(in.rec.Binaries, BinaryRecord{Name: b, Size: size, SHA256: bins[b]})
 	}
 	in.rec.InstalledAt = in.o.Now().UTC().Format(time.RFC3339)
+	if err := writeLock(dir, in.s, in.rec.Files); err != nil {
+		return nil, err
+	}
 	if err := writeRecord(dir, &in.rec); err != nil {
 		return nil, err
 	}

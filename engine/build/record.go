@@ -23,6 +23,10 @@ const RecordFormat = "drama-engine/1"
 const (
 	RecordName = "engine.json"
 	SumsName   = "engine.sha256"
+	// LockName is the sources pins with every pinned file's digest, as the
+	// install found them at the pinned commit. Later installs of the same
+	// commits are held to them (see Complete).
+	LockName = "sources.lock.json"
 )
 
 // ErrMismatch is wrapped by every error that is a verification mismatch:
@@ -204,4 +208,51 @@ func fileSHA256(p string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Complete fills the empty digests of s from the lock beside an earlier
+// install in dir, when that lock pins the same commits and patched HEAD. It
+// returns the lock's path when it was used, "" when there is none or it is
+// for other commits. A lock that cannot be read is an error.
+func Complete(s *pins.Sources, dir string) (string, error) {
+	p := filepath.Join(dir, LockName)
+	lock, err := pins.ReadSourcesFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("engine build: %w: remove it to take the digests from the checkout again", err)
+	}
+	if lock.Recipe.Commit != s.Recipe.Commit || lock.Upstream.Commit != s.Upstream.Commit || lock.PatchedHead != s.PatchedHead {
+		return "", nil
+	}
+	fill := func(files []pins.SourceFile, from []pins.SourceFile) {
+		for i := range files {
+			for _, l := range from {
+				if files[i].SHA256 == "" && l.Path == files[i].Path {
+					files[i].SHA256 = l.SHA256
+				}
+			}
+		}
+	}
+	fill(s.Recipe.Files, lock.Recipe.Files)
+	fill(s.Upstream.Files, lock.Upstream.Files)
+	return p, nil
+}
+
+// writeLock writes the sources pins with the digests the install found.
+func writeLock(dir string, s *pins.Sources, files []FileRecord) error {
+	l := *s
+	l.Recipe.Files = nil
+	for _, f := range files {
+		l.Recipe.Files = append(l.Recipe.Files, pins.SourceFile{Path: f.Path, SHA256: f.SHA256})
+	}
+	data, err := l.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := pins.WriteFileAtomic(filepath.Join(dir, LockName), data, 0o644); err != nil {
+		return fmt.Errorf("engine build: %w", err)
+	}
+	return nil
 }

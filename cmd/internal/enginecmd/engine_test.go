@@ -116,6 +116,27 @@ func TestEngineInstallServeShowVerify(t *testing.T) {
 	if _, err := serveCheck(t, root, "full"); err != nil {
 		t.Errorf("serve's check after the reinstall: %v", err)
 	}
+
+	// The digests completed by the first install are held to from then on.
+	lockPath := filepath.Join(build.Dir(root, "full"), build.LockName)
+	lock, err := pins.ReadSourcesFile(lockPath)
+	if err != nil || !lock.Locked() || len(lock.Recipe.Files) != 8 {
+		t.Fatalf("sources lock: %+v %v", lock, err)
+	}
+	if !strings.Contains(errOut, "digests the pins leave empty are taken from "+lockPath) {
+		t.Errorf("reinstall does not say it used the lock:\n%s", errOut)
+	}
+	for i, f := range lock.Recipe.Files {
+		if f.Path == "LICENSE" {
+			lock.Recipe.Files[i].SHA256 = strings.Repeat("0", 64)
+		}
+	}
+	data, _ := lock.Marshal()
+	os.WriteFile(lockPath, data, 0o644)
+	code, _, errOut = install(t, fx, fx.Sources(t, fx.Good), root)
+	if code != cmdutil.ExitMismatch || !strings.Contains(errOut, "LICENSE: sha256: want "+strings.Repeat("0", 64)) {
+		t.Errorf("install against a lock that disagrees with the checkout: exit %d\n%s", code, errOut)
+	}
 }
 
 func TestEngineInstallRefusals(t *testing.T) {

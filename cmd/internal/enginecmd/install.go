@@ -46,7 +46,8 @@ Build the variant's native engine on this host and record it:
      GitHub or from --source, and check each HEAD;
   3. check drama-tensorfold's pinned files by sha256 (digests the pins do
      not give are completed from the checkout at the pinned commit and
-     recorded) and upstream's patch series against its SHA256SUMS;
+     recorded in sources.lock.json, which later installs are held to) and
+     upstream's patch series against its SHA256SUMS;
   4. apply upstream's series with the recipe's script and check the
      patched HEAD; apply your own patches (--patch FILE=SHA256, in order)
      and check the HEAD they give (--head);
@@ -145,6 +146,13 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 	root, err := f.Root()
 	if err != nil {
 		return err
+	}
+	lock, err := build.Complete(s, build.Dir(root, s.Variant))
+	if err != nil {
+		return cmdutil.MismatchError(err)
+	}
+	if lock != "" {
+		f.Infof("engine %s: pinned file digests the pins leave empty are taken from %s", s.Variant, lock)
 	}
 	patches, _ := parsePatches(opts.Patches)
 	unlock, err := hub.Lock(ctx, filepath.Join(root, pins.StateDirName, "engine-"+s.Variant+".lock"), opts.LockWait)
