@@ -412,3 +412,35 @@ func TestCheckFindsChangedAndMissingBinaries(t *testing.T) {
 		t.Errorf("missing binary: %+v, %v", st, err)
 	}
 }
+
+func TestReadRecordRefusesMalformedRecords(t *testing.T) {
+	good := `{"format":"drama-engine/1","variant":"full","engine":"cuda","installed_at":"","recipe":{"name":"r","url":"u","commit":"c"},` +
+		`"upstream":{"name":"u","url":"u","commit":"c"},"patched_head":"","patches":[PATCHES],"head":"","files":[],` +
+		`"toolchain":{"zig":"","zig_version":""},"binaries":[BINS],"log":""}`
+	sum := strings.Repeat("ab", 32)
+	cases := map[string]struct{ patches, bins, want string }{
+		"ok":             {"", `{"name":"tensorfold-native","size":1,"sha256":"` + sum + `"}`, ""},
+		"no binaries":    {"", "", "no binaries recorded"},
+		"path as a name": {"", `{"name":"../../bin/sh","size":1,"sha256":"` + sum + `"}`, `binaries[0]: want a plain file name`},
+		"short sha256":   {"", `{"name":"tensorfold-native","size":1,"sha256":"abc"}`, `binaries[0]: want a plain file name and a 64-hex sha256`},
+		"patch sha256": {`{"file":"p.patch","sha256":"x"}`, `{"name":"tensorfold-native","size":1,"sha256":"` + sum + `"}`,
+			`patches[0].sha256: want 64 hex digits, got "x"`},
+		"unknown field": {"", `{"name":"tensorfold-native","size":1,"sha256":"` + sum + `","extra":1}`, `unknown field "extra"`},
+		"not json":      {"", `nonsense`, "invalid character"},
+	}
+	for name, c := range cases {
+		dir := t.TempDir()
+		data := strings.NewReplacer("PATCHES", c.patches, "BINS", c.bins).Replace(good)
+		os.WriteFile(filepath.Join(dir, build.RecordName), []byte(data), 0o644)
+		_, err := build.ReadRecord(dir)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, build.ErrMismatch) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, build.RecordName)) {
+			t.Errorf("%s: %v, want a mismatch naming the file and %q", name, err, c.want)
+		}
+	}
+}

@@ -105,6 +105,17 @@ func ReadRecord(dir string) (*Record, error) {
 	if len(r.Binaries) == 0 {
 		return nil, fmt.Errorf("engine build: %s: %w: no binaries recorded: run drama engine install again", p, ErrMismatch)
 	}
+	for i, b := range r.Binaries {
+		if b.Name == "" || filepath.Base(b.Name) != b.Name || b.Name == ".." || !hex64.MatchString(b.SHA256) {
+			return nil, fmt.Errorf("engine build: %s: %w: binaries[%d]: want a plain file name and a 64-hex sha256, got %q %q: run drama engine install again",
+				p, ErrMismatch, i, b.Name, b.SHA256)
+		}
+	}
+	for i, pr := range r.Patches {
+		if !hex64.MatchString(pr.SHA256) {
+			return nil, fmt.Errorf("engine build: %s: %w: patches[%d].sha256: want 64 hex digits, got %q: run drama engine install again", p, ErrMismatch, i, pr.SHA256)
+		}
+	}
 	return &r, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/drama-tts/drama/engine/build/buildtest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 func drama(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
@@ -311,5 +313,19 @@ func TestEngineInstallSaysALongStepIsStillRunning(t *testing.T) {
 	if want := "engine full: build: still running ("; !strings.Contains(errOut.String(), want) ||
 		!strings.Contains(errOut.String(), "log "+filepath.Join(build.WorkDir(root, "full"), "build.log")) {
 		t.Errorf("no %q line naming the log:\n%s", want, errOut)
+	}
+}
+
+func TestEngineInstallWaitsForAnotherInstallThenSaysWhoHoldsIt(t *testing.T) {
+	fx := buildtest.New(t)
+	root := t.TempDir()
+	unlock, err := hub.Lock(context.Background(), filepath.Join(root, pins.StateDirName, "engine-full.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	code, _, errOut := install(t, fx, fx.Sources(t, fx.Good), root, "--lock-wait", "200ms")
+	if code != 1 || !strings.Contains(errOut, "is held by pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }
