@@ -490,8 +490,11 @@ func (in *installer) build(ctx context.Context) (map[string]string, error) {
 		bins[b] = sum
 	}
 	// The checkouts are left as the pins describe them.
-	if d, err := in.g.dirty(ctx, in.recipe, false); err != nil || d != "" {
-		return nil, &BuildError{Step: "build", Log: in.logPath, Tail: d, Err: fmt.Errorf("it changed tracked files of %s", in.s.Recipe.Name)}
+	for _, c := range []struct{ name, dir string }{{in.s.Recipe.Name, in.recipe}, {in.s.Upstream.Name, in.upstream}} {
+		if d, err := in.g.dirty(ctx, c.dir, false); err != nil || d != "" {
+			return nil, &BuildError{Step: "build", Log: in.logPath, Tail: "  " + strings.ReplaceAll(d, "\n", "\n  "),
+				Err: fmt.Errorf("it changed tracked files of the %s checkout, which must be left clean", c.name)}
+		}
 	}
 	if got, err := in.g.head(ctx, in.upstream); err != nil || got != in.finalHead() {
 		return nil, &HeadError{Repo: in.s.Upstream.Name, What: "after the build", Want: in.finalHead(), Got: got, Fix: "the build moved the engine checkout; run the install again"}

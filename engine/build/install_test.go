@@ -219,6 +219,8 @@ func TestInstallRefuses(t *testing.T) {
 		}, new(*build.FileError), []string{"patch " + fx.OperatorPatch + ": sha256: want " + strings.Repeat("1", 64)}},
 		{"failing build", func(s *pins.Sources, _ *build.Options) { *s = *fx.Sources(t, fx.Broken) },
 			new(*build.BuildError), []string{"build failed: exit status 1", "build.log, ending:", `identifier "__fused_mma" is undefined`, "1 error detected"}},
+		{"build that dirties the engine checkout", func(s *pins.Sources, _ *build.Options) { *s = *fx.Sources(t, fx.Dirty) },
+			new(*build.BuildError), []string{"it changed tracked files of the TensorFold checkout", "M src/engine.txt"}},
 		{"missing zig", func(_ *pins.Sources, o *build.Options) { o.Zig = "/nonexistent/zig" },
 			new(*build.ToolchainError), []string{"zig: not found at /nonexistent/zig", "--zig /opt/zig-0.17.0/zig"}},
 		{"wrong zig", func(_ *pins.Sources, o *build.Options) { o.Zig = wrongZig },

@@ -36,7 +36,9 @@ type Fixture struct {
 	// Commits of the recipe: Good builds; Broken's build fails;
 	// Tampered changes a patch without changing SHA256SUMS.
 	Good, Broken, Tampered string
-	Base, PatchedHead      string // the engine repository before and after the series
+	// Dirty's build changes a tracked file of the engine checkout.
+	Dirty             string
+	Base, PatchedHead string // the engine repository before and after the series
 	// OperatorPatch is a patch on top of the series, its sha256, and the
 	// HEAD it gives when applied with drama's fixed committer.
 	OperatorPatch, OperatorSHA256, OperatorHead string
@@ -167,6 +169,11 @@ func New(t testing.TB) *Fixture {
 	data, _ := os.ReadFile(filepath.Join(rc, first))
 	write(t, rc, first, strings.Replace(string(data), "fused kernels", "fused kernelz", 1))
 	fx.Tampered = commit(t, rc, "fixture", "recipe: a patch changed behind its sum", "2024-02-03T00:00:00Z")
+	git(t, rc, "fixture", "checkout", "-q", "-b", "dirty", fx.Good)
+	write(t, rc, "scripts/build-engine.sh", strings.Replace(buildScript, `  head=$(git -C "$tf" rev-parse HEAD)`,
+		`  head=$(git -C "$tf" rev-parse HEAD)
+  echo "generated" >> "$tf/src/engine.txt"`, 1))
+	fx.Dirty = commit(t, rc, "fixture", "recipe: a build that writes into the engine's sources", "2024-02-04T00:00:00Z")
 	git(t, rc, "fixture", "checkout", "-q", "main")
 	return fx
 }
