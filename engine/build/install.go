@@ -562,6 +562,12 @@ func (in *installer) install(bins map[string]string) (*Record, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine build: %w", err)
 	}
+	// Temporary files of an install killed while copying.
+	if left, err := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); err == nil {
+		for _, p := range left {
+			_ = os.Remove(p)
+		}
+	}
 	in.rec.Binaries = nil
 	for _, b := range in.s.Build.Binaries {
 		size, err := copyVerified(filepath.Join(in.outDir(), b), filepath.Join(dir, b), bins[b])

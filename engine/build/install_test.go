@@ -133,7 +133,10 @@ func TestInstallBuildsRecordsAndLeavesCheckoutsClean(t *testing.T) {
 		}
 	}
 
-	// A second run finds every step done and installs the same binary.
+	// A second run finds every step done and installs the same binary;
+	// a temporary file left by an install killed while copying goes.
+	leftover := filepath.Join(dir, ".tensorfold-native.tmp-123")
+	os.WriteFile(leftover, []byte("half"), 0o644)
 	*steps = nil
 	if _, err := build.Install(context.Background(), o); err != nil {
 		t.Fatal(err)
@@ -145,6 +148,9 @@ func TestInstallBuildsRecordsAndLeavesCheckoutsClean(t *testing.T) {
 	}
 	if buildtest.SHA256(t, bin) != sum {
 		t.Error("second run changed the binary")
+	}
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("leftover temporary file kept: %v", err)
 	}
 }
 
