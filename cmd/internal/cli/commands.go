@@ -7,6 +7,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/doctorcmd"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
+	"github.com/drama-tts/drama/cmd/internal/enginecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/listcmd"
 	"github.com/drama-tts/drama/cmd/internal/mirrorcmd"
@@ -42,4 +43,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(statuscmd.NewCmd(f, nil))
 	root.AddCommand(configcmd.NewCmd(f))
 	root.AddCommand(doctorcmd.NewCmd(f, nil))
+	root.AddCommand(enginecmd.NewCmd(f))
 }

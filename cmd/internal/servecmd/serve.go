@@ -219,7 +219,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
-	sum, err := cmdutil.EngineRecord(root)
+	sum, err := cmdutil.EngineRecordFor(root, bin)
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
