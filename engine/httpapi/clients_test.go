@@ -309,3 +309,60 @@ func TestEngineFailureHidesLogTail(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// TestBuiltinVoiceAndAliases checks the model's own voice under its served
+// name, names mapped to served voices, and the advice for an OpenAI voice
+// name that is not mapped.
+func TestBuiltinVoiceAndAliases(t *testing.T) {
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
+		c.BuiltinVoice = "default"
+		c.VoiceAliases = map[string]string{"alloy": "alice", "echo": "default", "nova": "ghost"}
+	})
+	speak := func(voice string) rawExchange {
+		v := ""
+		if voice != "" {
+			v = `,"voice":"` + voice + `"`
+		}
+		return rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech", `{"input":"Which voice is this?","response_format":"pcm","stream":false`+v+`}`, nil)
+	}
+	none, alice := speak(""), speak("alice")
+	for voice, want := range map[string][]byte{"default": none.Body, "echo": none.Body, "alloy": alice.Body} {
+		if r := speak(voice); r.Status != 200 || !bytes.Equal(r.Body, want) || bytes.Equal(none.Body, alice.Body) {
+			t.Fatalf("voice %q: status %d, %d bytes: want the audio of the voice it names", voice, r.Status, len(r.Body))
+		}
+	}
+	list := rawDo(t, ts.URL, "HTTP/1.1", "GET", "/v1/voices", "", nil)
+	var vs struct{ Data []VoiceInfo }
+	json.Unmarshal(list.Body, &vs)
+	got := map[string]VoiceInfo{}
+	for _, v := range vs.Data {
+		got[v.ID] = v
+	}
+	if got["default"].Origin != "builtin" || got["alloy"].Origin != "alias" || got["alloy"].AliasOf != "alice" || got["alice"].Origin != "engine" {
+		t.Fatalf("GET /v1/voices: %s", list.Body)
+	}
+	for voice, says := range map[string][]string{
+		"shimmer": {`"shimmer"`, "--voice-alias shimmer=", "repeat"},
+		"nova":    {`"nova"`, `"ghost"`, "--voice-alias nova=ghost"},
+		"nobody":  {`"nobody"`, "GET /v1/voices"},
+	} {
+		r := speak(voice)
+		var e struct {
+			Error struct{ Message, Param string }
+		}
+		json.Unmarshal(r.Body, &e)
+		if r.Status != 400 || e.Error.Param != "voice" {
+			t.Fatalf("voice %q: %d %s", voice, r.Status, r.Body)
+		}
+		for _, s := range says {
+			if !strings.Contains(e.Error.Message, s) {
+				t.Errorf("voice %q: message %q does not say %q", voice, e.Error.Message, s)
+			}
+		}
+	}
+
+	off, _, _, _ := startFake(t, nil) // no built-in voice configured
+	if r := rawDo(t, off.URL, "HTTP/1.1", "POST", "/v1/audio/speech", `{"input":"a","voice":"default"}`, nil); r.Status != 400 {
+		t.Fatalf("built-in voice turned off: %d", r.Status)
+	}
+}

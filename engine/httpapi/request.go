@@ -115,8 +115,12 @@ func checkVoice(r *speechRequest, out *speech, s *Server) *apiError {
 			id = obj.ID
 		}
 	}
-	if id != "" && !s.knownVoice(id) {
-		return badRequest("voice", "unknown voice %q: GET /v1/voices lists the voices served", id)
+	if id != "" {
+		v, e := s.resolveVoice(id)
+		if e != nil {
+			return e
+		}
+		id = v
 	}
 	out.Voice = id
 	return nil

@@ -56,6 +56,13 @@ type Config struct {
 	// Voices lists the cloned voices of the root and handles cloning; may
 	// be nil (only the engine's voices then).
 	Voices VoiceStore
+	// BuiltinVoice is the name the model's built-in voice is served under:
+	// the engine's voice when a request names none (its --default-voice,
+	// else the model's own). Empty serves it under no name.
+	BuiltinVoice string
+	// VoiceAliases maps names a client may send (OpenAI's "alloy", say) to
+	// voices served here (an engine voice, a clone or the built-in voice).
+	VoiceAliases map[string]string
 	// VoiceOptions are the transcript rules for references.
 	VoiceOptions *voices.Options
 	// Prompt counts a request's prompt tokens and refuses one longer than

@@ -2,6 +2,7 @@
 package servecmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/voices"
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
@@ -46,6 +48,14 @@ type Options struct {
 	ReadyTimeout time.Duration
 	Grace        time.Duration
 	MaxPrompt    int // prompt tokens allowed; 0: from the checkpoint's config.json
+	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
+	// it under no name.
+	BuiltinVoice   string
+	NoBuiltinVoice bool
+	// VoiceAliases are NAME=VOICE mappings (--voice-alias), parsed into
+	// aliases by validate.
+	VoiceAliases []string
+	aliases      map[string]string
 	// Listening, if set, is called with the bound address once serving
 	// (tests).
 	Listening func(addr string)
@@ -68,11 +78,22 @@ synthesis slot (--max-queue, --queue-timeout). drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
 
+Voices: the engine's voices (--voices), the clones in <root>/voices, and the
+model's built-in voice (the engine's voice when a request names none) under
+the name "default" (--builtin-voice, --no-builtin-voice). OpenAI's voice
+names (alloy, echo, ...) and any other name are served once mapped to one of
+these: --voice-alias alloy=default, repeated for each name.
+
+The default request (no "stream" field, as OpenAI's SDKs send it) is
+streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
+one exactly sized reply.
+
 SIGINT or SIGTERM stops accepting, ends open streams, stops the engine and
 exits with status 0 once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
+$ drama serve --voice-alias alloy=default --voice-alias nova=narrator
 $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +123,9 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
 	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
+	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
+	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
@@ -132,6 +156,48 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
 	case o.MaxPrompt < 0:
 		return cmdutil.FlagErrorf("--max-prompt-tokens must be 0 or more")
+	}
+	return o.parseVoiceNames()
+}
+
+// builtinVoice is the built-in voice's served name, "" for none.
+func (o *Options) builtinVoice() string {
+	if o.NoBuiltinVoice {
+		return ""
+	}
+	return o.BuiltinVoice
+}
+
+// parseVoiceNames checks --builtin-voice and every --voice-alias.
+func (o *Options) parseVoiceNames() error {
+	builtin := o.builtinVoice()
+	if builtin != "" {
+		if err := voices.CheckID(builtin); err != nil {
+			return cmdutil.FlagErrorf("--builtin-voice %s: %v (or --no-builtin-voice to serve it under no name)", builtin, err)
+		}
+	}
+	o.aliases = map[string]string{}
+	for _, a := range o.VoiceAliases {
+		name, target, ok := strings.Cut(a, "=")
+		switch {
+		case !ok || name == "" || target == "":
+			return cmdutil.FlagErrorf("--voice-alias %s: want NAME=VOICE, e.g. --voice-alias alloy=%s", a, cmp.Or(builtin, "narrator"))
+		case len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+			return cmdutil.FlagErrorf("--voice-alias %s: a name is 1 to 64 characters without spaces or control characters", a)
+		case o.aliases[name] != "":
+			return cmdutil.FlagErrorf("--voice-alias %s given twice (also =%s): give each name once", name, o.aliases[name])
+		case name == builtin:
+			return cmdutil.FlagErrorf("--voice-alias %s: %s is the built-in voice's name; pick another name or --builtin-voice", a, name)
+		}
+		if err := voices.CheckID(target); err != nil {
+			return cmdutil.FlagErrorf("--voice-alias %s: %v", a, err)
+		}
+		o.aliases[name] = target
+	}
+	for name, target := range o.aliases {
+		if _, ok := o.aliases[target]; ok {
+			return cmdutil.FlagErrorf("--voice-alias %s=%s: %s is itself an alias; map %s to the voice %s stands for (%s)", name, target, target, name, target, o.aliases[target])
+		}
 	}
 	return nil
 }
@@ -284,6 +350,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
 		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
+		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{
