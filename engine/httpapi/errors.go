@@ -62,7 +62,7 @@ func fromEngine(err error) *apiError {
 		e.Detail = err
 		return e
 	}
-	e := unavailable("engine_failed", 5*time.Second, "the engine failed and is being restarted: retry shortly")
+	e := unavailable("engine_failed", 5*time.Second, "the engine failed during this request; drama serve checks it and restarts it if needed: retry shortly")
 	e.Detail = err
 	return e
 }
