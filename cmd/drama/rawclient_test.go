@@ -66,7 +66,9 @@ func TestServeRawClients(t *testing.T) {
 			waitReady()
 			r := rawSpeech(t, s.url, "HTTP/1.0", []byte(`{"input":"`+long+marker+long+`"`+extra+`}`))
 			id := r.header.Get("X-Request-Id")
-			var e struct{ Error struct{ Message, Code string } }
+			var e struct {
+				Error struct{ Message, Code string }
+			}
 			if r.status != 503 || json.Unmarshal(r.body, &e) != nil || e.Error.Code != "engine_failed" {
 				t.Fatalf("HTTP/1.0 %s%s: status %d, %.200q: want 503 engine_failed", marker, extra, r.status, r.body)
 			}
