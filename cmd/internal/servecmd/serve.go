@@ -70,7 +70,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Long: strings.TrimSpace(`
 Launch the engine plugin for this OS (cuda on Linux, metal on macOS), start
 the native engine with the variant's flags, and serve the speech API once it
-is ready: POST /v1/audio/speech, GET /v1/models, GET|POST /v1/voices,
+is ready: POST /v1/audio/speech, GET /v1/models[/{id}], GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
 Requests are queued first in, first out in front of the engine's single
@@ -93,8 +93,8 @@ exits with status 0 once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
-$ drama serve --voice-alias alloy=default --voice-alias nova=narrator
-$ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
+$ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
+$ curl -s localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
