@@ -237,9 +237,13 @@ var ffmpegArgs = map[string][]string{
 }
 
 // produceEncoded pipes the PCM through ffmpeg (run directly, no shell),
-// which writes each packet as soon as it is encoded.
+// which writes each packet as soon as it is encoded (-flush_packets 1): the
+// first bytes leave after about 0.2 s of audio.
 func (s *Server) produceEncoded(dst sink, ctx context.Context, format string, stream engine.AudioStream, obs *observer) error {
-	args := append([]string{"-hide_banner", "-loglevel", "error", "-f", "s16le", "-ar", fmt.Sprint(engine.SampleRate), "-ac", "1", "-i", "pipe:0"}, ffmpegArgs[format]...)
+	// No probing of the input (its format is given): ffmpeg would otherwise
+	// read seconds of audio before it encodes the first packet.
+	args := append([]string{"-hide_banner", "-loglevel", "error", "-probesize", "32", "-analyzeduration", "0",
+		"-f", "s16le", "-ar", fmt.Sprint(engine.SampleRate), "-ac", "1", "-i", "pipe:0"}, ffmpegArgs[format]...)
 	cmd := exec.CommandContext(ctx, s.cfg.FFmpeg, append(args, "-flush_packets", "1", "pipe:1")...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

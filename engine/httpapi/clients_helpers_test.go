@@ -24,6 +24,9 @@ type gatedEngine struct {
 	mu       sync.Mutex
 	gate     chan struct{}
 	streamed bool // the last request asked the engine to stream
+	// holdAt is the call of Next that waits for the gate (default 2: the
+	// one after the first chunk).
+	holdAt int
 }
 
 // arm returns a fresh gate for the next synthesis.
@@ -49,18 +52,19 @@ func (g *gatedEngine) Synthesize(ctx context.Context, req engine.SynthesisReques
 	gate := g.gate
 	g.streamed = req.Stream
 	g.mu.Unlock()
-	return &gatedStream{AudioStream: st, gate: gate, ctx: ctx}, nil
+	return &gatedStream{AudioStream: st, gate: gate, ctx: ctx, holdAt: max(g.holdAt, 2)}, nil
 }
 
 type gatedStream struct {
 	engine.AudioStream
-	gate  chan struct{}
-	ctx   context.Context
-	calls int
+	gate   chan struct{}
+	ctx    context.Context
+	calls  int
+	holdAt int
 }
 
 func (s *gatedStream) Next() ([]byte, error) {
-	if s.calls++; s.calls == 2 && s.gate != nil {
+	if s.calls++; s.calls == s.holdAt && s.gate != nil {
 		select {
 		case <-s.gate:
 		case <-s.ctx.Done():

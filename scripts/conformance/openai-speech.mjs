@@ -108,6 +108,13 @@ async function checks() {
   check(whole.subarray(44).equals(pcm) && wholeRes.headers.get("x-finish-reason") === "stop", "stream false: other audio or no finish reason");
   ok('speech.create "stream": false', "Content-Length " + whole.length + ", exact WAV sizes");
 
+  // an encoded format (drama serve encodes with ffmpeg when it is on the PATH)
+  const mp3Res = await speak({ input: "Hello from the SDK.", response_format: "mp3" });
+  const mp3 = Buffer.from(await mp3Res.arrayBuffer());
+  check(mp3Res.headers.get("content-type") === "audio/mpeg", "mp3: content-type " + mp3Res.headers.get("content-type"));
+  check(mp3.subarray(0, 3).toString() === "ID3" || (mp3[0] === 0xff && (mp3[1] & 0xe0) === 0xe0), "mp3: not an MP3 stream");
+  ok("speech.create mp3", mp3.length + " bytes");
+
   // SSE
   const sseRes = await speak({ input: "Hello from the SDK.", response_format: "pcm", stream_format: "sse" });
   let audio = [];
