@@ -40,8 +40,12 @@ func TestRealFFmpegFormats(t *testing.T) {
 	})
 	input := strings.Repeat("A paragraph long enough for several seconds of audio. ", 4)
 	magic := map[string]func([]byte) bool{
-		"mp3":  func(b []byte) bool { return bytes.HasPrefix(b, []byte("ID3")) || len(b) > 1 && b[0] == 0xFF && b[1]&0xE0 == 0xE0 },
-		"opus": func(b []byte) bool { return bytes.HasPrefix(b, []byte("OggS")) && bytes.Contains(b, []byte("OpusHead")) },
+		"mp3": func(b []byte) bool {
+			return bytes.HasPrefix(b, []byte("ID3")) || len(b) > 1 && b[0] == 0xFF && b[1]&0xE0 == 0xE0
+		},
+		"opus": func(b []byte) bool {
+			return bytes.HasPrefix(b, []byte("OggS")) && bytes.Contains(b, []byte("OpusHead"))
+		},
 		"flac": func(b []byte) bool { return bytes.HasPrefix(b, []byte("fLaC")) },
 		"aac":  func(b []byte) bool { return len(b) > 1 && b[0] == 0xFF && b[1]&0xF6 == 0xF0 },
 	}
