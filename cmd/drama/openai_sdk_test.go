@@ -15,11 +15,12 @@ import (
 // TestOpenAISDKConformance runs OpenAI's own Node SDK (npm openai, pinned in
 // scripts/package.json) against drama serve on the stand-in, paced at a
 // quarter of real time: models.list and retrieve; speech as wav, pcm, whole
-// and SSE; the default request streamed; an unknown voice; a synthesis that
+// and SSE; the default request streamed; the built-in voice of a fresh
+// install and a --voice-alias; an unknown voice; a synthesis that
 // fails midway, which every read must report; 8 requests at once.
 func TestOpenAISDKConformance(t *testing.T) {
 	node := realclient.Node(t, "openai")
-	s := startServeEnv(t, []string{"TENSORFOLD_STANDIN_RTF=0.25"}, "--max-queue", "16")
+	s := startServeEnv(t, []string{"TENSORFOLD_STANDIN_RTF=0.25"}, "--max-queue", "16", "--voice-alias", "nova=default")
 	res := node.Run(context.Background(), 3*time.Minute, nil, "scripts/conformance/openai-speech.mjs", s.url+"/v1", "drama-3-full")
 	t.Log("\n" + strings.TrimSpace(res.Stdout))
 	if res.Err != nil {

@@ -135,6 +135,15 @@ async function checks() {
   check(t.first < 0.25 * t.total, `default request: first byte at ${t.first.toFixed(1)} ms of ${t.total.toFixed(1)} ms: want it before 25 %`);
   ok("default request streamed", `first byte ${t.first.toFixed(1)} ms, last ${t.total.toFixed(1)} ms (${((100 * t.first) / t.total).toFixed(1)} %)`);
 
+  // the built-in voice on a fresh install, and a name the operator mapped
+  // (the test starts drama serve with --voice-alias nova=default)
+  const voices = await (await fetch(baseURL + "/voices")).json();
+  const byId = Object.fromEntries(voices.data.map((v) => [v.id, v]));
+  check(byId.default?.origin === "builtin" && byId.nova?.alias_of === "default", "GET /v1/voices: " + JSON.stringify(voices.data));
+  const nova = Buffer.from(await (await speak({ input: "Hello from the SDK.", response_format: "pcm", voice: "nova" })).arrayBuffer());
+  check(nova.equals(pcm), "voice nova (mapped to default): other audio than the built-in voice");
+  ok("built-in voice and --voice-alias", "default is " + byId.default.origin + ", nova speaks as " + byId.nova.alias_of);
+
   // unknown voice
   try {
     await client.audio.speech.create({ model, voice: "alloy", input: "Hi." });
