@@ -89,9 +89,6 @@ func (s *Server) allVoices(ctx context.Context) ([]VoiceInfo, error) {
 	return out, nil
 }
 
-// knownVoice reports whether id is served.
-func (s *Server) knownVoice(id string) bool { return s.voiceOrigin(id) != "" }
-
 // voiceOrigin returns "engine", "clone" or "" for an unknown voice, caching
 // the list for a second.
 func (s *Server) voiceOrigin(id string) string {
