@@ -38,7 +38,17 @@ type speechRequest struct {
 		Text    string  `json:"text"`
 		VQCodes [][]int `json:"vq_codes"`
 	} `json:"references"`
-	MaxFrames json.Number `json:"max_frames"`
+	MaxFrames rawJSON `json:"max_frames"`
+}
+
+// rawJSON keeps a member's JSON text as sent, for a check of its own (a
+// json.Number would accept "12" in quotes and lose how large it was).
+type rawJSON string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = rawJSON(b)
+	return nil
 }
 
 // speech is a checked request, ready for the engine.
@@ -62,7 +72,6 @@ func parseSpeech(body []byte, s *Server) (*speech, *apiError) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	dec.UseNumber()
 	var r speechRequest
 	if err := dec.Decode(&r); err != nil {
 		var te *json.UnmarshalTypeError
@@ -204,8 +213,11 @@ func checkReferences(r *speechRequest, out *speech, s *Server) *apiError {
 }
 
 func checkMaxFrames(r *speechRequest, out *speech, s *Server) *apiError {
-	if r.MaxFrames == "" {
+	if r.MaxFrames == "" || r.MaxFrames == "null" {
 		return nil
+	}
+	if c := r.MaxFrames[0]; c != '-' && (c < '0' || c > '9') {
+		return badRequest("max_frames", "max_frames must be a JSON number of frames, got %s", r.MaxFrames)
 	}
 	n, err := strconv.ParseInt(string(r.MaxFrames), 10, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
@@ -216,10 +228,10 @@ func checkMaxFrames(r *speechRequest, out *speech, s *Server) *apiError {
 		limit = math.MaxInt32 // what the engine protocol carries
 	}
 	switch {
+	case n < 0 || strings.HasPrefix(string(r.MaxFrames), "-"):
+		return badRequest("max_frames", "max_frames %s must be 0 (the engine's limit) or more", r.MaxFrames)
 	case err != nil || n > limit:
 		return badRequest("max_frames", "max_frames %s is over this engine's limit of %d frames", r.MaxFrames, limit)
-	case n < 0:
-		return badRequest("max_frames", "max_frames %s must be 0 (the engine's limit) or more", r.MaxFrames)
 	}
 	out.MaxFrames = int(n)
 	return nil
