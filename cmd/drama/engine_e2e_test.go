@@ -52,7 +52,7 @@ func TestEngineInstallThenServe(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(filepath.Join(bin, "drama"), "serve", "--root", root, "--plugin-dir", bin, "--addr", addr, "--admission", "off", "--grace", "3s")
 	cmd.Env = env
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

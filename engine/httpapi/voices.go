@@ -15,7 +15,8 @@ import (
 type VoiceInfo struct {
 	ID         string  `json:"id"`
 	Name       string  `json:"name"`
-	Origin     string  `json:"origin"` // "engine" or "clone"
+	Origin     string  `json:"origin"` // "engine", "clone", "builtin" or "alias"
+	AliasOf    string  `json:"alias_of,omitempty"`
 	Source     string  `json:"source,omitempty"`
 	References int     `json:"references"`
 	Frames     int     `json:"frames"`
@@ -90,12 +91,10 @@ func (s *Server) allVoices(ctx context.Context) ([]VoiceInfo, error) {
 		}
 		out = append(out, clones...)
 	}
+	out = append(out, s.namedVoices(out)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
-
-// knownVoice reports whether id is served.
-func (s *Server) knownVoice(id string) bool { return s.voiceOrigin(id) != "" }
 
 // voiceOrigin returns "engine", "clone" or "" for an unknown voice, caching
 // the list for a second.
