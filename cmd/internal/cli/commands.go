@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/drama-tts/drama/cmd/internal/benchcmd"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
@@ -10,6 +11,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
+	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
@@ -32,4 +34,6 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
 	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
+	root.AddCommand(benchcmd.NewCmd(f, nil))
+	root.AddCommand(qualifycmd.NewCmd(f, nil))
 }
