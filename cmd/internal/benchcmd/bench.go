@@ -62,8 +62,8 @@ The built-in corpus (` + bench.DefaultCorpusName + `, 24 texts) or --corpus FILE
 line, # starts a comment. Writes report.json and report.html (plots, readable
 offline) into --out, and prints the warm figures.`),
 		Example: strings.TrimSpace(`
-$ drama bench
-$ drama bench --server http://127.0.0.1:8793 --voice narrator --voice kid --out bench-a
+$ drama bench --out bench-a
+$ drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b
 $ drama bench --start --passes 1 -- --engine-bin bin/tensorfold-standin --admission off
 $ drama bench compare bench-a/report.json bench-b/report.json`),
 		RunE: func(cmd *cobra.Command, args []string) error {

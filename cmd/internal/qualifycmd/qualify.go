@@ -80,7 +80,7 @@ The report of the bench step is written to --out.`),
 		Example: strings.TrimSpace(`
 $ drama qualify --variant nvfp4 --accept-native-numerics
 $ drama qualify --check --variant nvfp4
-$ drama qualify --engine-bin bin/tensorfold-standin --plugin-dir bin --passes 1 -- --admission off`),
+$ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if d := cmd.ArgsLenAtDash(); d < 0 && len(args) > 0 || d > 0 {
 				return cmdutil.FlagErrorf("unexpected argument %q: arguments of drama serve go after --", args[0])
