@@ -74,12 +74,18 @@ func TestQualify(t *testing.T) {
 		t.Fatal("a marker was written without --accept-native-numerics")
 	}
 
-	code, out = drama(t, "0.02", append(append(args, "--accept-native-numerics"), serve...)...)
+	voices := t.TempDir()
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "voices", "testdata", "cuda.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
+	code, out = drama(t, "0.02", append(append(args, "--accept-native-numerics"), append(serve, "--voices", voices)...)...)
 	if code != 0 || !strings.Contains(out, "full is qualified on this host") {
 		t.Fatalf("qualify: exit %d\n%s", code, out)
 	}
 	for _, step := range []string{"pinned files", "engine binary", "cold load", "sentence warm, byte-identical", "sentence streamed, same samples",
-		"300-character paragraph", "unknown voice refused", "stopped", "first audio", "rtf whole", "rtf streamed", "memory"} {
+		"300-character paragraph", "voice fixture", "unknown voice refused", "stopped", "first audio", "rtf whole", "rtf streamed", "memory"} {
 		if !strings.Contains(out, "\t"+step) {
 			t.Errorf("no step %q in\n%s", step, out)
 		}
@@ -115,9 +121,16 @@ func TestBenchStartsServe(t *testing.T) {
 	bin := binaries(t)
 	root, corpus := qualifyRoot(t)
 	out := t.TempDir()
+	voices := t.TempDir()
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "voices", "testdata", "cuda.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
 	code, msg := drama(t, "0.05", "bench", "--root", root, "--start", "--corpus", corpus, "--warmup", "0", "--passes", "1", "--out", out,
-		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s")
-	if code != 0 || !strings.Contains(msg, "streamed\tall\tfirst_audio_s") {
+		"--voice", "", "--voice", "fixture",
+		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s", "--voices", voices)
+	if code != 0 || !strings.Contains(msg, "streamed\tall\tfirst_audio_s") || !strings.Contains(msg, "streamed\tvoice fixture\trtf") {
 		t.Fatalf("drama bench --start: exit %d\n%s", code, msg)
 	}
 	var rep struct {
