@@ -80,12 +80,12 @@ func TestQualify(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
-	code, out = drama(t, "0.02", append(append(args, "--accept-native-numerics"), append(serve, "--voices", voices)...)...)
+	code, out = drama(t, "0.02", append(append(args, "--accept-native-numerics", "--references", filepath.Join(voices, "fixture.json")), append(serve, "--voices", voices)...)...)
 	if code != 0 || !strings.Contains(out, "full is qualified on this host") {
 		t.Fatalf("qualify: exit %d\n%s", code, out)
 	}
 	for _, step := range []string{"pinned files", "engine binary", "cold load", "sentence warm, byte-identical", "sentence streamed, same samples",
-		"300-character paragraph", "voice fixture", "unknown voice refused", "stopped", "first audio", "rtf whole", "rtf streamed", "memory"} {
+		"300-character paragraph", "voice fixture", "inline references (2 from fixture.json)", "unknown voice refused", "stopped", "first audio", "rtf whole", "rtf streamed", "memory"} {
 		if !strings.Contains(out, "\t"+step) {
 			t.Errorf("no step %q in\n%s", step, out)
 		}

@@ -28,6 +28,17 @@ type E2EConfig struct {
 	// Voices are the voices to speak once each; nil: every voice GET
 	// /v1/voices lists.
 	Voices []string
+	// References, when not empty, are sent inline with the sentence
+	// (a voice file's references); ReferencesFrom names their file.
+	References     []Reference
+	ReferencesFrom string
+}
+
+// Reference is one inline reference of a request: a clip's transcript and
+// its codes, codebook-major (10 rows of frames).
+type Reference struct {
+	Text    string  `json:"text"`
+	VQCodes [][]int `json:"vq_codes"`
 }
 
 // E2E runs the end-to-end steps against a freshly started, ready drama
@@ -83,6 +94,14 @@ func E2E(ctx context.Context, cfg E2EConfig) ([]Result, error) {
 			return out, err
 		}
 		out = append(out, validStep("voice "+v, r))
+	}
+
+	if len(cfg.References) > 0 {
+		r, err := c.SpeakJSON(ctx, map[string]any{"input": Sentence, "references": cfg.References, "response_format": "wav", "stream": false}, bench.Whole)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, validStep(fmt.Sprintf("inline references (%d from %s)", len(cfg.References), cfg.ReferencesFrom), r))
 	}
 
 	unknown := "no-such-voice-qualify"

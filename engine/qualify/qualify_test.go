@@ -157,6 +157,19 @@ func TestE2E(t *testing.T) {
 		t.Fatalf("stand-in: %v %+v", err, res)
 	}
 
+	refs := []Reference{{Text: "Hello there.", VQCodes: [][]int{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}, {13, 14}, {15, 16}, {17, 18}, {19, 20}}}}
+	res, err = E2E(context.Background(), E2EConfig{Client: &bench.Client{URL: good.URL}, Voices: []string{}, References: refs, ReferencesFrom: "x.json"})
+	if err != nil || !AllPass(res) || len(res) != 6 || res[4].Name != "inline references (1 from x.json)" {
+		t.Fatalf("with references: %v %+v", err, res)
+	}
+	metal, _ := standin.NewServer(standin.Options{Metal: true})
+	refusing := httptest.NewServer(metal)
+	defer refusing.Close()
+	res, err = E2E(context.Background(), E2EConfig{Client: &bench.Client{URL: refusing.URL}, Voices: []string{}, References: refs, ReferencesFrom: "x.json"})
+	if err != nil || res[4].Pass || !strings.Contains(res[4].Detail, "status 400") {
+		t.Fatalf("references refused: %v %+v", err, res)
+	}
+
 	bad := httptest.NewServer(&flaky{h: s})
 	defer bad.Close()
 	res, err = E2E(context.Background(), E2EConfig{Client: &bench.Client{URL: bad.URL}, Voices: []string{}})

@@ -18,6 +18,7 @@ import (
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/qualify"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/voices"
 )
 
 // Options are the inputs of `drama qualify`.
@@ -38,6 +39,7 @@ type Options struct {
 	MemoryGiB      float64 // booked memory; 0: the pins' estimate x qualify.BookedFactor
 	MemTolerance   float64 // GiB MemAvailable may stay below its baseline after the stop
 	UpstreamCommit string
+	References     string // a voice file whose references the e2e step sends inline
 	Out            string
 	ReadyTimeout   time.Duration
 	Drama          string // the drama binary to start drama serve with; "" this one (tests)
@@ -58,8 +60,10 @@ is given:
           the engine binary against its record <root>/engine/engine.sha256
   e2e     drama serve started cold; a sentence whole, again warm
           (byte-identical) and streamed (the same samples); a 300-character
-          paragraph whole and streamed (equal); each served voice; an
-          unknown voice refused with 400; after the stop, no process left
+          paragraph whole and streamed (equal); each served voice; with
+          --references FILE, the sentence with that voice file's references
+          inline; an unknown voice refused with 400; after the stop, no
+          process left
           and MemAvailable back within --mem-tolerance-gib of its level
           before the load
   bench   drama bench's schedule on the same server, with gates: every
@@ -118,6 +122,7 @@ $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --adm
 	fl.Float64Var(&opts.GateRTF, "gate-rtf", qualify.DefaultRTF, "warm real-time factor p50 under this, whole and streamed")
 	fl.Float64Var(&opts.MemoryGiB, "memory-gib", 0, "memory booked for the variant (0: 1.4 x the pins' memory_gib)")
 	fl.Float64Var(&opts.MemTolerance, "mem-tolerance-gib", float64(qualify.DefaultMemoryTolerance)/(1<<30), "how far MemAvailable may stay below its level before the load once drama serve stopped")
+	fl.StringVar(&opts.References, "references", "", "a voice file whose references an e2e step sends inline with a request (CUDA)")
 	fl.StringVar(&opts.UpstreamCommit, "upstream-commit", "", "the engine checkout's commit the binary was built from, recorded in the marker")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory for the bench report (default <root>/.drama/qualify-<variant>)")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 15*time.Minute, "deadline for drama serve to become ready")
@@ -322,6 +327,17 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if err != nil {
 		return err
 	}
+	e2e := qualify.E2EConfig{}
+	if opts.References != "" {
+		v, err := voices.ReadFile(opts.References, nil)
+		if err != nil {
+			return fmt.Errorf("--references: %w", err)
+		}
+		for _, r := range v.References {
+			e2e.References = append(e2e.References, qualify.Reference{Text: r.Text, VQCodes: r.Codes})
+		}
+		e2e.ReferencesFrom = filepath.Base(opts.References)
+	}
 	dir := opts.Out
 	if dir == "" {
 		dir = filepath.Join(root, pins.StateDirName, "qualify-"+p.Variant)
@@ -352,7 +368,8 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	for _, pid := range bench.ProcessTree(served.PID) {
 		pids[pid] = true
 	}
-	steps, err := qualify.E2E(ctx, qualify.E2EConfig{Client: client})
+	e2e.Client = client
+	steps, err := qualify.E2E(ctx, e2e)
 	add("e2e", steps...)
 	if err != nil {
 		add("e2e", qualify.Result{Name: "server", Detail: err.Error() + "\n" + served.Tail()})
