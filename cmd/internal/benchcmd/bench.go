@@ -165,7 +165,7 @@ func run(ctx context.Context, opts *Options) error {
 		url, pid := ResolveServer(f, opts.Server)
 		cfg.Client, cfg.ServerPID = &bench.Client{URL: url}, pid
 	}
-	bar := progressFor(f, &cfg)
+	bar := ProgressFor(f, &cfg)
 	rep, err := bench.Run(ctx, cfg)
 	bar.Finish()
 	if err != nil {
@@ -190,8 +190,9 @@ func run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// progressFor sets cfg.Progress to count requests on a progress display.
-func progressFor(f *cmdutil.Factory, cfg *bench.Config) cmdutil.Progress {
+// ProgressFor sets cfg.Progress to count requests on a progress display
+// and warn of each reply that is not valid audio; the caller finishes it.
+func ProgressFor(f *cmdutil.Factory, cfg *bench.Config) cmdutil.Progress {
 	voices := max(1, len(cfg.Voices))
 	warm := max(cfg.Warmup, 0)
 	if cfg.Warmup == 0 {

@@ -382,7 +382,10 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 		if warm == 0 {
 			warm = -1
 		}
-		rep, err = bench.Run(ctx, bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, ServerPID: served.PID, Baseline: &base})
+		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, ServerPID: served.PID, Baseline: &base}
+		bar := benchcmd.ProgressFor(f, &cfg)
+		rep, err = bench.Run(ctx, cfg)
+		bar.Finish()
 		if err != nil {
 			add("bench", qualify.Result{Name: "run", Detail: err.Error() + "\n" + served.Tail()})
 		}
