@@ -144,9 +144,12 @@ type step struct {
 
 // Outcome is what `drama qualify --json` prints.
 type Outcome struct {
-	Variant   string          `json:"variant"`
+	Variant string `json:"variant"`
+	// Passed says every check passed; Qualified that the marker was
+	// written too (or, with --check, that it holds).
+	Passed    bool            `json:"passed"`
 	Qualified bool            `json:"qualified"`
-	Steps     []step          `json:"steps"`
+	Steps     []step          `json:"steps,omitempty"`
 	Marker    string          `json:"marker,omitempty"` // its path, when written
 	Report    string          `json:"report,omitempty"`
 	Status    *qualify.Status `json:"status,omitempty"` // with --check
@@ -204,8 +207,8 @@ func run(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	out.Qualified = allPass(out.Steps)
-	if out.Qualified && opts.Accept {
+	out.Passed = allPass(out.Steps)
+	if out.Passed && opts.Accept {
 		m := &qualify.Marker{Qualified: true, Variant: p.Variant, Host: want.Host, GPU: bench.GPUName(), PinsSHA256: want.PinsSHA256,
 			NativeSHA256: want.NativeSHA256, UpstreamCommit: opts.UpstreamCommit, CheckpointRevision: p.Revision,
 			Numerics:    qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now().UTC()},
@@ -213,13 +216,13 @@ func run(ctx context.Context, opts *Options) error {
 		if err := qualify.Write(root, m); err != nil {
 			return err
 		}
-		out.Marker = qualify.Path(root, p.Variant)
+		out.Marker, out.Qualified = qualify.Path(root, p.Variant), true
 	}
 	if err := printOutcome(f, out); err != nil {
 		return err
 	}
 	switch {
-	case !out.Qualified:
+	case !out.Passed:
 		return fmt.Errorf("%s is not qualified on this host: %d of %d checks failed (see above)", p.Variant, failed(out.Steps), len(out.Steps))
 	case !opts.Accept:
 		return fmt.Errorf("every check passed, but no marker was written: the native engine is not bit-exact with the reference implementation; run again with --accept-native-numerics to accept its output for this host")
@@ -250,7 +253,7 @@ func failed(steps []step) int {
 func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
 	st := qualify.Check(root, want)
 	if f.Global.JSON {
-		if err := cmdutil.WriteJSON(f.IO.Out, &Outcome{Variant: want.Variant, Qualified: st.OK(), Status: &st}); err != nil {
+		if err := cmdutil.WriteJSON(f.IO.Out, &Outcome{Variant: want.Variant, Passed: st.OK(), Qualified: st.OK(), Status: &st}); err != nil {
 			return err
 		}
 	} else {
