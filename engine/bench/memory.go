@@ -19,7 +19,7 @@ const SampleInterval = 500 * time.Millisecond
 // MemSample is one reading of memory, in bytes; a figure the host does not
 // offer is -1.
 type MemSample struct {
-	T float64 `json:"t_s"` // seconds since the run began
+	T float64 `json:"t_s"` // seconds since sampling began
 	// AvailableDrop is MemAvailable's drop from the baseline.
 	AvailableDrop int64 `json:"mem_available_drop"`
 	// CgroupPeak is memory.peak (else memory.current) of the server's
@@ -112,15 +112,26 @@ func (s *Sampler) loop(ctx context.Context) {
 	}
 }
 
+// Follow makes the sampler follow pid and its descendants from now on
+// (a server started after sampling began, so that its load is seen).
+func (s *Sampler) Follow(pid int) {
+	s.mu.Lock()
+	s.pid = pid
+	s.mu.Unlock()
+}
+
 func (s *Sampler) sample() {
+	s.mu.Lock()
+	pid := s.pid
+	s.mu.Unlock()
 	m := MemSample{T: time.Since(s.start).Seconds(), AvailableDrop: -1, CgroupPeak: -1, GPUUsed: GPUUsed(), RSS: -1}
 	if avail := MemAvailable(); avail >= 0 && s.base.MemAvailable >= 0 {
 		m.AvailableDrop = max(0, s.base.MemAvailable-avail) // memory freed since counts as no drop
 	}
 	var tree []int
-	if s.pid > 0 {
-		m.CgroupPeak = CgroupPeak(s.pid)
-		tree = ProcessTree(s.pid)
+	if pid > 0 {
+		m.CgroupPeak = CgroupPeak(pid)
+		tree = ProcessTree(pid)
 		if len(tree) > 0 {
 			m.RSS = 0
 			for _, p := range tree {

@@ -33,9 +33,13 @@ type Config struct {
 	// ServerPID is the server's process, whose tree the memory sampler
 	// follows; 0 when unknown.
 	ServerPID int
-	// Baseline is the memory before the load (see ReadBaseline); the zero
-	// value means: read it when the run starts.
+	// Baseline is the memory before the load (see ReadBaseline); nil
+	// means: read it when the run starts.
 	Baseline *Baseline
+	// Sampler, if set, is a sampler the caller started (before starting
+	// the server, to see its load); Run stops it at the end and ignores
+	// ServerPID and Baseline. Nil: Run samples while it runs.
+	Sampler *Sampler
 	// Progress, if set, is called after each request.
 	Progress func(done, total int, r *Request)
 }
@@ -60,13 +64,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		voices = []string{""}
 	}
 	start := time.Now()
-	base := ReadBaseline(false)
-	if cfg.Baseline != nil {
-		base = *cfg.Baseline
-	}
 	rep := &Report{Format: Format, Started: start.UTC(), Server: cfg.Client.URL, Model: cfg.Client.Model(ctx), Host: ThisHost(),
 		Corpus: *cfg.Corpus, Voices: voices, Schedule: Schedule{Warmup: warmup, Passes: passes, Modes: []string{Whole, Streamed}}}
-	sampler := StartSampler(base, cfg.ServerPID, start)
+	sampler := cfg.Sampler
+	if sampler == nil {
+		base := ReadBaseline(false)
+		if cfg.Baseline != nil {
+			base = *cfg.Baseline
+		}
+		sampler = StartSampler(base, cfg.ServerPID, start)
+	}
 	total := 1 + 2*(warmup+passes)*len(voices)*len(cfg.Corpus.Texts)
 	done := 0
 	speak := func(pass string, index int, t Text, voice, mode string) error {

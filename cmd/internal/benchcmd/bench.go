@@ -151,16 +151,17 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	var served *Served
 	if opts.Start {
-		base := bench.ReadBaseline(true)
-		cfg.Baseline = &base
+		// Sampling starts before drama serve does, so the load is seen.
+		sampler := bench.StartSampler(bench.ReadBaseline(true), 0, time.Now())
 		f.Infof("starting drama serve for the run")
-		served, err = StartServe(ctx, f, ServeOptions{Drama: opts.Drama, Args: opts.ServeArgs, ReadyTimeout: opts.ReadyTimeout})
+		served, err = StartServe(ctx, f, ServeOptions{Drama: opts.Drama, Args: opts.ServeArgs, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 		if err != nil {
+			sampler.Stop()
 			return cmdutil.EngineError(err)
 		}
 		defer served.Stop()
 		f.Infof("drama serve ready at %s after %.2f s", served.URL, served.Ready.Seconds())
-		cfg.Client, cfg.ServerPID = &bench.Client{URL: served.URL}, served.PID
+		cfg.Client, cfg.ServerPID, cfg.Sampler = &bench.Client{URL: served.URL}, served.PID, sampler
 	} else {
 		url, pid := ResolveServer(f, opts.Server)
 		cfg.Client, cfg.ServerPID = &bench.Client{URL: url}, pid

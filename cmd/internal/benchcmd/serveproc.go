@@ -28,6 +28,8 @@ type ServeOptions struct {
 	// Grace is how long the server may take to stop after SIGTERM before
 	// it is killed.
 	Grace time.Duration
+	// Started, if set, is called with the server's pid as soon as it runs.
+	Started func(pid int)
 }
 
 // Served is a drama serve started for a run.
@@ -75,6 +77,9 @@ func StartServe(ctx context.Context, f *cmdutil.Factory, opts ServeOptions) (*Se
 		return nil, fmt.Errorf("start drama serve: %w", err)
 	}
 	s.PID = cmd.Process.Pid
+	if opts.Started != nil {
+		opts.Started(s.PID)
+	}
 	go func() { s.done <- cmd.Wait() }()
 	timeout := opts.ReadyTimeout
 	if timeout <= 0 {

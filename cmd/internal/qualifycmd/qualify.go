@@ -359,8 +359,11 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 
 	f.Infof("qualify %s: e2e (cold start of drama serve)", p.Variant)
 	base := bench.ReadBaseline(true)
-	served, err := benchcmd.StartServe(ctx, f, benchcmd.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout})
+	// Memory is sampled from before the load to the end of the bench.
+	sampler := bench.StartSampler(base, 0, time.Now())
+	served, err := benchcmd.StartServe(ctx, f, benchcmd.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 	if err != nil {
+		sampler.Stop()
 		add("e2e", qualify.Result{Name: "cold load", Detail: err.Error()})
 		return nil
 	}
@@ -379,13 +382,15 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	}
 
 	var rep *bench.Report
-	if err == nil {
+	if err != nil {
+		sampler.Stop()
+	} else {
 		f.Infof("qualify %s: bench (%d texts, %d warm-up and %d warm passes)", p.Variant, len(corpus.Texts), opts.Warmup, opts.Passes)
 		warm := opts.Warmup
 		if warm == 0 {
 			warm = -1
 		}
-		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, ServerPID: served.PID, Baseline: &base}
+		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
 		bar := benchcmd.ProgressFor(f, &cfg)
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
