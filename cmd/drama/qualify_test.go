@@ -59,7 +59,7 @@ func TestQualify(t *testing.T) {
 	serve := []string{"--", "--admission", "off", "--grace", "3s"}
 
 	code, out := drama(t, "0.02", append(append(args, "--accept-native-numerics", "--gate-rtf", "0.01"), serve...)...)
-	if code != 1 || !strings.Contains(out, "warm whole RTF p50 0.0") || !strings.Contains(out, "is not under 0.010") {
+	if code != 1 || !strings.Contains(out, "warm whole RTF p50 0.") || !strings.Contains(out, "is not under 0.010") {
 		t.Fatalf("gate 0.01: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(marker); err == nil {
