@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // qualifyRoot makes a root whose full variant is two small files with
@@ -155,4 +159,58 @@ func TestBenchStartsServe(t *testing.T) {
 	if left := processesRunning(t, bin); len(left) > 0 {
 		t.Fatalf("processes left after drama bench: %q", left)
 	}
+}
+
+func TestBenchInterruptedStopsItsServe(t *testing.T) {
+	bin := binaries(t)
+	root, _ := qualifyRoot(t)
+	cmd := exec.Command(filepath.Join(bin, "drama"), "bench", "--root", root, "--start", "--out", t.TempDir(),
+		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s")
+	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms", "TENSORFOLD_STANDIN_RTF=0.5")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "drama serve ready at") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("drama serve not ready:\n%s", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if running := processesRunning(t, bin); len(running) < 4 {
+		t.Fatalf("want drama bench, drama serve, its plugin and the stand-in, found %q", running)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v) after SIGINT\n%s", code, err, stderr)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for left := processesRunning(t, bin); len(left) > 0; left = processesRunning(t, bin) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after an interrupted bench: %q", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

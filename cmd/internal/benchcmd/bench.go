@@ -169,7 +169,12 @@ func run(ctx context.Context, opts *Options) error {
 	bar := ProgressFor(f, &cfg)
 	rep, err := bench.Run(ctx, cfg)
 	bar.Finish()
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err() // interrupted: drama serve, if started here, is stopped on the way out
+	case err != nil && served != nil:
+		return cmdutil.EngineError(fmt.Errorf("%w\n%s", err, served.Tail()))
+	case err != nil:
 		return fmt.Errorf("%w (is drama serve running at %s? start one with `drama serve`, or pass --start)", err, cfg.Client.URL)
 	}
 	if served != nil {
