@@ -69,6 +69,10 @@ const (
 	EventWorkers  EventKind = "workers"  // the number of active streams changed
 	EventSplit    EventKind = "split"    // an idle stream took half of a straggler's range
 	EventDone     EventKind = "done"     // the fetch ended
+	// EventCheck: a blob in the cache that drama's record does not vouch
+	// for is being hashed before use; with Error, it failed and is
+	// downloaded again.
+	EventCheck EventKind = "check"
 )
 
 // Event is one step of a fetch, for progress displays and NDJSON logs.

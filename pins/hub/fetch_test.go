@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -534,5 +535,89 @@ func TestSharedBlobReplacesTruncatedOne(t *testing.T) {
 	checkCache(t, f.Cache, "org/nvfp4", commitB, filesB)
 	if res.Files[0].How != HowShared || fx.srv.Stats().BytesServed != before {
 		t.Errorf("want codec.pth shared without a download, got %s and %d bytes served", res.Files[0].How, fx.srv.Stats().BytesServed-before)
+	}
+}
+
+// TestSameContentTwoPaths: two pinned paths with the same bytes share one
+// blob; it is downloaded once and both paths link to it, with no wait on
+// the fetch's own blob lock.
+func TestSameContentTwoPaths(t *testing.T) {
+	fx := newFixture(t)
+	same := content(11, 200<<10)
+	files := map[string][]byte{"a/weights.safetensors": same, "b/weights.safetensors": same, "config.json": []byte("{}"), "copy.json": []byte("{}")}
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if got, want := fx.srv.Stats().BytesServed, int64(len(same)+2); got != want {
+		t.Errorf("bytes served: want each blob once (%d), got %d", want, got)
+	}
+	// A second run finds everything.
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+}
+
+// TestCorruptBlobOfRightSizeIsFetchedAgain: a blob of the right size that
+// drama's record does not vouch for is hashed before use; one that does not
+// match is downloaded again, whether another tool left it or it changed
+// after drama verified it.
+func TestCorruptBlobOfRightSizeIsFetchedAgain(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	var big, small pins.File
+	for _, p := range pf {
+		if p.Path == "model-00001.safetensors" {
+			big = p
+		}
+		if p.Path == "config.json" {
+			small = p
+		}
+	}
+	corrupt := func(p pins.File) {
+		b := append([]byte(nil), files[p.Path]...)
+		b[len(b)/2] ^= 0xff
+		path := f.Cache.BlobPath(repoA, BlobName(p))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another tool left a corrupt blob of the right size.
+	corrupt(big)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	served := fx.srv.Stats().BytesServed
+	var total int64
+	for _, b := range files {
+		total += int64(len(b))
+	}
+	if served != total {
+		t.Errorf("want the corrupt blob downloaded again (%d bytes in all), got %d", total, served)
+	}
+	// A blob drama verified, changed since (same size).
+	corrupt(small)
+	corrupt(big)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if got, want := fx.srv.Stats().BytesServed-served, big.Size+small.Size; got != want {
+		t.Errorf("second run: want both changed blobs downloaded again (%d bytes), got %d", want, got)
+	}
+	// Unchanged since drama verified it: nothing is read or asked.
+	before := fx.srv.Stats()
+	n := fx.count(EventCheck)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	if fx.srv.Stats().DataRequests != before.DataRequests || fx.count(EventCheck) != n {
+		t.Errorf("third run: want no request and no hash, got %d requests and %d checks", fx.srv.Stats().DataRequests-before.DataRequests, fx.count(EventCheck)-n)
 	}
 }
