@@ -37,10 +37,17 @@ func HubCacheDir(getenv func(string) string) string {
 	return filepath.Join(HFHome(getenv), "hub")
 }
 
-// CacheFromEnv returns the cache huggingface_hub would use: HubCacheDir,
-// with hard links instead of symlinks when HF_HUB_DISABLE_SYMLINKS is set.
-func CacheFromEnv(getenv func(string) string) Cache {
-	return Cache{Dir: HubCacheDir(getenv), NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}
+// CacheFromEnv returns the cache huggingface_hub would use: HubCacheDir
+// made absolute (a relative HF_HUB_CACHE is taken from the working
+// directory, as huggingface_hub does, and the paths handed out stay right
+// from anywhere), with hard links instead of symlinks when
+// HF_HUB_DISABLE_SYMLINKS is set.
+func CacheFromEnv(getenv func(string) string) (Cache, error) {
+	dir, err := filepath.Abs(HubCacheDir(getenv))
+	if err != nil {
+		return Cache{}, fmt.Errorf("hub cache %s: %w", HubCacheDir(getenv), err)
+	}
+	return Cache{Dir: dir, NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}, nil
 }
 
 // Cache is a Hugging Face hub cache directory:

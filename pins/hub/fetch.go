@@ -70,6 +70,10 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 			return nil, fmt.Errorf("fetch: %s: the pin has no digest: run drama pins lock first", pf.Path)
 		}
 	}
+	// The paths in the result must name the files from anywhere.
+	if dir, err := filepath.Abs(f.Cache.Dir); err == nil {
+		f.Cache.Dir = dir
+	}
 	unlock, err := Lock(ctx, f.Cache.lockPath(repo, "drama-fetch.lock"), orDefault(f.LockWait, time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)

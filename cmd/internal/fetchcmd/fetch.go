@@ -105,8 +105,15 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Links name absolute paths: a relative --root would make every link
+	// in it relative to the wrong folder.
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
 	e := &env{root: root, offline: hub.Offline(f.Getenv)}
-	e.cache = hub.CacheFromEnv(f.Getenv)
+	if e.cache, err = hub.CacheFromEnv(f.Getenv); err != nil {
+		return nil, err
+	}
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
 	}

@@ -440,3 +440,21 @@ func TestPinsFileVariantNamesTheDirectory(t *testing.T) {
 		t.Errorf("nothing may land in <root>/nvfp4: %v", err)
 	}
 }
+
+// TestRelativeRootAndCache: a relative --root and HF_HUB_CACHE give links
+// that resolve from anywhere, not links relative to the wrong folder.
+func TestRelativeRootAndCache(t *testing.T) {
+	e := newTestEnv(t, true)
+	t.Chdir(e.dir)
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", "hfcache", "HOME", e.dir)
+	f.Global.Root = "root"
+	if err := runFetch(context.Background(), e.opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	e.checkVariantDir(t, true)
+	if _, err := os.Stat(filepath.Join(e.cache, "models--fishaudio--drama-3", "snapshots", testCommit, "config.json")); err != nil {
+		t.Errorf("the cache is not where HF_HUB_CACHE said: %v", err)
+	}
+}
