@@ -27,7 +27,7 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		if err != nil {
 			return err
 		}
-		n, err := d.stream(ctx, s, meta.URL)
+		n, err := d.stream(ctx, q, s, meta.URL)
 		if err == nil {
 			if n, raised := q.success(); raised {
 				d.emit(Event{Kind: EventWorkers, Workers: n})
@@ -127,7 +127,7 @@ func (j *job) invalidate(url string) {
 // stream GETs what remains of a span and writes it in place, returning
 // how many bytes it wrote. It stops early, without error, when a split
 // has taken the rest. A stream idle for the idle timeout is cut.
-func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, error) {
+func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) (int64, error) {
 	first, last := s.bounds()
 	if first > last {
 		return 0, nil
@@ -138,13 +138,16 @@ func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, er
 	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
 	defer timer.Stop()
 	j := s.j
-	body, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
+	body, whole, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
 	if err != nil {
 		return 0, stallErr(err, idled.Load())
 	}
 	defer body.Close()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
+	if whole {
+		return d.streamWhole(q, s, body, *bp, func() { timer.Reset(d.idle()) }, idled.Load)
+	}
 	var wrote int64
 	for {
 		off, end := s.bounds()
@@ -171,6 +174,96 @@ func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, er
 				return wrote, fmt.Errorf("%w: body ended at byte %d of %d-%d", ErrBadResponse, off, first, last)
 			}
 			return wrote, stallErr(rerr, idled.Load())
+		}
+	}
+}
+
+// streamWhole takes a 200, the whole file from byte 0, sent for a ranged
+// request by a server that ignores Range (HTTP allows it). Besides the
+// span's own bytes it writes every chunk of the file still queued, which
+// it takes from the queue, so such a server costs one pass over the file
+// rather than one per chunk; the bytes nobody needs are read and dropped.
+// Chunks it took but did not finish go back to the queue.
+func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, alive func(), idled func() bool) (int64, error) {
+	j := s.j
+	claimed := q.claim(j) // ascending chunk indexes
+	next := 0             // claimed[next] is the first claimed chunk not finished
+	defer func() {
+		var back []task
+		for _, idx := range claimed[next:] {
+			back = append(back, task{j, idx})
+		}
+		if len(back) > 0 {
+			q.push(back...)
+		}
+	}()
+	var pos, wrote int64
+	for {
+		off, end := s.bounds()
+		own := off <= end
+		// The region pos is in: the span's own bytes, a claimed chunk, or
+		// bytes to drop up to the next of those.
+		kind, limit := 0, int64(-1)
+		switch {
+		case own && pos == off:
+			kind, limit = 1, end-pos+1
+		case next < len(claimed) && pos >= int64(claimed[next])*j.chunk:
+			kind, limit = 2, int64(claimed[next])*j.chunk+j.chunkLen(claimed[next])-pos
+		case own && off < pos:
+			return wrote, fmt.Errorf("%w: whole-file body passed byte %d of the span", ErrBadResponse, off)
+		default:
+			u := int64(-1)
+			if own && off > pos {
+				u = off
+			}
+			if next < len(claimed) {
+				if c := int64(claimed[next]) * j.chunk; u < 0 || c < u {
+					u = c
+				}
+			}
+			if u < 0 {
+				return wrote, nil
+			}
+			limit = u - pos
+		}
+		n, rerr := body.Read(buf[:min(int64(len(buf)), limit)])
+		if n > 0 {
+			alive()
+			switch kind {
+			case 1:
+				m, werr := s.write(buf[:n])
+				if werr != nil {
+					return wrote, diskError(j.t.Partial, werr)
+				}
+				wrote += int64(m)
+				if d.Progress != nil && m > 0 {
+					d.Progress(j.t.File.Path, int64(m))
+				}
+			case 2:
+				if _, werr := j.f.WriteAt(buf[:n], pos); werr != nil {
+					return wrote, diskError(j.t.Partial, werr)
+				}
+				if d.Progress != nil {
+					d.Progress(j.t.File.Path, int64(n))
+				}
+				if int64(n) == limit { // the chunk is whole
+					idx := claimed[next]
+					next++
+					if err := d.chunkDone(q, j, idx); err != nil {
+						return wrote, err
+					}
+				}
+			}
+			pos += int64(n)
+		}
+		if rerr != nil {
+			if off, end := s.bounds(); off > end && next == len(claimed) {
+				return wrote, nil
+			}
+			if rerr == io.EOF {
+				return wrote, fmt.Errorf("%w: whole-file body ended at byte %d of %d", ErrBadResponse, pos, j.t.File.Size)
+			}
+			return wrote, stallErr(rerr, idled())
 		}
 	}
 }

@@ -421,13 +421,16 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 	return m, nil
 }
 
-// GetRange asks for bytes [first, last] of a file of size bytes at u and
-// returns the body only when the answer is a 206 with exactly that
-// Content-Range; anything else is an error and its body is discarded.
-func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (io.ReadCloser, error) {
+// GetRange asks for bytes [first, last] of a file of size bytes at u. It
+// returns the body of a 206 with exactly that Content-Range (whole is
+// false), or of a 200 carrying the whole file, which a server may send
+// when it ignores Range (whole is true: the body starts at byte 0 and the
+// caller skips to first). Anything else is an error and its body is
+// discarded.
+func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (body io.ReadCloser, whole bool, err error) {
 	req, err := c.newRequest(ctx, http.MethodGet, u)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !strings.HasPrefix(u, c.Endpoint+"/"+repo+"/resolve/") {
 		req.Header.Del("Authorization") // a redirect target is signed: never send the token there
@@ -435,22 +438,29 @@ func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", first, last))
 	resp, err := c.Data.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := checkRange(resp, first, last, size); err != nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
-			return nil, c.statusError(resp, repo, true)
+			return nil, false, c.statusError(resp, repo, true)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	return resp.Body, nil
+	return resp.Body, resp.StatusCode == http.StatusOK, nil
 }
 
 func checkRange(resp *http.Response, first, last, size int64) error {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return fmt.Errorf("%w: asked for bytes %d-%d unencoded, got Content-Encoding %q", ErrBadResponse, first, last, enc)
+	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		return fmt.Errorf("%w: asked for bytes %d-%d, got 200 with the whole body (Range ignored)", ErrBadResponse, first, last)
+		// Range ignored: the whole file, from byte 0.
+		if resp.ContentLength >= 0 && resp.ContentLength != size {
+			return fmt.Errorf("%w: asked for bytes %d-%d, got 200 with %d bytes of a %d-byte file", ErrBadResponse, first, last, resp.ContentLength, size)
+		}
+		return nil
 	case resp.StatusCode != http.StatusPartialContent:
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}

@@ -76,7 +76,6 @@ func TestPersistentFaults(t *testing.T) {
 		fault string
 		want  error
 	}{
-		{"full200x1000", ErrBadResponse},
 		{"badrange x1000", ErrBadResponse},
 		{"flipx1000", ErrMismatch},
 		{"503x1000", nil},
@@ -619,5 +618,39 @@ func TestCorruptBlobOfRightSizeIsFetchedAgain(t *testing.T) {
 	}
 	if fx.srv.Stats().DataRequests != before.DataRequests || fx.count(EventCheck) != n {
 		t.Errorf("third run: want no request and no hash, got %d requests and %d checks", fx.srv.Stats().DataRequests-before.DataRequests, fx.count(EventCheck)-n)
+	}
+}
+
+// TestRangeIgnored: a server that answers every ranged request with 200
+// and the whole file (HTTP allows it) still gives a verified fetch, and
+// each stream takes the rest of its file from such a body instead of
+// asking again per chunk.
+func TestRangeIgnored(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	fault, err := mirror.ParseFault("full200x100000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.srv.SetFaults([]mirror.Fault{fault})
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	var total int64
+	for _, b := range files {
+		total += int64(len(b))
+	}
+	st := fx.srv.Stats()
+	if st.Faults[mirror.FaultFull200] == 0 {
+		t.Fatal("the fault never fired")
+	}
+	if max := int64(f.Download.Workers) * total; st.BytesServed > max {
+		t.Errorf("bytes served: want at most one whole file per stream (%d), got %d", max, st.BytesServed)
+	}
+	if fx.count(EventRetry) != 0 {
+		t.Errorf("a 200 for a range is an answer, not a failure: got %d retries", fx.count(EventRetry))
 	}
 }
