@@ -240,7 +240,7 @@ func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 					d.Progress(j.t.File.Path, int64(m))
 				}
 			case 2:
-				if _, werr := j.f.WriteAt(buf[:n], pos); werr != nil {
+				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
 					return wrote, diskError(j.t.Partial, werr)
 				}
 				if d.Progress != nil {
@@ -395,9 +395,9 @@ func (d *Downloader) finish(q *queue, j *job) error {
 func (d *Downloader) restart(q *queue, j *job, cause error) error {
 	j.mu.Lock()
 	j.restarts++
-	_ = os.Remove(j.statePath())
 	if j.restarts > 1 {
 		j.mu.Unlock()
+		_ = os.Remove(j.statePath())
 		_ = os.Remove(j.t.Partial)
 		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
 	}
@@ -408,7 +408,11 @@ func (d *Downloader) restart(q *queue, j *job, cause error) error {
 	j.done = make([]byte, len(j.done))
 	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false
 	j.hashedChunks.Store(0)
+	err := j.saveLocked() // the old sidecar vouches for the bad bytes
 	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	j.metaMu.Lock()
 	j.meta = nil
 	j.metaMu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -313,8 +314,10 @@ func checkSpace(dir string, missing []Target) error {
 	var need int64
 	for _, t := range missing {
 		need += t.File.Size
-		if fi, err := os.Stat(t.Partial); err == nil && loadState(t.Partial+".state", t.File.Path, t.File.Size) != nil {
-			need -= min(fi.Size(), t.File.Size) // preallocated already
+		// A partial holds its space already, whether it is resumed or
+		// started over in place.
+		if fi, err := os.Stat(t.Partial); err == nil {
+			need -= min(allocatedBytes(fi), t.File.Size)
 		}
 	}
 	var st unix.Statfs_t
@@ -326,6 +329,15 @@ func checkSpace(dir string, missing []Target) error {
 		return fmt.Errorf("fetch: %w on %s: want %d bytes free for what remains, got %d: free some space or point HF_HUB_CACHE elsewhere", ErrNoSpace, dir, need, free)
 	}
 	return nil
+}
+
+// allocatedBytes is the disk space a file holds (its blocks), which is
+// less than its size when it is sparse.
+func allocatedBytes(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return min(fi.Size(), st.Blocks*512)
+	}
+	return fi.Size()
 }
 
 // link writes the snapshot links and the refs: drama's own, and any branch

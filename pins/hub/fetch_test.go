@@ -206,7 +206,7 @@ func TestCompletePartialIsVerifiedNotRequested(t *testing.T) {
 	for i := range n {
 		setBit(st.Done, i)
 	}
-	st.save(blob + ".drama.incomplete.state")
+	writeState(t, blob+".drama.incomplete.state", &st)
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestCorruptPartialRestarts(t *testing.T) {
 	for i := range n {
 		setBit(st.Done, i)
 	}
-	st.save(blob + ".drama.incomplete.state")
+	writeState(t, blob+".drama.incomplete.state", &st)
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 		t.Fatal(err)
 	}
@@ -652,5 +652,102 @@ func TestRangeIgnored(t *testing.T) {
 	}
 	if fx.count(EventRetry) != 0 {
 		t.Errorf("a 200 for a range is an answer, not a failure: got %d retries", fx.count(EventRetry))
+	}
+}
+
+// setDiskFault installs the full-disk seam for one test.
+func setDiskFault(t *testing.T, fn func(path string, off, n int64) error) {
+	t.Helper()
+	diskFault = fn
+	t.Cleanup(func() { diskFault = nil })
+}
+
+// stateTmps lists sidecar temporaries left in a cache.
+func stateTmps(t *testing.T, cache string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(cache, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestDiskFullAfterPreallocation: once the partial files are preallocated,
+// a disk that fills up (another process) costs nothing: every later write,
+// the resume sidecar's included, lands in space already held.
+func TestDiskFullAfterPreallocation(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.Workers = 1
+	var full atomic.Bool
+	setDiskFault(t, func(path string, off, n int64) error {
+		if strings.HasSuffix(path, ".drama.incomplete") {
+			full.Store(true) // the data has started: the disk is now full
+		}
+		if fi, err := os.Stat(path); full.Load() && (err != nil || off+n > fi.Size()) {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatalf("want the fetch to finish in the space it reserved, got %v", err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if tmps := stateTmps(t, f.Cache.Dir); len(tmps) > 0 {
+		t.Errorf("left temporaries: %v", tmps)
+	}
+}
+
+// TestResumeAfterDiskFull: when a write fails with ENOSPC mid-fetch, the
+// fetch stops with ErrNoSpace and leaves no empty temporaries; once space is
+// back, the resume asks only for what the sidecar does not already hold.
+func TestResumeAfterDiskFull(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.Workers = 1
+	var saves atomic.Int64
+	setDiskFault(t, func(path string, off, n int64) error {
+		if strings.Contains(path, ".state") && saves.Add(1) > 6 {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("want ErrNoSpace, got %v", err)
+	}
+	if tmps := stateTmps(t, f.Cache.Dir); len(tmps) > 0 {
+		t.Errorf("left temporaries: %v", tmps)
+	}
+	diskFault = nil
+	served := fx.srv.Stats().BytesServed
+	fx.mu.Lock()
+	fx.events = nil
+	fx.mu.Unlock()
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	var total, onDisk int64 // of the files still to download
+	fx.mu.Lock()
+	for _, e := range fx.events {
+		if e.Kind == EventPlan {
+			total += e.Size
+			onDisk += e.Bytes
+		}
+	}
+	fx.mu.Unlock()
+	if onDisk == 0 {
+		t.Error("the resume found nothing on disk: the partial was not kept")
+	}
+	if got := fx.srv.Stats().BytesServed - served; got != total-onDisk {
+		t.Errorf("resume: want %d bytes (all but the %d on disk), got %d", total-onDisk, onDisk, got)
 	}
 }
