@@ -146,6 +146,8 @@ func (f *Fetcher) usable(ctx context.Context, path string, pf pins.File, own boo
 		return true, nil
 	case ctx.Err() != nil:
 		return false, ctx.Err()
+	case errors.Is(err, ErrMismatch) && f.Offline && own:
+		return false, fmt.Errorf("%w in the cache (%s); HF_HUB_OFFLINE is set, so it cannot be downloaded again: unset HF_HUB_OFFLINE and run again", err, path)
 	case errors.Is(err, ErrMismatch):
 		f.Download.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size, Error: err.Error() + ": downloading it again"})
 		rec.drop(name)
