@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -218,4 +219,62 @@ func (c Cache) writeCacheTag() {
 		return
 	}
 	_ = pins.WriteFileAtomic(p, []byte("Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag: the Hugging Face hub cache.\n"), 0o644)
+}
+
+// TreePath is huggingface_hub's cached listing of a commit:
+// models--<owner>--<name>/trees/<commit>.json.
+func (c Cache) TreePath(repo, commit string) string {
+	return filepath.Join(c.RepoDir(repo), "trees", commit+".json")
+}
+
+type treeCacheEntry struct {
+	Size      int64  `json:"size"`
+	BlobID    string `json:"blob_id"`
+	LFSSHA256 string `json:"lfs_sha256,omitempty"`
+	LFSSize   *int64 `json:"lfs_size,omitempty"`
+	XetHash   string `json:"xet_hash,omitempty"`
+}
+
+// WriteTree stores a commit's file listing (as the tree API gave it) the
+// way huggingface_hub caches it, so that snapshot_download of that commit
+// works offline: {"format_version": 1, "files": {path: {size, blob_id,
+// lfs_sha256, lfs_size, xet_hash}}}. An Xet hash that is not 64 hex
+// digits is left out, as huggingface_hub would refuse the whole file.
+func (c Cache) WriteTree(repo, commit string, files []TreeFile) error {
+	out := struct {
+		FormatVersion int                       `json:"format_version"`
+		Files         map[string]treeCacheEntry `json:"files"`
+	}{1, map[string]treeCacheEntry{}}
+	for _, f := range files {
+		e := treeCacheEntry{Size: f.Size, BlobID: f.GitOID}
+		if f.LFS {
+			size := f.Size
+			e.LFSSHA256, e.LFSSize = f.SHA256, &size
+		}
+		if isHex(f.XetHash, 64) {
+			e.XetHash = f.XetHash
+		}
+		out.Files[f.Path] = e
+	}
+	data, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		return err
+	}
+	p := c.TreePath(repo, commit)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return pins.WriteFileAtomic(p, data, 0o644)
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -22,10 +22,11 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b 
 // span is done the chunk is. It returns only fatal errors.
 func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 	j := s.j
+	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		meta, err := d.metaFor(ctx, j)
 		if err != nil {
-			return err
+			return err // the HEAD had its own retries
 		}
 		n, err := d.stream(ctx, q, s, meta.URL)
 		if err == nil {
@@ -46,26 +47,38 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 			return fmt.Errorf("fetch %s: bytes %d-%d: %w", j.t.File.Path, off, last, err)
 		}
 		if n > 0 {
-			attempt = 0 // progress: the stream was alive
+			attempt, waited = 0, 0 // progress: the stream was alive
 		}
-		if attempt+1 >= d.attempts() {
-			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, d.attempts(), err)
+		// A server that takes no connection at all gets the HEAD's number
+		// of tries, not the data's: it will not come back in a minute.
+		limit := d.attempts()
+		if n == 0 && isDial(err) {
+			limit = min(limit, d.Client.Retries+1)
 		}
-		d.afterFailure(q, j, meta, err)
-		if err := sleep(ctx, d.Client.delay(attempt, err)); err != nil {
+		if attempt+1 >= limit {
+			if isNetwork(err) {
+				err = &NetError{Host: origin(meta.URL), What: fmt.Sprintf("GET %s bytes %d-%d", j.t.File.Path, off, last), Attempts: attempt + 1, Waited: waited, Err: err}
+				return fmt.Errorf("fetch %s: %w", j.t.File.Path, err)
+			}
+			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, limit, err)
+		}
+		delay := d.Client.delay(attempt, err)
+		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
+		if err := sleep(ctx, delay); err != nil {
 			return err
 		}
+		waited += delay
 	}
 }
 
 // afterFailure records a transient failure: an expired URL or a 416 asks
 // for a fresh HEAD; repeated failures lower the number of streams.
-func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, err error) {
+func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, r Retry) {
 	var se *StatusError
-	if errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
+	if err := r.Err; errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
 		j.invalidate(meta.URL)
 	}
-	d.emit(Event{Kind: EventRetry, Path: j.t.File.Path, Error: err.Error()})
+	d.emit(Event{Kind: EventRetry, Path: j.t.File.Path, Error: r.Message()})
 	if n, changed := q.failure(); changed {
 		d.emit(Event{Kind: EventWorkers, Workers: n})
 	}

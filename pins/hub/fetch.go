@@ -82,8 +82,15 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	defer unlock()
 	f.records = map[string]*blobRecord{}
 	defer f.saveRecords()
+	if f.Client != nil && f.Client.OnRetry == nil {
+		f.Client.OnRetry = func(r Retry) { f.Download.emit(Event{Kind: EventRetry, Path: r.What, Error: r.Message()}) }
+	}
 	res := &Result{Repo: repo, Commit: commit}
 	missing, err := f.classify(ctx, repo, files, res)
+	if err != nil {
+		return nil, err
+	}
+	tree, reachable, err := f.listing(ctx, repo, commit, len(missing) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +102,11 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if err := f.download(ctx, repo, commit, missing); err != nil {
 		return nil, err
 	}
-	if err := f.link(ctx, repo, commit, res); err != nil {
+	if err := f.link(ctx, repo, commit, res, reachable); err != nil {
 		return nil, err
+	}
+	if tree != nil && treeAgrees(tree, files) {
+		_ = f.Cache.WriteTree(repo, commit, tree) // only saves huggingface_hub a request
 	}
 	f.Download.emit(Event{Kind: EventDone})
 	return res, nil
@@ -342,9 +352,57 @@ func allocatedBytes(fi os.FileInfo) int64 {
 	return fi.Size()
 }
 
+// listing reads the commit's file listing from the Hub when files are to
+// be downloaded or huggingface_hub's cached copy of it (trees/<commit>.json)
+// is missing. It is the fetch's first request, so a server that cannot be
+// reached at all stops a fetch with work to do at once, with one message.
+// Any other failure only means there is no listing to cache. reachable is
+// false when the server could not be reached (and nothing was needed).
+func (f *Fetcher) listing(ctx context.Context, repo, commit string, needed bool) (tree []TreeFile, reachable bool, err error) {
+	if f.Offline || f.Client == nil {
+		return nil, false, nil
+	}
+	if _, err := os.Stat(f.Cache.TreePath(repo, commit)); err == nil && !needed {
+		return nil, true, nil
+	}
+	tree, err = f.Client.Tree(ctx, repo, commit)
+	switch {
+	case err == nil:
+		return tree, true, nil
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case errors.Is(err, ErrUnreachable) && needed:
+		return nil, false, fmt.Errorf("fetch: %w", err)
+	case errors.Is(err, ErrUnreachable):
+		return nil, false, nil
+	}
+	return nil, true, nil
+}
+
+// treeAgrees reports whether a listing holds every pinned file with the
+// pinned size and digests, so that caching it cannot contradict the pins.
+func treeAgrees(tree []TreeFile, files []pins.File) bool {
+	listed := map[string]TreeFile{}
+	for _, t := range tree {
+		listed[t.Path] = t
+	}
+	for _, pf := range files {
+		t, ok := listed[pf.Path]
+		switch {
+		case !ok || t.Size != pf.Size || t.LFS != pf.LFS:
+			return false
+		case t.LFS && t.SHA256 != pf.SHA256:
+			return false
+		case !t.LFS && pf.GitSHA1 != "" && t.GitOID != pf.GitSHA1:
+			return false
+		}
+	}
+	return true
+}
+
 // link writes the snapshot links and the refs: drama's own, and any branch
-// whose head is this commit.
-func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result) error {
+// whose head is this commit (asked only of a server that answered).
+func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result, reachable bool) error {
 	f.Cache.writeCacheTag()
 	for i, r := range res.Files {
 		if err := f.Cache.Link(repo, commit, r.Path, filepath.Base(r.Blob)); err != nil {
@@ -355,7 +413,7 @@ func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result) er
 	if err := f.Cache.WriteRef(repo, PinnedRef, commit); err != nil {
 		return fmt.Errorf("fetch: write ref: %w", err)
 	}
-	if f.Offline || f.Client == nil {
+	if f.Offline || f.Client == nil || !reachable {
 		return nil
 	}
 	if refs, err := f.Client.Refs(ctx, repo); err == nil {

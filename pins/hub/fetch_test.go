@@ -2,8 +2,10 @@ package hub
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -749,5 +751,77 @@ func TestResumeAfterDiskFull(t *testing.T) {
 	}
 	if got := fx.srv.Stats().BytesServed - served; got != total-onDisk {
 		t.Errorf("resume: want %d bytes (all but the %d on disk), got %d", total-onDisk, onDisk, got)
+	}
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestUnreachableEndpoint: a server that refuses connections stops a fetch
+// after one request's retries, each told as one line, with an error that
+// names the server, the reason and how long it was tried.
+func TestUnreachableEndpoint(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Client.Endpoint = "http://" + closedPort(t)
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	var ne *NetError
+	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &ne) {
+		t.Fatalf("want a NetError, got %v", err)
+	}
+	if ne.Host != f.Client.Endpoint || ne.Attempts != f.Client.Retries+1 || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("want %s, %d attempts, connection refused; got %v", f.Client.Endpoint, f.Client.Retries+1, err)
+	}
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	retries := 0
+	line := regexp.MustCompile(`^retrying in [0-9.]+m?s \(\d of \d\): connection refused$`)
+	for _, e := range fx.events {
+		if e.Kind == EventRetry {
+			retries++
+			if !line.MatchString(e.Error) {
+				t.Errorf("retry line %q", e.Error)
+			}
+		}
+		if e.Kind == EventPlan || e.Kind == EventStart {
+			t.Errorf("a file was planned before the server answered: %+v", e)
+		}
+	}
+	if retries != f.Client.Retries {
+		t.Errorf("want one retry event per retry (%d), got %d", f.Client.Retries, retries)
+	}
+	if m, _ := filepath.Glob(filepath.Join(f.Cache.RepoDir(repoA), "blobs", "*")); len(m) > 0 {
+		t.Errorf("left files: %v", m)
+	}
+}
+
+func TestCheckEndpoint(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{"https://huggingface.co", true},
+		{"http://127.0.0.1:8080", true},
+		{"http://[::1]:80/prefix", true},
+		{"127.0.0.1:8080", false},
+		{"huggingface.co", false},
+		{"ftp://x", false},
+		{"http://", false},
+		{"http://h:99999", false},
+		{"http://h/?a=1", false},
+	} {
+		if err := CheckEndpoint(c.in); (err == nil) != c.ok {
+			t.Errorf("%q: want ok %v, got %v", c.in, c.ok, err)
+		}
 	}
 }

@@ -30,6 +30,8 @@ type FetchOptions struct {
 	// VariantSet says --variant was given: a --pins file for another
 	// variant is then refused.
 	VariantSet bool
+	// CommandLine is the command as the user gave it, for advice.
+	CommandLine string
 }
 
 // NewCmdFetch returns drama fetch.
@@ -60,7 +62,11 @@ present).`,
 			if opts.ChunkMiB < 1 || opts.ChunkMiB > 1024 {
 				return cmdutil.FlagErrorf("--chunk-size %d: want 1 to 1024 MiB", opts.ChunkMiB)
 			}
+			if err := checkEndpoint(f, opts.Endpoint); err != nil {
+				return err
+			}
 			opts.VariantSet = cmd.Flags().Changed("variant")
+			opts.CommandLine = commandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -93,6 +99,9 @@ type env struct {
 	cache   hub.Cache
 	client  *hub.Client
 	offline bool
+	// endpoint and endpointFrom (--endpoint, HF_ENDPOINT or the default)
+	// name the Hub for messages.
+	endpoint, endpointFrom string
 }
 
 // variantDir is where a variant's files go: <root>/<variant>, the folder
@@ -117,10 +126,14 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
 	}
-	endpoint := opts.Endpoint
+	endpoint, from := opts.Endpoint, "--endpoint"
 	if endpoint == "" {
-		endpoint = hub.Endpoint(f.Getenv)
+		endpoint, from = hub.Endpoint(f.Getenv), "HF_ENDPOINT"
+		if f.Getenv("HF_ENDPOINT") == "" {
+			from = "the default, as neither --endpoint nor HF_ENDPOINT is set"
+		}
 	}
+	e.endpoint, e.endpointFrom = strings.TrimRight(endpoint, "/"), from
 	token, source := hub.TokenFromEnv(f.Getenv)
 	e.client = hub.New(endpoint, token, opts.Workers)
 	e.client.TokenSource = source
@@ -163,7 +176,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := acceptLicense(f, e.root, p, opts.AcceptLicense); err != nil {
 		return err
 	}
-	if p, err = lockIfNeeded(ctx, f, e, p); err != nil {
+	if p, err = lockIfNeeded(ctx, f, e, p, opts.CommandLine); err != nil {
 		return err
 	}
 	rep := newReporter(f, p)
@@ -174,7 +187,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
 	if err != nil {
-		return fetchError(err)
+		return unreachableError(fetchError(err), e.endpoint, e.endpointFrom, opts.CommandLine)
 	}
 	dir := e.variantDir(p)
 	if err := placeVariant(dir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
@@ -193,7 +206,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 
 // lockIfNeeded completes unlocked pins from the listing of their commit
 // and checks the totals the notes give.
-func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins) (*pins.Pins, error) {
+func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins, cmdline string) (*pins.Pins, error) {
 	if p.Locked() {
 		return p, nil
 	}
@@ -203,7 +216,7 @@ func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins)
 	f.Infof("pins for %s are not locked: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	q, err := e.client.Complete(ctx, p)
 	if err != nil {
-		return nil, fetchError(err)
+		return nil, unreachableError(fetchError(err), e.endpoint, e.endpointFrom, cmdline)
 	}
 	if err := q.CheckExpected(); err != nil {
 		return nil, cmdutil.MismatchError(fmt.Errorf("the Hub's listing disagrees with the pinned totals: %w", err))

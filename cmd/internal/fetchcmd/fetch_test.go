@@ -15,10 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
+	"github.com/spf13/cobra"
+	"net"
+	"slices"
 )
 
 const testCommit = "cccccccccccccccccccccccccccccccccccccccc"
@@ -456,5 +460,71 @@ func TestRelativeRootAndCache(t *testing.T) {
 	e.checkVariantDir(t, true)
 	if _, err := os.Stat(filepath.Join(e.cache, "models--fishaudio--drama-3", "snapshots", testCommit, "config.json")); err != nil {
 		t.Errorf("the cache is not where HF_HUB_CACHE said: %v", err)
+	}
+}
+
+// TestMalformedEndpointIsUsageError: an endpoint without a scheme is
+// refused before any request, naming the flag or variable it came from.
+func TestMalformedEndpointIsUsageError(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--endpoint", "127.0.0.1:8080", "--accept-license"}, nil, "--endpoint"},
+		{[]string{"--accept-license"}, []string{"HF_ENDPOINT", "localhost:9"}, "HF_ENDPOINT"},
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
+		f.Global.Root = t.TempDir()
+		for _, newCmd := range []func() *cobra.Command{
+			func() *cobra.Command { return NewCmdFetch(f, nil) },
+			func() *cobra.Command { return NewCmdLock(f, nil) },
+		} {
+			cmd := newCmd()
+			args := c.args
+			if cmd.Name() == "lock" {
+				args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--accept-license" })
+			}
+			cmd.SetArgs(args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
+				t.Errorf("%s %v %v: want a usage error naming %s, got %v", cmd.Name(), args, c.env, c.want, err)
+			}
+		}
+	}
+}
+
+// TestUnreachableEndpointMessage: a Hub that refuses connections ends the
+// fetch at once with one line per retry and a message that names the
+// address, where it came from and what to do, repeating the command.
+func TestUnreachableEndpointMessage(t *testing.T) {
+	e := newTestEnv(t, true)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	ios, _, _, errOut := cmdutil.Test()
+	f := e.factory(ios)
+	cmd := NewCmdFetch(f, nil)
+	cmd.SetArgs([]string{"--endpoint", dead, "--pins", e.pinsPath, "--accept-license", "--workers", "2"})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	err = cmd.Execute()
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{dead, "connection refused", "attempts over", "--endpoint", "HF_ENDPOINT", "HF_HUB_OFFLINE=1",
+		"--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2", "HF_HUB_OFFLINE=1 fetch --"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message lacks %q:\n%v", want, err)
+		}
+	}
+	if !strings.Contains(errOut.String(), "retrying in ") || !strings.Contains(errOut.String(), "(1 of 5): connection refused") {
+		t.Errorf("want retry lines, got:\n%s", errOut)
 	}
 }
