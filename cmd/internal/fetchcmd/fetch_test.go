@@ -528,3 +528,14 @@ func TestUnreachableEndpointMessage(t *testing.T) {
 		t.Errorf("want retry lines, got:\n%s", errOut)
 	}
 }
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}

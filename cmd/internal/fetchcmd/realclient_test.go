@@ -1,0 +1,116 @@
+package fetchcmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/realclient"
+)
+
+// sums maps each file of the test repository to its sha256.
+func (e *testEnv) sums() map[string]string {
+	m := map[string]string{}
+	for name, b := range e.files {
+		s := sha256.Sum256(b)
+		m[name] = hex.EncodeToString(s[:])
+	}
+	return m
+}
+
+// fetchWithMainRef fetches the test repository whose main branch is the
+// pinned commit.
+func fetchWithMainRef(t *testing.T) *testEnv {
+	t.Helper()
+	e := newTestEnv(t, true)
+	refs := filepath.Join(e.dir, "mirror", "fishaudio", "drama-3", "refs")
+	if err := os.MkdirAll(refs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(refs, "main"), []byte(testCommit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, _ := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestHFHubReadsDramaCacheOffline: huggingface_hub, offline, finds a
+// cache written by drama fetch complete: snapshot_download of the commit,
+// of main and of drama's own ref, hf_hub_download of every file, and
+// scan_cache_dir without a warning.
+func TestHFHubReadsDramaCacheOffline(t *testing.T) {
+	py := realclient.Python(t)
+	e := fetchWithMainRef(t)
+	r := py.Run(context.Background(), 2*time.Minute, []string{"HF_HUB_OFFLINE=1", "HF_HUB_CACHE=" + e.cache},
+		"scripts/conformance/hf_cache_read.py", e.cache, "fishaudio/drama-3", testCommit, "main", "drama-pinned")
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	var got struct {
+		Snapshot  string            `json:"snapshot"`
+		Files     map[string]string `json:"files"`
+		Revisions map[string]string `json:"revisions"`
+		Downloads map[string]string `json:"downloads"`
+		Warnings  []string          `json:"warnings"`
+		Refs      []string          `json:"refs"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, r.Stdout)
+	}
+	want := e.sums()
+	if !maps.Equal(got.Files, want) || !maps.Equal(got.Downloads, want) {
+		t.Errorf("files: want %v\n got snapshot %v\n and downloads %v", want, got.Files, got.Downloads)
+	}
+	for rev, dir := range got.Revisions {
+		if dir != got.Snapshot {
+			t.Errorf("revision %s: want %s, got %s", rev, got.Snapshot, dir)
+		}
+	}
+	if len(got.Warnings) > 0 {
+		t.Errorf("scan_cache_dir warnings: %v", got.Warnings)
+	}
+	if !slices.Contains(got.Refs, "main") || !slices.Contains(got.Refs, "drama-pinned") {
+		t.Errorf("refs: want main and drama-pinned, got %v", got.Refs)
+	}
+	if r.Stderr != "" {
+		t.Logf("huggingface_hub said:\n%s", r.Stderr)
+	}
+}
+
+// TestHFJSReadsDramaCache: @huggingface/hub takes every file of a cache
+// written by drama fetch from the cache (its Hub address refuses
+// connections), and scanCacheDir finds nothing wrong.
+func TestHFJSReadsDramaCache(t *testing.T) {
+	node := realclient.Node(t, "@huggingface/hub")
+	e := fetchWithMainRef(t)
+	paths := slices.Sorted(maps.Keys(e.files))
+	r := node.Run(context.Background(), 2*time.Minute, []string{"DEAD_HUB_URL=http://" + closedAddr(t)},
+		"scripts/conformance/hf_cache_read.mjs", append([]string{e.cache, "fishaudio/drama-3", testCommit}, paths...)...)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	var got struct {
+		Files    map[string]string `json:"files"`
+		Warnings []string          `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, r.Stdout)
+	}
+	if want := e.sums(); !maps.Equal(got.Files, want) {
+		t.Errorf("files: want %v, got %v", want, got.Files)
+	}
+	if len(got.Warnings) > 0 {
+		t.Errorf("scanCacheDir warnings: %v", got.Warnings)
+	}
+}
