@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
+	"github.com/drama-tts/drama/pins"
 )
 
 // sums maps each file of the test repository to its sha256.
@@ -113,4 +115,85 @@ func TestHFJSReadsDramaCache(t *testing.T) {
 	if len(got.Warnings) > 0 {
 		t.Errorf("scanCacheDir warnings: %v", got.Warnings)
 	}
+}
+
+// pinGitSHA1 rewrites the test's locked pins with each small file's git
+// blob sha1, the name the Hub's clients give its blob.
+func (e *testEnv) pinGitSHA1(t *testing.T) {
+	t.Helper()
+	p, err := pins.ReadFile(e.pinsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range p.Files {
+		if !f.LFS {
+			p.Files[i].GitSHA1 = gitSHA1(e.files[f.Path])
+		}
+	}
+	if err := p.WriteFile(e.pinsPath); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fetchOverClientCache runs drama fetch on a cache a real client filled
+// and checks that no byte of file data was asked for.
+func fetchOverClientCache(t *testing.T, e *testEnv) {
+	t.Helper()
+	before := e.srv.Stats()
+	ios, _, _, errOut := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	e.checkVariantDir(t, true)
+	after := e.srv.Stats()
+	if after.BytesServed != before.BytesServed || after.DataRequests != before.DataRequests || after.HeadRequests != before.HeadRequests {
+		t.Errorf("drama fetch asked for file data: %d bytes, %d data requests, %d HEADs",
+			after.BytesServed-before.BytesServed, after.DataRequests-before.DataRequests, after.HeadRequests-before.HeadRequests)
+	}
+	for name := range e.files {
+		if !strings.Contains(errOut.String(), "present: "+name) {
+			t.Errorf("%s: not taken from the cache:\n%s", name, errOut)
+		}
+	}
+}
+
+// TestDramaReusesHFHubCache: after huggingface_hub downloaded every file
+// into the cache, drama fetch asks for no file data.
+func TestDramaReusesHFHubCache(t *testing.T) {
+	py := realclient.Python(t)
+	e := newTestEnv(t, true)
+	e.pinGitSHA1(t)
+	hub := newStandIn(t, "fishaudio/drama-3", testCommit, e.files, int(e.srv.LFSMinSize))
+	paths := slices.Sorted(maps.Keys(e.files))
+	r := py.Run(context.Background(), 2*time.Minute, []string{"HF_ENDPOINT=" + hub.hub.URL, "HF_HUB_CACHE=" + e.cache},
+		"scripts/conformance/hf_cache_write.py", append([]string{e.cache, "fishaudio/drama-3", testCommit}, paths...)...)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	fetchOverClientCache(t, e)
+	// What drama added leaves the cache whole for huggingface_hub.
+	r = py.Run(context.Background(), 2*time.Minute, []string{"HF_HUB_OFFLINE=1", "HF_HUB_CACHE=" + e.cache},
+		"scripts/conformance/hf_cache_read.py", e.cache, "fishaudio/drama-3", testCommit, "drama-pinned")
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if !strings.Contains(r.Stdout, `"warnings": []`) {
+		t.Errorf("scan_cache_dir after drama fetch: %s", r.Stdout)
+	}
+}
+
+// TestDramaReusesHFJSCache: after @huggingface/hub downloaded every file
+// into the cache, drama fetch asks for no file data.
+func TestDramaReusesHFJSCache(t *testing.T) {
+	node := realclient.Node(t, "@huggingface/hub")
+	e := newTestEnv(t, true)
+	e.pinGitSHA1(t)
+	hub := newStandIn(t, "fishaudio/drama-3", testCommit, e.files, int(e.srv.LFSMinSize))
+	paths := slices.Sorted(maps.Keys(e.files))
+	r := node.Run(context.Background(), 2*time.Minute, nil,
+		"scripts/conformance/hf_cache_write.mjs", append([]string{hub.hub.URL, e.cache, "fishaudio/drama-3", testCommit}, paths...)...)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	fetchOverClientCache(t, e)
 }
