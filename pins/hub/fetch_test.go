@@ -1,8 +1,10 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -822,6 +824,30 @@ func TestCheckEndpoint(t *testing.T) {
 	} {
 		if err := CheckEndpoint(c.in); (err == nil) != c.ok {
 			t.Errorf("%q: want ok %v, got %v", c.in, c.ok, err)
+		}
+	}
+}
+
+// TestNetReason: a failure to get any answer is told in a few words, not
+// as Go's raw error.
+func TestNetReason(t *testing.T) {
+	dial := func(err error) error {
+		return &url.Error{Op: "Head", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}}
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{dial(&os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}), "connection refused"},
+		{&url.Error{Op: "Head", URL: "http://hub.invalid", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "hub.invalid", IsNotFound: true}}}, "no such host hub.invalid"},
+		{dial(&os.SyscallError{Syscall: "connect", Err: syscall.ENETUNREACH}), "network unreachable"},
+		{&url.Error{Op: "Get", URL: "http://x", Err: context.DeadlineExceeded}, "timed out"},
+	} {
+		if !isNetwork(c.err) {
+			t.Errorf("%v: not seen as a network failure", c.err)
+		}
+		if got := netReason(c.err); got != c.want {
+			t.Errorf("%v: want %q, got %q", c.err, c.want, got)
 		}
 	}
 }
