@@ -539,3 +539,45 @@ func closedAddr(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
+
+// TestFetchRepairsWhatVerifyFound: a blob corrupted in place with its size
+// kept fails drama verify; drama fetch then hashes it (its record no longer
+// vouches for it), downloads it again, and verify passes.
+func TestFetchRepairsWhatVerifyFound(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pins.ReadFile(e.pinsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.root, "full")
+	verify := func() *pins.Report {
+		rep, err := pins.Verify(context.Background(), dir, p, pins.VerifyOptions{Level: pins.LevelSHA256, NoRecord: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	blob, _ := filepath.EvalSymlinks(filepath.Join(dir, "codec.pth"))
+	b, _ := os.ReadFile(blob)
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(blob, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if verify().OK() {
+		t.Fatal("verify missed the corrupt blob")
+	}
+	before := e.srv.Stats().BytesServed
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.srv.Stats().BytesServed - before; got != int64(len(b)) {
+		t.Errorf("want codec.pth (%d bytes) downloaded again, got %d bytes", len(b), got)
+	}
+	if rep := verify(); !rep.OK() {
+		t.Errorf("verify after fetch: %+v", rep.Files)
+	}
+}
