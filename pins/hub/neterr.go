@@ -105,10 +105,12 @@ func shortReason(err error) string {
 func CheckEndpoint(s string) error {
 	u, err := url.Parse(s)
 	switch {
-	case err != nil:
-		return fmt.Errorf("not a URL: %v", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("want an http:// or https:// URL such as https://huggingface.co or http://127.0.0.1:8080, got %q", s)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
+		msg := fmt.Sprintf("want an http:// or https:// URL such as https://huggingface.co or http://127.0.0.1:8080, got %q", s)
+		if !strings.Contains(s, "://") {
+			msg += fmt.Sprintf(" (did you mean http://%s?)", s)
+		}
+		return errors.New(msg)
 	case u.Host == "" || u.Hostname() == "":
 		return fmt.Errorf("no host in %q", s)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:

@@ -137,6 +137,9 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	token, source := hub.TokenFromEnv(f.Getenv)
 	e.client = hub.New(endpoint, token, opts.Workers)
 	e.client.TokenSource = source
+	// One line per retry of a HEAD or API call; a fetch's reporter takes
+	// them over once it runs.
+	e.client.OnRetry = func(r hub.Retry) { f.Infof("retry: %s: %s", r.What, r.Message()) }
 	e.client.UserAgent = "drama/" + f.Version
 	return e, nil
 }
@@ -181,6 +184,12 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	}
 	rep := newReporter(f, p)
 	defer rep.close()
+	// A HEAD or API call is retried at most a few times: each retry gets
+	// its line as text (the reporter keeps its rate limit for the many
+	// chunk retries), and its event in --json.
+	if f.Global.JSON || rep.pool != nil {
+		e.client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
+	}
 	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, LockWait: opts.LockWait,
 		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
 			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: rep.event}}

@@ -501,31 +501,36 @@ func TestMalformedEndpointIsUsageError(t *testing.T) {
 // fetch at once with one line per retry and a message that names the
 // address, where it came from and what to do, repeating the command.
 func TestUnreachableEndpointMessage(t *testing.T) {
-	e := newTestEnv(t, true)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + l.Addr().String()
-	l.Close()
-	ios, _, _, errOut := cmdutil.Test()
-	f := e.factory(ios)
-	cmd := NewCmdFetch(f, nil)
-	cmd.SetArgs([]string{"--endpoint", dead, "--pins", e.pinsPath, "--accept-license", "--workers", "2"})
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	err = cmd.Execute()
-	if err == nil {
-		t.Fatal("want an error")
-	}
-	for _, want := range []string{dead, "connection refused", "attempts over", "--endpoint", "HF_ENDPOINT", "HF_HUB_OFFLINE=1",
-		"--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2", "HF_HUB_OFFLINE=1 fetch --"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("message lacks %q:\n%v", want, err)
+	// Locked pins reach the Hub through the fetch; unlocked ones first
+	// through the listing that locks them.
+	for _, locked := range []bool{true, false} {
+		e := newTestEnv(t, locked)
+		dead := "http://" + closedAddr(t)
+		ios, _, _, errOut := cmdutil.Test()
+		f := e.factory(ios)
+		// A global flag, as drama's root command has them.
+		top := &cobra.Command{Use: "drama", SilenceUsage: true, SilenceErrors: true}
+		top.PersistentFlags().StringVar(&f.Global.Root, "root", "", "root")
+		top.AddCommand(NewCmdFetch(f, nil))
+		top.SetArgs([]string{"fetch", "--root", e.root, "--endpoint", dead, "--pins", e.pinsPath, "--accept-license", "--workers", "2"})
+		top.SetOut(&bytes.Buffer{})
+		top.SetErr(&bytes.Buffer{})
+		err := top.Execute()
+		if err == nil {
+			t.Fatal("want an error")
 		}
-	}
-	if !strings.Contains(errOut.String(), "retrying in ") || !strings.Contains(errOut.String(), "(1 of 5): connection refused") {
-		t.Errorf("want retry lines, got:\n%s", errOut)
+		for _, want := range []string{dead, "connection refused", "attempts over", "--endpoint", "HF_ENDPOINT",
+			"\n    drama fetch --root " + e.root + " ", "--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2",
+			"HF_HUB_OFFLINE=1 drama fetch --root "} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("locked %v: message lacks %q:\n%v", locked, want, err)
+			}
+		}
+		if got := strings.Count(errOut.String(), "): connection refused\n"); got != 5 ||
+			!strings.Contains(errOut.String(), "retry: listing of fishaudio/drama-3@ccccccc: retrying in ") ||
+			!strings.Contains(errOut.String(), "(1 of 5): connection refused") {
+			t.Errorf("locked %v: want 5 retry lines, got %d:\n%s", locked, got, errOut)
+		}
 	}
 }
 

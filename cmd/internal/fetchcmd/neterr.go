@@ -40,9 +40,16 @@ func commandLine(cmd *cobra.Command) string {
 		}
 		parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
 	}
-	cmd.InheritedFlags().Visit(add)
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if cmd.InheritedFlags().Lookup(fl.Name) == nil {
+	// VisitAll with Changed: the inherited set is built afresh and does not
+	// know which of its flags were set.
+	inherited := cmd.InheritedFlags()
+	inherited.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed {
+			add(fl)
+		}
+	})
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed && inherited.Lookup(fl.Name) == nil {
 			add(fl)
 		}
 	})
