@@ -197,3 +197,20 @@ func TestDramaReusesHFJSCache(t *testing.T) {
 	}
 	fetchOverClientCache(t, e)
 }
+
+// TestFetchFromStandIn: drama fetch against a Hub that is not drama's
+// mirror (LFS files redirected to a CDN host, no tree route), whose
+// small-file route ignores Range and answers 200 with the whole file.
+func TestFetchFromStandIn(t *testing.T) {
+	e := newTestEnv(t, true)
+	e.pinGitSHA1(t)
+	hub := newStandIn(t, "fishaudio/drama-3", testCommit, e.files, int(e.srv.LFSMinSize))
+	hub.wholeSmall = true
+	ios, _, _, errOut := cmdutil.Test()
+	o := e.opts(e.factory(ios))
+	o.Endpoint = hub.hub.URL
+	if err := runFetch(context.Background(), o); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	e.checkVariantDir(t, true)
+}

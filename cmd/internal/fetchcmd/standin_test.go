@@ -30,6 +30,9 @@ type standIn struct {
 	commit   string
 	files    map[string][]byte
 	lfsMin   int
+	// wholeSmall makes the small-file route ignore Range and answer 200
+	// with the whole file, as HTTP allows.
+	wholeSmall bool
 }
 
 func newStandIn(t *testing.T, repo, commit string, files map[string][]byte, lfsMin int) *standIn {
@@ -114,6 +117,13 @@ func (s *standIn) serveHub(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("ETag", `"`+gitSHA1(b)+`"`)
+		if s.wholeSmall {
+			w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+			if r.Method != http.MethodHead {
+				w.Write(b)
+			}
+			return
+		}
 		http.ServeContent(w, r, "", time.Unix(0, 0), bytes.NewReader(b))
 	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, info):
 		var req struct {
