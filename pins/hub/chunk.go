@@ -15,6 +15,10 @@ import (
 // errStalled is a stream that sent nothing for the idle timeout.
 var errStalled = errors.New("stream stalled")
 
+// errShortAnswer is a 206 that held less than the range asked for, all of
+// it written: not a failure, the rest is asked for at once.
+var errShortAnswer = errors.New("the server sent part of the range")
+
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // fetchSpan downloads one span of a chunk, retrying transient failures;
@@ -29,6 +33,10 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 			return err // the HEAD had its own retries
 		}
 		n, err := d.stream(ctx, q, s, meta.URL)
+		if errors.Is(err, errShortAnswer) && n > 0 {
+			attempt, waited = -1, 0 // progress, and no fault: ask for the rest now
+			continue
+		}
 		if err == nil {
 			if n, raised := q.success(); raised {
 				d.emit(Event{Kind: EventWorkers, Workers: n})
@@ -151,15 +159,21 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
 	defer timer.Stop()
 	j := s.j
-	body, whole, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
+	body, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
 	if err != nil {
 		return 0, stallErr(err, idled.Load())
 	}
 	defer body.Close()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	if whole {
+	if body.Whole {
 		return d.streamWhole(q, s, body, *bp, func() { timer.Reset(d.idle()) }, idled.Load)
+	}
+	// An answer that starts before the range: drop the bytes before it.
+	if skip := first - body.First; skip > 0 {
+		if _, err := io.CopyBuffer(io.Discard, io.LimitReader(body, skip), *bp); err != nil {
+			return 0, stallErr(err, idled.Load())
+		}
 	}
 	var wrote int64
 	for {
@@ -167,7 +181,10 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 		if off > end {
 			return wrote, nil // done, or the rest was split off
 		}
-		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1)])
+		if off > body.Last {
+			return wrote, errShortAnswer // the server sent less: ask for the rest
+		}
+		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1, body.Last-off+1)])
 		if n > 0 {
 			timer.Reset(d.idle())
 			m, werr := s.write((*bp)[:n])
@@ -182,6 +199,9 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 		if rerr != nil {
 			if off, end := s.bounds(); off > end {
 				return wrote, nil
+			}
+			if off, _ := s.bounds(); rerr == io.EOF && off > body.Last {
+				return wrote, errShortAnswer
 			}
 			if rerr == io.EOF {
 				return wrote, fmt.Errorf("%w: body ended at byte %d of %d-%d", ErrBadResponse, off, first, last)

@@ -446,16 +446,26 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 	return m, nil
 }
 
+// RangeBody is the answer to a ranged GET: a body and the bytes of the
+// file it carries.
+type RangeBody struct {
+	io.ReadCloser
+	First, Last int64 // the body holds bytes First to Last of the file
+	// Whole marks a 200: the whole file from byte 0, from a server that
+	// ignores Range.
+	Whole bool
+}
+
 // GetRange asks for bytes [first, last] of a file of size bytes at u. It
-// returns the body of a 206 with exactly that Content-Range (whole is
-// false), or of a 200 carrying the whole file, which a server may send
-// when it ignores Range (whole is true: the body starts at byte 0 and the
-// caller skips to first). Anything else is an error and its body is
-// discarded.
-func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (body io.ReadCloser, whole bool, err error) {
+// takes any answer HTTP allows that holds byte first: a 206 whose
+// Content-Range is the range asked for, or one that starts earlier or ends
+// sooner (a server may cap a range), or a 200 with the whole file. The
+// caller skips to first and asks again for what a shorter answer lacks.
+// Anything else is an error and its body is discarded.
+func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (*RangeBody, error) {
 	req, err := c.newRequest(ctx, http.MethodGet, u)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if !strings.HasPrefix(u, c.Endpoint+"/"+repo+"/resolve/") {
 		req.Header.Del("Authorization") // a redirect target is signed: never send the token there
@@ -463,41 +473,43 @@ func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", first, last))
 	resp, err := c.Data.Do(req)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	if err := checkRange(resp, first, last, size); err != nil {
+	rb, err := checkRange(resp, first, last, size)
+	if err != nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
-			return nil, false, c.statusError(resp, repo, true)
+			return nil, c.statusError(resp, repo, true)
 		}
-		return nil, false, err
+		return nil, err
 	}
-	return resp.Body, resp.StatusCode == http.StatusOK, nil
+	rb.ReadCloser = resp.Body
+	return rb, nil
 }
 
-func checkRange(resp *http.Response, first, last, size int64) error {
+func checkRange(resp *http.Response, first, last, size int64) (*RangeBody, error) {
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		return fmt.Errorf("%w: asked for bytes %d-%d unencoded, got Content-Encoding %q", ErrBadResponse, first, last, enc)
+		return nil, fmt.Errorf("%w: asked for bytes %d-%d unencoded, got Content-Encoding %q", ErrBadResponse, first, last, enc)
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
 		// Range ignored: the whole file, from byte 0.
 		if resp.ContentLength >= 0 && resp.ContentLength != size {
-			return fmt.Errorf("%w: asked for bytes %d-%d, got 200 with %d bytes of a %d-byte file", ErrBadResponse, first, last, resp.ContentLength, size)
+			return nil, fmt.Errorf("%w: asked for bytes %d-%d, got 200 with %d bytes of a %d-byte file", ErrBadResponse, first, last, resp.ContentLength, size)
 		}
-		return nil
+		return &RangeBody{First: 0, Last: size - 1, Whole: true}, nil
 	case resp.StatusCode != http.StatusPartialContent:
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	cr, err := ParseContentRange(resp.Header.Get("Content-Range"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if cr.First != first || cr.Last != last || cr.Size != size {
-		return fmt.Errorf("%w: want Content-Range bytes %d-%d/%d, got %q", ErrBadResponse, first, last, size, resp.Header.Get("Content-Range"))
+	if cr.Size != size || cr.First > first || cr.Last < first || cr.Last >= size {
+		return nil, fmt.Errorf("%w: want Content-Range bytes %d-%d/%d (or a part holding byte %d), got %q", ErrBadResponse, first, last, size, first, resp.Header.Get("Content-Range"))
 	}
-	if resp.ContentLength >= 0 && resp.ContentLength != last-first+1 {
-		return fmt.Errorf("%w: want Content-Length %d, got %d", ErrBadResponse, last-first+1, resp.ContentLength)
+	if resp.ContentLength >= 0 && resp.ContentLength != cr.Last-cr.First+1 {
+		return nil, fmt.Errorf("%w: Content-Range %q with Content-Length %d", ErrBadResponse, resp.Header.Get("Content-Range"), resp.ContentLength)
 	}
-	return nil
+	return &RangeBody{First: cr.First, Last: cr.Last}, nil
 }

@@ -10,10 +10,11 @@
 // ({endpoint}/{repo}/resolve/{commit}/{path}), reading X-Repo-Commit,
 // X-Linked-Etag or ETag, X-Linked-Size and Location. Only relative
 // redirects are followed. Bytes are fetched with ranged GETs from the
-// Location; a 206 must carry exactly the Content-Range asked for, and a
-// 200 (the whole file, from a server that ignores Range) is read from
-// byte 0, skipping to the range and taking the file's queued chunks on
-// the way. The token (HF_TOKEN, else the token
+// Location; a 206 is used when its Content-Range holds the first byte
+// asked for (read from there; the rest of a shorter answer is asked for at
+// once), and a 200 (the whole file, from a server that ignores Range) is
+// read from byte 0, skipping to the range and taking the file's queued
+// chunks on the way. The token (HF_TOKEN, else the token
 // file) goes only to resolve and API URLs of the endpoint, never to a
 // redirect target. 408, 429 and 5xx are retried with backoff that honours
 // RateLimit (t=) and Retry-After; a 403 from a data URL (expired signature)

@@ -200,12 +200,14 @@ func TestDramaReusesHFJSCache(t *testing.T) {
 
 // TestFetchFromStandIn: drama fetch against a Hub that is not drama's
 // mirror (LFS files redirected to a CDN host, no tree route), whose
-// small-file route ignores Range and answers 200 with the whole file.
+// small-file route ignores Range and answers 200 with the whole file, and
+// whose CDN answers each range with at most 100 KiB, starting a few bytes
+// early: all of it allowed by HTTP.
 func TestFetchFromStandIn(t *testing.T) {
 	e := newTestEnv(t, true)
 	e.pinGitSHA1(t)
 	hub := newStandIn(t, "fishaudio/drama-3", testCommit, e.files, int(e.srv.LFSMinSize))
-	hub.wholeSmall = true
+	hub.wholeSmall, hub.rangeCap = true, 100<<10
 	ios, _, _, errOut := cmdutil.Test()
 	o := e.opts(e.factory(ios))
 	o.Endpoint = hub.hub.URL

@@ -33,6 +33,10 @@ type standIn struct {
 	// wholeSmall makes the small-file route ignore Range and answer 200
 	// with the whole file, as HTTP allows.
 	wholeSmall bool
+	// rangeCap, when set, makes the CDN answer a range with at most that
+	// many bytes, starting a little before the byte asked for, as a
+	// server may.
+	rangeCap int64
 }
 
 func newStandIn(t *testing.T, repo, commit string, files map[string][]byte, lfsMin int) *standIn {
@@ -77,6 +81,16 @@ func (s *standIn) serveCDN(w http.ResponseWriter, r *http.Request) {
 	for _, b := range s.files {
 		if s.lfs(b) && sha256Hex(b) == oid {
 			w.Header().Set("ETag", `"`+oid+`"`)
+			var first, last int64
+			if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &first, &last); s.rangeCap > 0 && err == nil && last < int64(len(b)) {
+				first = max(0, first-7)
+				last = min(last, first+s.rangeCap-1)
+				w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, last, len(b)))
+				w.Header().Set("Content-Length", fmt.Sprint(last-first+1))
+				w.WriteHeader(http.StatusPartialContent)
+				w.Write(b[first : last+1])
+				return
+			}
 			http.ServeContent(w, r, "", time.Unix(0, 0), bytes.NewReader(b))
 			return
 		}
