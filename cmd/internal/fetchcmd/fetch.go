@@ -192,7 +192,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	}
 	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, LockWait: opts.LockWait,
 		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
-			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: rep.event}}
+			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
 	if err != nil {
@@ -211,6 +211,22 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 		return err
 	}
 	return printResult(f, res, dir)
+}
+
+// withCheckLines passes events to the reporter and, as text off a
+// terminal, says when a cached blob drama did not verify is hashed (which
+// takes a while for large files) and when one failed.
+func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
+	return func(e hub.Event) {
+		if e.Kind == hub.EventCheck && !f.Global.JSON && rep.pool == nil {
+			if e.Error != "" {
+				f.Infof("check: %s: %s", e.Path, e.Error)
+			} else {
+				f.Infof("check: %s (%s): in the cache but not verified by drama: hashing it", e.Path, cmdutil.HumanBytes(e.Size))
+			}
+		}
+		rep.event(e)
+	}
 }
 
 // lockIfNeeded completes unlocked pins from the listing of their commit

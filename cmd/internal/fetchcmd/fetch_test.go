@@ -576,8 +576,13 @@ func TestFetchRepairsWhatVerifyFound(t *testing.T) {
 		t.Fatal("verify missed the corrupt blob")
 	}
 	before := e.srv.Stats().BytesServed
+	ios, _, _, errOut := cmdutil.Test()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "check: codec.pth (1.0 MiB): in the cache but not verified by drama") ||
+		!strings.Contains(errOut.String(), "check: codec.pth: mismatch") {
+		t.Errorf("want the check and its failure told, got:\n%s", errOut)
 	}
 	if got := e.srv.Stats().BytesServed - before; got != int64(len(b)) {
 		t.Errorf("want codec.pth (%d bytes) downloaded again, got %d bytes", len(b), got)
