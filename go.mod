@@ -13,6 +13,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	github.com/sugarme/tokenizer v0.3.0
 	github.com/x448/float16 v0.8.4
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 	google.golang.org/grpc v1.85.0

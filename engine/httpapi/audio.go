@@ -59,7 +59,8 @@ func contentType(format string) string {
 // observer times a reply for the metrics.
 type observer struct {
 	s          *Server
-	start      time.Time
+	start      time.Time // the request arrived
+	turn       time.Time // the request got the engine
 	firstAudio time.Duration
 	samples    int64
 }
@@ -75,7 +76,7 @@ func (o *observer) done(f engine.Final) {
 	if o.samples == 0 {
 		return
 	}
-	elapsed := time.Since(o.start)
+	elapsed := time.Since(o.turn)
 	audio := time.Duration(o.samples) * time.Second / engine.SampleRate
 	o.s.metrics.observeSynthesis(o.firstAudio, elapsed, audio)
 }

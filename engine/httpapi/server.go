@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,16 +44,19 @@ type Config struct {
 	Caps engine.Capabilities
 	// Model is the id listed by GET /v1/models, e.g. "drama-3-nvfp4".
 	Model string
-	// MaxQueue is how many requests may wait for the engine (default 32).
+	// MaxQueue is how many requests may wait for the engine: 0 means
+	// DefaultMaxQueue, a negative number none (a request that finds the
+	// engine busy gets a 503 at once).
 	MaxQueue int
 	// QueueTimeout is the longest a request waits in the queue (default 5 min).
 	QueueTimeout time.Duration
-	// BusyRetry is how long the engine's busy answer is retried (default 10 s).
-	BusyRetry time.Duration
 	// Status reports readiness; nil means always ready.
 	Status StatusSource
 	// Failures is told about engine failures; may be nil.
 	Failures FailureReporter
+	// Restarter restarts the engine within a request, to load a clone
+	// into a catalog engine's catalog (see CatalogStore); may be nil.
+	Restarter Restarter
 	// Voices lists the cloned voices of the root and handles cloning; may
 	// be nil (only the engine's voices then).
 	Voices VoiceStore
@@ -65,7 +70,27 @@ type Config struct {
 	FFmpeg string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
+
+	// Addr is the address the server is bound to (host:port); a request
+	// whose Host names something else is refused (DNS rebinding). Empty
+	// takes every Host.
+	Addr string
+	// AllowHosts are more names a request's Host may give ("*": any).
+	AllowHosts []string
+	// AllowOrigins are the web origins (scheme://host[:port], "*": any)
+	// whose pages may call the API; they get CORS headers. Browser
+	// requests of other origins are refused.
+	AllowOrigins []string
+	// StallTimeout is how long a client may accept no part of its reply
+	// before it is cut and its synthesis cancelled (default
+	// DefaultStallTimeout).
+	StallTimeout time.Duration
+	// Uploads are the limits of POST /v1/voices.
+	Uploads UploadLimits
 }
+
+// DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
+const DefaultMaxQueue = 32
 
 // Server is the HTTP API. Create it with New; it is safe for concurrent use.
 type Server struct {
@@ -75,6 +100,9 @@ type Server struct {
 	metrics *metrics
 	log     *slog.Logger
 
+	hostNames []string      // this machine's names, for a wildcard address
+	cloneSlot chan struct{} // one clone at a time
+
 	voicesMu     sync.Mutex
 	engineVoices map[string]string // voice id -> origin
 	voicesAt     time.Time
@@ -82,14 +110,18 @@ type Server struct {
 
 // New returns a Server for cfg.
 func New(cfg Config) *Server {
-	if cfg.MaxQueue <= 0 {
-		cfg.MaxQueue = 32
+	switch {
+	case cfg.MaxQueue == 0:
+		cfg.MaxQueue = DefaultMaxQueue
+	case cfg.MaxQueue < 0:
+		cfg.MaxQueue = 0
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	cfg.Uploads = cfg.Uploads.withDefaults()
 	if cfg.QueueTimeout <= 0 {
 		cfg.QueueTimeout = 5 * time.Minute
-	}
-	if cfg.BusyRetry <= 0 {
-		cfg.BusyRetry = 10 * time.Second
 	}
 	if cfg.Model == "" {
 		cfg.Model = "drama-3"
@@ -98,7 +130,10 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log}
+	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log, cloneSlot: make(chan struct{}, 1)}
+	if name, err := os.Hostname(); err == nil {
+		s.hostNames = []string{strings.ToLower(name)}
+	}
 	s.SetCapabilities(cfg.Caps)
 	s.metrics = newMetrics(s.queue.depth)
 	return s
@@ -121,7 +156,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
-	return s.withRequestID(mux)
+	return s.withRequestID(s.guard(s.withStallCut(mux)))
 }
 
 // EngineRestarted counts a restart of the engine in the metrics.
@@ -168,8 +203,19 @@ func (s *Server) status() Status {
 	return s.cfg.Status.Status()
 }
 
+// handleHealth answers 200 while the server can serve or will soon (the
+// engine ready, starting or being restarted), and 503 once the engine has
+// failed to start again MaxRestarts times in a row (attempts go on, and
+// /health turns 200 again when one succeeds), so that a load balancer takes
+// the host out.
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	st := s.status()
+	if st.Phase == "failed" {
+		w.Header().Set("Retry-After", "30")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "failed", "phase": st.Phase, "message": st.Message, "restarts": st.Restarts})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
@@ -186,4 +232,18 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
 		{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0},
 	}})
+}
+
+// DrainRetryAfter is the Retry-After of the 503 answered to queued requests
+// when the server stops.
+const DrainRetryAfter = 10 * time.Second
+
+// Drain begins a shutdown: every request waiting for the engine, and every
+// later one that would wait, is answered 503 with Retry-After and
+// Connection: close at once, rather than being cut when the grace period
+// ends; the synthesis holding the engine goes on.
+func (s *Server) Drain() { s.queue.drain() }
+
+func (s *Server) draining() *apiError {
+	return unavailable("server_stopping", DrainRetryAfter, "the server is stopping: retry in a moment, or at another server")
 }

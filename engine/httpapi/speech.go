@@ -26,7 +26,8 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.RequestID = requestID(r.Context())
-	if e := s.resolveClone(r.Context(), req); e != nil {
+	load, e := s.resolveClone(r.Context(), req)
+	if e != nil {
 		writeError(rec, e)
 		return
 	}
@@ -44,13 +45,20 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	stream, err := s.synthesize(r.Context(), req.SynthesisRequest)
+	if load != "" {
+		if e := s.loadForSpeech(rec, r.Context(), load); e != nil {
+			writeError(rec, e)
+			return
+		}
+	}
+	turn := time.Now()
+	stream, err := s.cfg.Engine.Synthesize(r.Context(), req.SynthesisRequest)
 	if err != nil {
 		writeError(rec, s.engineError(err))
 		return
 	}
 	defer stream.Close()
-	s.reply(rec, r.Context(), req, stream, start)
+	s.reply(rec, r.Context(), req, stream, start, turn)
 }
 
 func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *apiError) {
@@ -70,16 +78,22 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 	return parseSpeech(body, s)
 }
 
-// waitTurn queues the request for the engine's slot.
+// waitTurn queues the request for the engine's slot, recording how long
+// it waited and, once it is done, how long it held the slot.
 func (s *Server) waitTurn(ctx context.Context) (release func(), e *apiError) {
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.QueueTimeout)
 	defer cancel()
+	arrived := time.Now()
 	err := s.queue.acquire(wctx)
 	switch {
 	case err == nil:
-		return s.queue.release, nil
+		got := time.Now()
+		s.metrics.observeQueueWait(got.Sub(arrived))
+		return func() { s.metrics.observeHold(time.Since(got)); s.queue.release() }, nil
 	case errors.Is(err, errQueueFull):
 		return nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
+	case errors.Is(err, errDraining):
+		return nil, s.draining()
 	case ctx.Err() != nil:
 		return nil, clientClosed()
 	default:
@@ -87,27 +101,10 @@ func (s *Server) waitTurn(ctx context.Context) (release func(), e *apiError) {
 	}
 }
 
-// retryAfter estimates when a place in the queue frees up.
+// retryAfter estimates when a place in the queue frees up: the places
+// ahead times the measured time the queue takes to move one place.
 func (s *Server) retryAfter() time.Duration {
-	return max(time.Second, time.Duration(s.queue.depth()+1)*s.metrics.meanSynthesis())
-}
-
-// synthesize starts a synthesis, retrying the engine's busy answer every
-// 50 ms for up to BusyRetry, so clients never see the engine's short busy
-// window after a cancel.
-func (s *Server) synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
-	deadline := time.Now().Add(s.cfg.BusyRetry)
-	for {
-		stream, err := s.cfg.Engine.Synthesize(ctx, req)
-		if err == nil || !engine.IsBusy(err) || time.Now().After(deadline) {
-			return stream, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return max(time.Second, time.Duration(s.queue.depth()+1)*s.metrics.drainInterval())
 }
 
 // engineError maps an engine error and reports a failed engine.
@@ -126,11 +123,11 @@ func (s *Server) engineError(err error) *apiError {
 }
 
 // reply sends the audio in the form the request asked for.
-func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, start time.Time) {
+func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, start, turn time.Time) {
 	h := w.Header()
 	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
 	h.Set("X-Audio-Format", "s16le;channels=1")
-	obs := &observer{s: s, start: start}
+	obs := &observer{s: s, start: start, turn: turn}
 	var err error
 	switch {
 	case req.SSE:

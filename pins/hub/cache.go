@@ -2,6 +2,7 @@ package hub
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,12 +44,12 @@ func HubCacheDir(getenv func(string) string) string {
 // directory, as huggingface_hub does, and the paths handed out stay right
 // from anywhere), with hard links instead of symlinks when
 // HF_HUB_DISABLE_SYMLINKS is set.
-func CacheFromEnv(getenv func(string) string) (Cache, error) {
-	dir, err := filepath.Abs(HubCacheDir(getenv))
-	if err != nil {
-		return Cache{}, fmt.Errorf("hub cache %s: %w", HubCacheDir(getenv), err)
+func CacheFromEnv(getenv func(string) string) Cache {
+	dir := HubCacheDir(getenv)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
-	return Cache{Dir: dir, NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}, nil
+	return Cache{Dir: dir, NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}
 }
 
 // Cache is a Hugging Face hub cache directory:
@@ -277,4 +278,22 @@ func isHex(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+// pruneListings removes, from a repository folder some of whose files
+// were just removed, the cached listings (trees/<commit>.json) of commits
+// with no snapshot left, and drama's verified-blob record once no blob is
+// left, so that a repository folder emptied of its files goes whole.
+func pruneListings(repoDir string) {
+	trees, _ := filepath.Glob(filepath.Join(repoDir, "trees", "*.json"))
+	for _, t := range trees {
+		commit := strings.TrimSuffix(filepath.Base(t), ".json")
+		if _, err := os.Stat(filepath.Join(repoDir, "snapshots", commit)); errors.Is(err, os.ErrNotExist) {
+			_ = os.Remove(t)
+		}
+	}
+	_ = os.Remove(filepath.Join(repoDir, "trees")) // only when empty
+	if _, err := os.Stat(filepath.Join(repoDir, "blobs")); errors.Is(err, os.ErrNotExist) {
+		_ = os.Remove(filepath.Join(repoDir, RecordName))
+	}
 }

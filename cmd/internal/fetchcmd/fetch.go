@@ -120,9 +120,7 @@ func newEnv(opts *FetchOptions) (*env, error) {
 		return nil, err
 	}
 	e := &env{root: root, offline: hub.Offline(f.Getenv)}
-	if e.cache, err = hub.CacheFromEnv(f.Getenv); err != nil {
-		return nil, err
-	}
+	e.cache = hub.CacheFromEnv(f.Getenv)
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
 	}
@@ -201,6 +199,11 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	dir := e.variantDir(p)
 	if err := placeVariant(dir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
 		return err
+	}
+	// This root's own ref: drama rm in another root on the same cache
+	// then keeps the snapshot this one links to.
+	if err := e.cache.WriteRef(res.Repo, hub.RootRef(e.root), res.Commit); err != nil {
+		return fmt.Errorf("fetch: write ref: %w", err)
 	}
 	if e.offline {
 		if err := verifyOffline(ctx, f, dir, p); err != nil {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -46,6 +48,12 @@ type Options struct {
 	ReadyTimeout time.Duration
 	Grace        time.Duration
 	MaxPrompt    int // prompt tokens allowed; 0: from the checkpoint's config.json
+	StallTimeout time.Duration
+	AllowOrigins []string
+	AllowHosts   []string
+	MaxClipBytes int64
+	MaxUpload    int64
+	CloneWait    time.Duration
 	// Listening, if set, is called with the bound address once serving
 	// (tests).
 	Listening func(addr string)
@@ -64,12 +72,16 @@ is ready: POST /v1/audio/speech, GET /v1/models, GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
 Requests are queued first in, first out in front of the engine's single
-synthesis slot (--max-queue, --queue-timeout). drama serve binds to
+synthesis slot (--max-queue, --queue-timeout); a client that accepts no
+audio for --stall-timeout is cut. Browser pages of other origins, and Host
+names other than the bound address, are refused unless --allow-origin or
+--allow-host names them. drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
 
-SIGINT or SIGTERM stops accepting, ends open streams, stops the engine and
-exits with status 0 once everything is gone.`),
+SIGINT or SIGTERM stops accepting, answers queued requests 503 with
+Retry-After, ends open streams, stops the engine and exits with status 0
+once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
@@ -89,7 +101,7 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda, metal, or a plugin binary's path")
 	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "address to listen on")
 	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence)")
-	fl.IntVar(&opts.MaxQueue, "max-queue", 32, "requests that may wait for the engine")
+	fl.IntVar(&opts.MaxQueue, "max-queue", httpapi.DefaultMaxQueue, "requests that may wait for the engine (0: none; a busy engine answers 503 at once)")
 	fl.DurationVar(&opts.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
 	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins")
 	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
@@ -102,6 +114,12 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
 	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	fl.DurationVar(&opts.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
+	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
+	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
+	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
+	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
+	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
@@ -132,6 +150,19 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
 	case o.MaxPrompt < 0:
 		return cmdutil.FlagErrorf("--max-prompt-tokens must be 0 or more")
+	case o.StallTimeout <= 0:
+		return cmdutil.FlagErrorf("--stall-timeout must be more than 0, e.g. 10s")
+	case o.MaxClipBytes <= 0 || o.MaxUpload <= 0:
+		return cmdutil.FlagErrorf("--max-clip-bytes and --max-upload-bytes must be more than 0")
+	case o.MaxClipBytes > o.MaxUpload:
+		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
+	case o.CloneWait < 0:
+		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	}
+	for _, origin := range o.AllowOrigins {
+		if err := checkOrigin(origin); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -188,7 +219,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
-	sum, err := cmdutil.EngineRecord(root)
+	sum, err := cmdutil.EngineRecordFor(root, bin)
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
@@ -247,14 +278,14 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	if err != nil {
 		return err
 	}
-	srv, api := newHTTPServer(ctx, opts, logger, sup, root, req.Install, builder)
+	srv, api := newHTTPServer(ctx, opts, logger, sup, root, req.Install, builder, ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+ln.Addr().String())
 
 	if err := sup.Start(ctx); err != nil {
 		progress.finish()
-		shutdown(srv, opts.Grace)
+		shutdown(srv, api, opts.Grace)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -272,18 +303,34 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	select {
 	case <-ctx.Done():
 		logger.Info("stopping: finishing open requests", "grace", opts.Grace)
-		shutdown(srv, opts.Grace)
+		shutdown(srv, api, opts.Grace)
 		return nil
 	case err := <-errc:
 		return err
 	}
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
 	ffmpeg, _ := exec.LookPath("ffmpeg")
+	maxQueue := opts.MaxQueue
+	if maxQueue == 0 {
+		maxQueue = -1 // none waits
+	}
+	uploads := filepath.Join(root, ".drama", "uploads")
+	removeStaleUploads(uploads, logger)
+	cloneWait := opts.CloneWait
+	if cloneWait == 0 {
+		cloneWait = -1
+	}
+	// a catalog engine (Metal) gets its catalog written before each start
+	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup, install), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
-		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
+		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
+		Status: sup, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
+		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
+		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
+			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{
@@ -308,10 +355,49 @@ func describe(ctx context.Context, sup *httpapi.Supervisor, api *httpapi.Server)
 	return nil
 }
 
-func shutdown(srv *http.Server, grace time.Duration) {
+// shutdown stops accepting, answers the queued requests 503 with
+// Retry-After at once, lets open requests finish within grace and then cuts
+// them.
+func shutdown(srv *http.Server, api *httpapi.Server, grace time.Duration) {
+	api.Drain()
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close() // streams still open after the grace period are cut
+	}
+}
+
+// checkOrigin checks an --allow-origin value: "*" or scheme://host[:port].
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return cmdutil.FlagErrorf("--allow-origin %q: want scheme://host[:port] as a browser sends it in Origin, e.g. https://app.example", o)
+	}
+	return nil
+}
+
+// staleUpload is the age past which an upload directory is taken for the
+// leftover of a drama serve that was killed during a clone.
+const staleUpload = time.Hour
+
+// removeStaleUploads removes upload directories a killed drama serve left
+// (every other path removes its own); a clone that runs now in another
+// drama serve on the root is younger than staleUpload.
+func removeStaleUploads(dir string, logger *slog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !strings.HasPrefix(e.Name(), "clone-") || time.Since(info.ModTime()) < staleUpload {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			logger.Warn("removing a leftover upload", "dir", e.Name(), "err", err)
+		}
 	}
 }
