@@ -356,14 +356,15 @@ func allocatedBytes(fi os.FileInfo) int64 {
 // be downloaded or huggingface_hub's cached copy of it (trees/<commit>.json)
 // is missing. It is the fetch's first request, so a server that cannot be
 // reached at all stops a fetch with work to do at once, with one message.
-// Any other failure only means there is no listing to cache. reachable is
-// false when the server could not be reached (and nothing was needed).
+// Any other failure only means there is no listing to cache. reachable
+// says the server was asked and answered, so the branch refs are worth
+// asking for too.
 func (f *Fetcher) listing(ctx context.Context, repo, commit string, needed bool) (tree []TreeFile, reachable bool, err error) {
 	if f.Offline || f.Client == nil {
 		return nil, false, nil
 	}
 	if _, err := os.Stat(f.Cache.TreePath(repo, commit)); err == nil && !needed {
-		return nil, true, nil
+		return nil, false, nil // nothing to ask: a complete cache costs no request
 	}
 	tree, err = f.Client.Tree(ctx, repo, commit)
 	switch {

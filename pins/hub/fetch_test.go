@@ -46,9 +46,9 @@ func TestFetchClean(t *testing.T) {
 	if st.BytesServed != total {
 		t.Errorf("bytes served: want %d, got %d", total, st.BytesServed)
 	}
-	// A second run asks nothing.
+	// A second run asks nothing, not even the API.
 	res, err = f.Fetch(ctxT(t), repoA, commitA, pf)
-	if err != nil || fx.srv.Stats().Resolves != st.Resolves || fx.srv.Stats().DataRequests != st.DataRequests {
+	if err != nil || fx.srv.Stats().Resolves != st.Resolves || fx.srv.Stats().DataRequests != st.DataRequests || fx.srv.Stats().APIRequests != st.APIRequests {
 		t.Fatalf("second run: err %v, stats %+v", err, fx.srv.Stats())
 	}
 	if res.Files[0].How != HowPresent {
