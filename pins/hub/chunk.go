@@ -171,8 +171,12 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 	}
 	// An answer that starts before the range: drop the bytes before it.
 	if skip := first - body.First; skip > 0 {
-		if _, err := io.CopyBuffer(io.Discard, io.LimitReader(body, skip), *bp); err != nil {
+		n, err := io.CopyBuffer(io.Discard, io.LimitReader(body, skip), *bp)
+		if err != nil {
 			return 0, stallErr(err, idled.Load())
+		}
+		if n < skip {
+			return 0, fmt.Errorf("%w: body ended at byte %d, before byte %d asked for", ErrBadResponse, body.First+n, first)
 		}
 	}
 	var wrote int64
