@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -36,7 +35,7 @@ func startServeBin(t *testing.T, drama string, extra ...string) *server {
 		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
 	cmd := exec.Command(drama, args...)
 	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms")
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func startServeRoot(t *testing.T, root string, env []string, extra ...string) *s
 		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
 	cmd := exec.Command(filepath.Join(bin, "drama"), args...)
 	cmd.Env = append(append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms"), env...)
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func speechClips(t *testing.T) []string {
 // deleted, a recording made, no console error, nothing loaded from
 // elsewhere, and a screenshot kept.
 func TestWebPageInChromium(t *testing.T) {
-	browser := realclient.Chromium(t)
+	browser := realclient.Playwright(t)
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "full"), 0o755)
 	os.WriteFile(filepath.Join(root, "full", "codec.pth"), []byte("stand-in codec"), 0o644)

@@ -51,7 +51,7 @@ type rawReply struct {
 // rawDo sends head (request line and headers, without the blank line) and
 // body over a new connection and reads the reply; Status is 0 when the
 // connection closed without one.
-func rawDo(t *testing.T, addr, head string, body []byte) rawReply {
+func rawSend(t *testing.T, addr, head string, body []byte) rawReply {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -125,7 +125,7 @@ func TestCrossSiteFormPostRefused(t *testing.T) {
 		"opaque origin":                 "Origin: null",
 		"Sec-Fetch-Site without Origin": "Sec-Fetch-Site: cross-site",
 	} {
-		r := rawDo(t, addr, "POST /v1/voices HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: "+ct+"\r\n"+headers, body)
+		r := rawSend(t, addr, "POST /v1/voices HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: "+ct+"\r\n"+headers, body)
 		if r.Status != http.StatusForbidden || !strings.Contains(r.Body, "--allow-origin") || !strings.Contains(r.Body, `"origin_not_allowed"`) {
 			t.Errorf("%s: %d %s, want a 403 naming --allow-origin", name, r.Status, r.Body)
 		}
@@ -138,7 +138,7 @@ func TestCrossSiteFormPostRefused(t *testing.T) {
 		"own origin":    "Origin: http://" + addr + "\r\nSec-Fetch-Site: same-origin",
 		"not a browser": "User-Agent: curl/8",
 	} {
-		if r := rawDo(t, addr, "POST /v1/voices HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: "+ct+"\r\n"+headers, body); r.Status != http.StatusCreated {
+		if r := rawSend(t, addr, "POST /v1/voices HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: "+ct+"\r\n"+headers, body); r.Status != http.StatusCreated {
 			t.Errorf("%s: %d %s, want 201", name, r.Status, r.Body)
 		}
 	}
@@ -151,14 +151,14 @@ func TestRebindingHostRefused(t *testing.T) {
 	body := []byte(`{"input":"hello"}`)
 	for _, host := range []string{"attacker.example:" + port, "attacker.example", "10.9.8.7:" + port, "127.0.0.2:" + port} {
 		for _, route := range []string{"GET /v1/models", "GET /v1/voices", "POST /v1/audio/speech", "GET /metrics"} {
-			r := rawDo(t, addr, route+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json", body)
+			r := rawSend(t, addr, route+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json", body)
 			if r.Status != http.StatusMisdirectedRequest || !strings.Contains(r.Body, "--allow-host") {
 				t.Errorf("%s with Host %q: %d %s, want 421 naming --allow-host", route, host, r.Status, r.Body)
 			}
 		}
 	}
 	for _, host := range []string{addr, "localhost:" + port, "LocalHost", "tts.lan:" + port} {
-		if r := rawDo(t, addr, "GET /v1/models HTTP/1.1\r\nHost: "+host, nil); r.Status != http.StatusOK {
+		if r := rawSend(t, addr, "GET /v1/models HTTP/1.1\r\nHost: "+host, nil); r.Status != http.StatusOK {
 			t.Errorf("Host %q: %d %s, want 200", host, r.Status, r.Body)
 		}
 	}
@@ -178,17 +178,17 @@ func TestRebindingHostRefused(t *testing.T) {
 func TestAllowedOriginGetsCORS(t *testing.T) {
 	ts, _ := startBound(t, func(c *Config) { c.AllowOrigins = []string{"https://app.example"} })
 	addr := ts.Listener.Addr().String()
-	pre := rawDo(t, addr, "OPTIONS /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, authorization", nil)
+	pre := rawSend(t, addr, "OPTIONS /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, authorization", nil)
 	if pre.Status != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Methods"), "POST") || pre.Header.Get("Access-Control-Allow-Headers") != "content-type, authorization" {
 		t.Fatalf("preflight: %d %v", pre.Status, pre.Header)
 	}
-	r := rawDo(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nOrigin: https://app.example\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/json", []byte(`{"input":"hello"}`))
+	r := rawSend(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nOrigin: https://app.example\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/json", []byte(`{"input":"hello"}`))
 	if r.Status != http.StatusOK || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
 		!strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), "X-Request-Id") || r.Header.Get("Vary") != "Origin" {
 		t.Fatalf("allowed origin: %d %v", r.Status, r.Header)
 	}
-	other := rawDo(t, addr, "OPTIONS /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nOrigin: https://other.example\r\nAccess-Control-Request-Method: POST", nil)
+	other := rawSend(t, addr, "OPTIONS /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nOrigin: https://other.example\r\nAccess-Control-Request-Method: POST", nil)
 	if other.Status != http.StatusForbidden || other.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("preflight of another origin: %d %v", other.Status, other.Header)
 	}

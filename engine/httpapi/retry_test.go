@@ -35,7 +35,7 @@ func TestBusyIsRetriedInOneLoop(t *testing.T) {
 	be := &busyEngine{Engine: fake}
 	ts, _ := startBound(t, func(c *Config) { c.Engine = be })
 	addr := ts.Listener.Addr().String()
-	r := rawDo(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json", []byte(`{"input":"hello"}`))
+	r := rawSend(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json", []byte(`{"input":"hello"}`))
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "engine_busy") {
 		t.Fatalf("%d %v %s, want 503 engine_busy with Retry-After", r.Status, r.Header, r.Body)
 	}
@@ -55,7 +55,7 @@ func TestNoQueue(t *testing.T) {
 	done := make(chan rawResponse)
 	go func() { done <- rawPost(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 30)+`","stream":true}`) }()
 	waitFor(t, func() bool { return ce.active.Load() == 1 })
-	r := rawDo(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json", []byte(`{"input":"second"}`))
+	r := rawSend(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json", []byte(`{"input":"second"}`))
 	if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "queue_full") || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("second request with no queue: %d %s", r.Status, r.Body)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -61,6 +62,13 @@ type Config struct {
 	// Voices lists the cloned voices of the root and handles cloning; may
 	// be nil (only the engine's voices then).
 	Voices VoiceStore
+	// BuiltinVoice is the name the model's built-in voice is served under:
+	// the engine's voice when a request names none (its --default-voice,
+	// else the model's own). Empty serves it under no name.
+	BuiltinVoice string
+	// VoiceAliases maps names a client may send (OpenAI's "alloy", say) to
+	// voices served here (an engine voice, a clone or the built-in voice).
+	VoiceAliases map[string]string
 	// VoiceOptions are the transcript rules for references.
 	VoiceOptions *voices.Options
 	// Prompt counts a request's prompt tokens and refuses one longer than
@@ -154,6 +162,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/audio/speech", s.handleSpeech)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /v1/models/{id}", s.handleModel)
 	mux.HandleFunc("GET /v1/voices", s.handleListVoices)
 	mux.HandleFunc("POST /v1/voices", s.handleCreateVoice)
 	mux.HandleFunc("DELETE /v1/voices/{id}", s.handleDeleteVoice)
@@ -161,7 +170,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
 	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
-	return s.withRequestID(s.guard(s.withStallCut(mux)))
+	return s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux))))
 }
 
 // EngineRestarted counts a restart of the engine in the metrics.
@@ -180,7 +189,11 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = "req_" + hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
+		tw := &traced{ResponseWriter: w}
+		next.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
+		if tw.detail != nil {
+			s.logDetail(id, tw.detail)
+		}
 	})
 }
 
@@ -233,10 +246,22 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, code, st)
 }
 
+func (s *Server) model() map[string]any {
+	return map[string]any{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0}
+}
+
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
-		{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0},
-	}})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{s.model()}})
+}
+
+// handleModel is GET /v1/models/{id}: the served model, or a 404.
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != s.cfg.Model {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q is not served here: this server serves %q (GET /v1/models)", id, s.cfg.Model)})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.model())
 }
 
 // DrainRetryAfter is the Retry-After of the 503 answered to queued requests

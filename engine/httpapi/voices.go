@@ -13,10 +13,11 @@ import (
 
 // VoiceInfo is one voice as GET /v1/voices lists it.
 type VoiceInfo struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Origin string `json:"origin"` // "engine" or "clone"
-	Source string `json:"source,omitempty"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Origin  string `json:"origin"` // "engine", "clone", "builtin" or "alias"
+	AliasOf string `json:"alias_of,omitempty"`
+	Source  string `json:"source,omitempty"`
 	// Consent is a clone's consent: who gave it, when, in what words.
 	Consent    *VoiceConsent `json:"consent,omitempty"`
 	References int           `json:"references"`
@@ -99,12 +100,10 @@ func (s *Server) allVoices(ctx context.Context) ([]VoiceInfo, error) {
 		}
 		out = append(out, clones...)
 	}
+	out = append(out, s.namedVoices(out)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
-
-// knownVoice reports whether id is served.
-func (s *Server) knownVoice(id string) bool { return s.voiceOrigin(id) != "" }
 
 // voiceOrigin returns "engine", "clone" or "" for an unknown voice, caching
 // the list for a second.

@@ -3,16 +3,19 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/drama-tts/drama/cmd/internal/benchcmd"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/doctorcmd"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
+	"github.com/drama-tts/drama/cmd/internal/enginecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/listcmd"
 	"github.com/drama-tts/drama/cmd/internal/mirrorcmd"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
+	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
@@ -43,5 +46,8 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(statuscmd.NewCmd(f, nil))
 	root.AddCommand(configcmd.NewCmd(f))
 	root.AddCommand(doctorcmd.NewCmd(f, nil))
+	root.AddCommand(enginecmd.NewCmd(f))
+	root.AddCommand(benchcmd.NewCmd(f, nil))
+	root.AddCommand(qualifycmd.NewCmd(f, nil))
 	root.AddCommand(servicecmd.NewCmd(f))
 }

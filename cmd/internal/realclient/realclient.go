@@ -141,7 +141,8 @@ func (c *Client) Run(ctx context.Context, timeout time.Duration, env []string, p
 	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
 }
 
-// ChromiumEnv names a Chromium binary to use instead of /usr/bin/chromium.
+// ChromiumEnv is the variable that gives programs run by a Browser the
+// Chromium binary.
 const ChromiumEnv = "DRAMA_CHROMIUM"
 
 // Browser is a real browser driven by playwright-core from
@@ -152,18 +153,11 @@ type Browser struct {
 	Executable string
 }
 
-// Chromium returns Debian's chromium (or $DRAMA_CHROMIUM) with node and
-// playwright-core to drive it, or skips. Its programs get the binary in
-// $DRAMA_CHROMIUM.
-func Chromium(t testing.TB) *Browser {
+// Playwright returns Chromium (see Chromium) with node and playwright-core
+// to drive it, or skips. Its programs find the binary in $DRAMA_CHROMIUM.
+func Playwright(t testing.TB) *Browser {
 	t.Helper()
-	exe := os.Getenv(ChromiumEnv)
-	if exe == "" {
-		exe = "/usr/bin/chromium"
-	}
-	if st, err := os.Stat(exe); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		missing(t, "chromium", "no browser at "+exe, "apt-get install chromium, or set "+ChromiumEnv)
-	}
+	exe := Chromium(t)
 	c := Node(t, "playwright-core")
 	c.Name = "playwright-core (chromium)"
 	c.Env = append(c.Env, ChromiumEnv+"="+exe)

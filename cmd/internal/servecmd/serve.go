@@ -2,6 +2,7 @@
 package servecmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
 
@@ -55,6 +57,14 @@ type Options struct {
 	MaxClipBytes int64
 	MaxUpload    int64
 	CloneWait    time.Duration
+	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
+	// it under no name.
+	BuiltinVoice   string
+	NoBuiltinVoice bool
+	// VoiceAliases are NAME=VOICE mappings (--voice-alias), parsed into
+	// aliases by validate.
+	VoiceAliases []string
+	aliases      map[string]string
 	// TranscribeURL names a speech recognition server that transcribes
 	// clips sent without their words.
 	TranscribeURL string
@@ -72,7 +82,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Long: strings.TrimSpace(`
 Launch the engine plugin for this OS (cuda on Linux, metal on macOS), start
 the native engine with the variant's flags, and serve the speech API once it
-is ready: POST /v1/audio/speech, GET /v1/models, GET|POST /v1/voices,
+is ready: POST /v1/audio/speech, GET /v1/models[/{id}], GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
 Requests are queued first in, first out in front of the engine's single
@@ -83,13 +93,24 @@ names other than the bound address, are refused unless --allow-origin or
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
 
+Voices: the engine's voices (--voices), the clones in <root>/voices, and the
+model's built-in voice (the engine's voice when a request names none) under
+the name "default" (--builtin-voice, --no-builtin-voice). OpenAI's voice
+names (alloy, echo, ...) and any other name are served once mapped to one of
+these: --voice-alias alloy=default, repeated for each name.
+
+The default request (no "stream" field, as OpenAI's SDKs send it) is
+streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
+one exactly sized reply.
+
 SIGINT or SIGTERM stops accepting, answers queued requests 503 with
 Retry-After, ends open streams, stops the engine and exits with status 0
 once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
-$ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
+$ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
+$ curl -s localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
@@ -124,6 +145,9 @@ $ curl -s localhost:8793/v1/audio/speech -d '{"input":"Hello."}' -o hello.wav`),
 	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
 	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
 	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
+	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
+	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
+	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
 	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
@@ -172,6 +196,48 @@ func (o *Options) validate() error {
 	for _, origin := range o.AllowOrigins {
 		if err := checkOrigin(origin); err != nil {
 			return err
+		}
+	}
+	return o.parseVoiceNames()
+}
+
+// builtinVoice is the built-in voice's served name, "" for none.
+func (o *Options) builtinVoice() string {
+	if o.NoBuiltinVoice {
+		return ""
+	}
+	return o.BuiltinVoice
+}
+
+// parseVoiceNames checks --builtin-voice and every --voice-alias.
+func (o *Options) parseVoiceNames() error {
+	builtin := o.builtinVoice()
+	if builtin != "" {
+		if err := voices.CheckID(builtin); err != nil {
+			return cmdutil.FlagErrorf("--builtin-voice %s: %v (or --no-builtin-voice to serve it under no name)", builtin, err)
+		}
+	}
+	o.aliases = map[string]string{}
+	for _, a := range o.VoiceAliases {
+		name, target, ok := strings.Cut(a, "=")
+		switch {
+		case !ok || name == "" || target == "":
+			return cmdutil.FlagErrorf("--voice-alias %s: want NAME=VOICE, e.g. --voice-alias alloy=%s", a, cmp.Or(builtin, "narrator"))
+		case len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+			return cmdutil.FlagErrorf("--voice-alias %s: a name is 1 to 64 characters without spaces or control characters", a)
+		case o.aliases[name] != "":
+			return cmdutil.FlagErrorf("--voice-alias %s given twice (also =%s): give each name once", name, o.aliases[name])
+		case name == builtin:
+			return cmdutil.FlagErrorf("--voice-alias %s: %s is the built-in voice's name; pick another name or --builtin-voice", a, name)
+		}
+		if err := voices.CheckID(target); err != nil {
+			return cmdutil.FlagErrorf("--voice-alias %s: %v", a, err)
+		}
+		o.aliases[name] = target
+	}
+	for name, target := range o.aliases {
+		if _, ok := o.aliases[target]; ok {
+			return cmdutil.FlagErrorf("--voice-alias %s=%s: %s is itself an alias; map %s to the voice %s stands for (%s)", name, target, target, name, target, o.aliases[target])
 		}
 	}
 	return nil
@@ -229,7 +295,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
-	sum, err := cmdutil.EngineRecord(root)
+	sum, err := cmdutil.EngineRecordFor(root, bin)
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
@@ -347,6 +413,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
+		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 		Transcribe: transcribeFile,
 	})
 	sup.OnRestart = api.EngineRestarted
