@@ -243,7 +243,8 @@ async function loadVoices() {
     tr.dataset.voice = v.id;
     cell(tr, v.id);
     cell(tr, v.name || '');
-    cell(tr, v.origin === 'clone' ? 'cloned' : 'served by the engine');
+    cell(tr, { clone: 'cloned', engine: 'served by the engine', builtin: "the model's built-in voice" }[v.origin] ||
+      (v.origin === 'alias' ? 'another name for ' + v.alias_of : v.origin));
     let src = v.source || '–';
     if (v.consent) src += ': ' + v.consent.who + (v.consent.when ? ', ' + v.consent.when.slice(0, 10) : '') + ' — “' + v.consent.statement + '”';
     cell(tr, src);
