@@ -100,10 +100,14 @@ type traced struct {
 	detail error
 }
 
-func (t *traced) Flush() {
-	if f, ok := t.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+// Flush sends what is buffered.
+func (t *traced) Flush() { _ = t.FlushError() }
+
+// FlushError sends what is buffered and returns the connection's error, so
+// http.ResponseController.Flush (and the stall cut above it) sees a write
+// that timed out rather than taking it for a success.
+func (t *traced) FlushError() error {
+	return http.NewResponseController(t.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
