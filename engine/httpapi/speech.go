@@ -38,12 +38,14 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase))
 		return
 	}
+	queued := time.Now()
 	release, e := s.waitTurn(r.Context())
 	if e != nil {
 		writeError(rec, e)
 		return
 	}
 	defer release()
+	reportQueueWait(r.Context(), time.Since(queued))
 	stream, err := s.synthesize(r.Context(), req.SynthesisRequest)
 	if err != nil {
 		writeError(rec, s.engineError(err))
