@@ -129,6 +129,7 @@ func (b *hclogBridge) line(line []byte) {
 	lvl, _ := m["@level"].(string)
 	var attrs []any
 	if mod, _ := m["@module"].(string); mod != "" {
+		mod = strings.TrimPrefix(mod, "plugin.")
 		attrs = append(attrs, "module", mod)
 	}
 	keys := make([]string, 0, len(m))
