@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,13 +69,26 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// ErrNotInstalled is wrapped by the error of RequireInstalled.
-var ErrNotInstalled = errors.New("not installed")
+// NotInstalledError says a variant has no files under the root, and how to
+// install it. It matches fs.ErrNotExist with errors.Is.
+type NotInstalledError struct {
+	Variant, Root string
+	Fetch         string // the drama fetch command line that installs it
+}
+
+// Error returns "VARIANT is not installed in ROOT: run FETCH".
+func (e *NotInstalledError) Error() string {
+	return fmt.Sprintf("%s is not installed in %s: run %s", e.Variant, e.Root, e.Fetch)
+}
+
+// Is reports whether target is fs.ErrNotExist.
+func (e *NotInstalledError) Is(target error) bool { return target == fs.ErrNotExist }
 
 // RequireInstalled checks that the variant has files under the root before a
 // command does any work with them. Its error names the variant and the root
 // and gives the fetch that installs it, with the user's own flags (extra are
-// more flag, value pairs for that hint, e.g. "--pins", file).
+// more flag, value pairs for that hint, e.g. "--pins", file). The error is
+// a *NotInstalledError.
 func RequireInstalled(f *Factory, variant string, extra ...string) error {
 	root, err := f.Root()
 	if err != nil {
@@ -94,8 +108,7 @@ func RequireInstalled(f *Factory, variant string, extra ...string) error {
 		}
 		return err
 	}
-	hint := f.Suggest(append([]string{"fetch", "--variant", variant}, extra...)...)
-	return fmt.Errorf("%s is %w in %s: run %s", variant, ErrNotInstalled, root, hint)
+	return &NotInstalledError{Variant: variant, Root: root, Fetch: f.Suggest(append([]string{"fetch", "--variant", variant}, extra...)...)}
 }
 
 // GivenFlags returns the flags set on the command line of cmd (its own and

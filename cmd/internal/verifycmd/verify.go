@@ -69,6 +69,15 @@ $ drama verify --root ./demo --pins demo.pins.json`),
 
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
+	variant := f.Global.Variant
+	if opts.PinsFile != "" && !opts.VariantSet {
+		if p, err := cmdutil.ReadPinsFile(f, opts.PinsFile, false); err == nil {
+			variant = p.Variant
+		}
+	}
+	if err := cmdutil.RequireInstalled(f, variant, "--pins", opts.PinsFile); err != nil {
+		return err
+	}
 	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet)
 	if err != nil {
 		return err
@@ -94,7 +103,7 @@ func run(ctx context.Context, opts *Options) error {
 	if err := printReport(f, rep); err != nil {
 		return err
 	}
-	return outcome(f, p, rep)
+	return outcome(f, p, rep, opts.PinsFile)
 }
 
 func printReport(f *cmdutil.Factory, rep *pins.Report) error {
@@ -131,20 +140,20 @@ func detail(r pins.Result) string {
 	return ""
 }
 
-func repairHint(p *pins.Pins) string {
+func repairHint(f *cmdutil.Factory, p *pins.Pins, pinsFile string) string {
 	if p.Repo == "" {
 		return "restore them from where they came from"
 	}
-	return fmt.Sprintf("run `drama fetch --variant %s` to repair them", p.Variant)
+	return "run " + f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile) + " to repair them"
 }
 
-func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report) error {
+func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report, pinsFile string) error {
 	total := len(rep.Files)
 	bad := total - rep.Count(pins.StatusOK)
 	switch {
 	case rep.Mismatched():
 		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): %s",
-			bad, total, rep.Variant, repairHint(p)))
+			bad, total, rep.Variant, repairHint(f, p, pinsFile)))
 	case bad > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (see above): check their permissions and run verify again", bad, total, rep.Variant)
 	}
