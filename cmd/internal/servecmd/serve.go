@@ -320,7 +320,8 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.
 	ffmpeg, _ := exec.LookPath("ffmpeg")
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logs.logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install),
+		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logs.logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install,
+			func() error { return cmdutil.RequireInstalled(opts.F, install.Variant) }),
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{
