@@ -206,3 +206,24 @@ func TestIsStandInReadsTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// The curl examples of drama serve's help must work as written: a JSON
+// body needs its Content-Type (else a 415), and --fail keeps an error
+// answer from being saved as the audio file.
+func TestServeHelpCurlExampleSendsJSONAndFails(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	cmd := NewCmd(cmdutil.TestFactory(ios), nil)
+	n := 0
+	for _, line := range strings.Split(cmd.Example, "\n") {
+		if !strings.Contains(line, "curl ") {
+			continue
+		}
+		n++
+		if !strings.Contains(line, "--fail") || (strings.Contains(line, " -d ") && !strings.Contains(line, "-H 'Content-Type: application/json'")) {
+			t.Errorf("example %q: want --fail and -H 'Content-Type: application/json'", line)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no curl example in drama serve --help")
+	}
+}
