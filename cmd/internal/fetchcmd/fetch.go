@@ -64,7 +64,11 @@ present).`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runFetch(cmd.Context(), opts)
+			err := runFetch(cmd.Context(), opts)
+			if err != nil && cmd.Context().Err() != nil {
+				return resumeHint(f, cmdutil.GivenFlags(cmd))
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -77,6 +81,13 @@ present).`,
 	fl.BoolVar(&opts.AcceptLicense, "accept-license", false, "accept the weights' licence (shown first) without a prompt")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "keep the files in the root as plain files instead of links into the HF cache")
 	return cmd
+}
+
+// resumeHint is the interruption of a fetch: what is kept, and the same
+// command line, which resumes it.
+func resumeHint(f *cmdutil.Factory, given []string) error {
+	return cmdutil.Interrupted("verified files are kept and partial downloads resume: run the same command again: " +
+		f.Suggest(append([]string{"fetch"}, given...)...))
 }
 
 // noArgs refuses arguments with a usage error (exit 2).

@@ -57,3 +57,40 @@ func TestVerifyRepairHintRepeatsRootAndPins(t *testing.T) {
 		t.Fatalf("err = %v\nwant it to end %q", err, want)
 	}
 }
+
+// verify's table in the three modes: MiB on a terminal as fetch shows
+// them, bytes when piped, numbers in JSON.
+func TestVerifyTableModes(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "full")
+	os.MkdirAll(dir, 0o755)
+	data := make([]byte, 3<<20)
+	os.WriteFile(filepath.Join(dir, "model.safetensors"), data, 0o644)
+	sum := sha256.Sum256(data)
+	pinsFile := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(pinsFile, []byte(fmt.Sprintf(`{"format": "drama-pins/1", "variant": "full", "repo": "demo/drama-demo", "repo_type": "model",
+ "revision": "%s", "license": "demo", "engine": "cuda", "serve_flags": [], "memory_gib": 0,
+ "files": [{"path": "model.safetensors", "size": %d, "sha256": "%s"}]}`, strings.Repeat("a", 40), len(data), hex.EncodeToString(sum[:]))), 0o644)
+	run := func(tty, jsonFlag bool) string {
+		ios, _, out, _ := cmdutil.Test()
+		ios.SetStdoutTTY(tty)
+		f := cmdutil.TestFactory(ios)
+		args := []string{"verify", "--root", root, "--pins", pinsFile}
+		if jsonFlag {
+			args = append(args, "--json")
+		}
+		if err := cmdutil.Execute(cmdutil.NewTestRoot(f, NewCmd(f, nil)), args...); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if got := run(true, false); !strings.Contains(got, "model.safetensors  ok      3.0 MiB") || !strings.HasPrefix(got, "PATH") {
+		t.Errorf("terminal:\n%s", got)
+	}
+	if got := run(false, false); got != "model.safetensors\tok\t3145728\tsize\t\n" {
+		t.Errorf("piped: %q", got)
+	}
+	if got := run(false, true); !strings.Contains(got, `"got_size": 3145728`) {
+		t.Errorf("json: %s", got)
+	}
+}

@@ -118,18 +118,32 @@ func printReport(f *cmdutil.Factory, rep *pins.Report) error {
 	}
 	t := cmdutil.NewTable(f.IO, "path", "status", "size", "verified", "detail")
 	for _, r := range rep.Files {
-		t.AddRow(r.Path, string(r.Status), fmt.Sprint(r.GotSize), string(r.Verified), detail(r))
+		t.AddRow(r.Path, string(r.Status), sizeCell(f, r.GotSize), string(r.Verified), detail(f, r))
 	}
 	return t.Render()
 }
 
-func detail(r pins.Result) string {
+// sizeCell is a size as fetch shows it: MiB on a terminal, bytes when piped.
+func sizeCell(f *cmdutil.Factory, n int64) string {
+	if f.IO.IsStdoutTTY() {
+		return cmdutil.HumanBytes(n)
+	}
+	return fmt.Sprint(n)
+}
+
+func detail(f *cmdutil.Factory, r pins.Result) string {
 	switch r.Status {
 	case pins.StatusSizeMismatch:
+		if f.IO.IsStdoutTTY() {
+			return fmt.Sprintf("size: want %s (%d bytes), got %s (%d bytes)", cmdutil.HumanBytes(r.WantSize), r.WantSize, cmdutil.HumanBytes(r.GotSize), r.GotSize)
+		}
 		return fmt.Sprintf("size: want %d, got %d", r.WantSize, r.GotSize)
 	case pins.StatusSHA256Mismatch:
 		return fmt.Sprintf("sha256: want %s, got %s", r.WantSHA256, r.GotSHA256)
 	case pins.StatusMissing:
+		if f.IO.IsStdoutTTY() {
+			return fmt.Sprintf("missing: want %s", cmdutil.HumanBytes(r.WantSize))
+		}
 		return fmt.Sprintf("missing: want %d bytes", r.WantSize)
 	case pins.StatusUnreadable:
 		return r.Error
