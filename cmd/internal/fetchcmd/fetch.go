@@ -202,7 +202,8 @@ func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins)
 		return p, nil
 	}
 	if e.offline {
-		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run drama pins lock (or drama fetch) online once", p.Variant)
+		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once (or drama fetch without HF_HUB_OFFLINE)",
+			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant))
 	}
 	f.Infof("pins for %s are not locked: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	q, err := e.client.Complete(ctx, p)

@@ -238,8 +238,9 @@ func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error
 	}
 	bin, err := cmdutil.EngineBinary(f, opts.EngineBin, plugin, root)
 	if err == nil && bin == "" {
-		err = fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin (to try drama without a GPU: --engine-bin bin/tensorfold-standin)",
-			cmdutil.EngineBinaries[plugin], filepath.Join(root, "engine"))
+		err = fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin; to try drama without a GPU: %s",
+			cmdutil.EngineBinaries[plugin], filepath.Join(root, "engine"),
+			f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--engine-bin", "bin/tensorfold-standin")...)...))
 	}
 	return bin, err
 }

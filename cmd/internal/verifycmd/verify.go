@@ -3,6 +3,7 @@ package verifycmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,10 @@ func run(ctx context.Context, opts *Options) error {
 	rep, err := pins.Verify(ctx, filepath.Join(root, p.Variant), p, vo)
 	if bar != nil {
 		bar.Finish()
+	}
+	if errors.Is(err, pins.ErrUnlocked) {
+		return fmt.Errorf("pins: variant %s: %w: run %s to fill in the digests of %s@%s", p.Variant, pins.ErrUnlocked,
+			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile), p.Repo, p.Revision)
 	}
 	if err != nil {
 		return err
