@@ -44,7 +44,7 @@ earlier full check recorded it and its size, mtime and inode are unchanged.
 		Example: strings.TrimSpace(`
 $ drama verify --variant nvfp4
 $ drama verify --level sha256 --json
-$ drama verify --root ./demo --pins demo.pins.json`),
+$ drama verify --root ./demo/root --pins demo/demo.lock.json   # the root make demo made`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := pins.ParseLevel(opts.Level); err != nil {

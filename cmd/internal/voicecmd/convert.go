@@ -68,7 +68,7 @@ frames that fits in 646. Files of a person's voice are written with mode
 		Example: strings.TrimSpace(`
 $ drama voice convert anna.json --to metal --source consented -o catalog/anna.json
 $ drama voice convert clone.json --to drama3-voice/1 -o voices/anna.json
-$ drama voice convert ref1.npy ref2.npy --id anna --name Anna --to cuda -o voices/anna.json`),
+$ drama voice convert ref1.npy ref2.npy --id anna-fish --name "Anna (Fish references)" --to cuda -o voices/anna-fish.json`),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
