@@ -279,7 +279,8 @@ func (o *ConvertOptions) parseTime(flag, s string, def time.Time) (time.Time, er
 }
 
 // write writes the output atomically, refusing to replace a file without
-// --force.
+// --force. A missing output directory (catalog/ in catalog/anna.json) is
+// made.
 func (o *ConvertOptions) write(data []byte, v *voices.Voice) error {
 	if o.Output == "-" {
 		_, err := o.F.IO.Out.Write(data)
@@ -287,6 +288,9 @@ func (o *ConvertOptions) write(data []byte, v *voices.Voice) error {
 	}
 	if _, err := os.Stat(o.Output); err == nil && !o.Force {
 		return fmt.Errorf("%s exists: use --force to replace it", o.Output)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Output), 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
 	}
 	return voices.WriteAtomic(o.Output, data, v.FileMode())
 }
