@@ -20,6 +20,8 @@
 #     --pins with the demo repository's pins for the same variant;
 #   - drama fetch --endpoint http://10.0.0.5:8080 names a mirror on another
 #     host: it gets the local Hub's address instead, and --pins;
+#   - drama serve --variant nvfp4 needs a GPU and the native engine in
+#     <root>/engine/: DRAMA_ENGINE_BIN names the stand-in instead;
 #   - make test runs only with CHECK_EXAMPLES_MAKE_TEST=1 (the whole suite).
 # Files an example names (anna.json, take1.wav, codec.pth, stats.json, ...)
 # are made from the repository's test data before it runs; the steps a user
@@ -87,13 +89,15 @@ ex() {
 	fi
 }
 
-# bgex WRITTEN RUN URL: an example that serves: start it, wait until URL
-# answers (or it exits), and keep it running until stop.
+# bgex WRITTEN RUN URL: an example that serves: start it (RUN is WRITTEN
+# without its comment and its &), wait until URL answers (or it exits), and
+# keep it running until stop. Where it needs the GPU engine, the stand-in
+# serves (DRAMA_ENGINE_BIN).
 bgex() {
 	local written=$1 run=$2 url=$3
 	printf '%s\n' "$written" >> "$ran"
 	printf '\n$ %s\n' "$written"
-	[ "$run" != "$written" ] && printf '  runs: %s\n' "$run"
+	case "$run" in *--engine-bin*) ;; *serve\ --variant*) printf '  (needs a GPU and the native engine: the stand-in serves, DRAMA_ENGINE_BIN=%s)\n' "$DRAMA_ENGINE_BIN" ;; esac
 	(eval "exec $run") > "$work/bg.log" 2>&1 &
 	local pid=$!
 	pids="$pids $pid"
