@@ -70,18 +70,30 @@ $ drama verify --root ./demo/root --pins demo/demo.lock.json   # the root make d
 
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	variant := f.Global.Variant
-	if opts.PinsFile != "" && !opts.VariantSet {
-		if p, err := cmdutil.ReadPinsFile(f, opts.PinsFile, false); err == nil {
-			variant = p.Variant
+	// The install is checked before the pins are loaded (the built-in
+	// pins of a variant never fetched are not locked, which is not the
+	// problem then), except that a --pins file's own faults come first.
+	var p *pins.Pins
+	var err error
+	if opts.PinsFile != "" {
+		if p, err = cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet); err != nil {
+			return err
 		}
-	}
-	if err := cmdutil.RequireInstalled(f, variant, "--pins", opts.PinsFile); err != nil {
-		return err
-	}
-	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet)
-	if err != nil {
-		return err
+		if err := cmdutil.RequireInstalled(f, p.Variant, "--pins", opts.PinsFile); err != nil {
+			var ni *cmdutil.NotInstalledError
+			if errors.As(err, &ni) && p.Repo == "" {
+				return fmt.Errorf("%s is not installed in %s: %s names no repository to fetch from (pins of local files): put the files in %s",
+					ni.Variant, ni.Root, opts.PinsFile, filepath.Join(ni.Root, ni.Variant))
+			}
+			return err
+		}
+	} else {
+		if err := cmdutil.RequireInstalled(f, f.Global.Variant); err != nil {
+			return err
+		}
+		if p, err = cmdutil.LoadPins(f, "", opts.VariantSet); err != nil {
+			return err
+		}
 	}
 	root, err := f.Root()
 	if err != nil {
