@@ -49,3 +49,22 @@ func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
 		t.Fatalf("%d %s\nwant no restart claimed and %q", resp.StatusCode, msg, want)
 	}
 }
+
+// curl -d without -H sends a form's Content-Type: the 415 names the header
+// to send.
+func TestSpeechWithoutJSONContentTypeNamesTheHeader(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.Start(context.Background(), engine.StartRequest{}, nil)
+	defer fake.Stop(context.Background(), engine.StopRequest{})
+	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
+	defer ts.Close()
+	resp, err := http.Post(ts.URL+"/v1/audio/speech", "application/x-www-form-urlencoded", strings.NewReader(`{"input":"Hello."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(msg), "Content-Type: application/json") {
+		t.Fatalf("%d %s", resp.StatusCode, msg)
+	}
+}
