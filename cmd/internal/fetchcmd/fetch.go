@@ -100,10 +100,11 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 // env is what a fetch learns from flags and the environment.
 type env struct {
-	root    string
-	cache   hub.Cache
-	client  *hub.Client
-	offline bool
+	root     string
+	endpoint string // the Hub's address this fetch uses
+	cache    hub.Cache
+	client   *hub.Client
+	offline  bool
 }
 
 // variantDir is where a variant's files go: <root>/<variant>, the folder
@@ -125,6 +126,7 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	if endpoint == "" {
 		endpoint = hub.Endpoint(f.Getenv)
 	}
+	e.endpoint = endpoint
 	token, source := hub.TokenFromEnv(f.Getenv)
 	e.client = hub.New(endpoint, token, opts.Workers)
 	e.client.TokenSource = source
@@ -191,6 +193,9 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	}
 	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
 		return err
+	}
+	if err := cmdutil.WriteFetchSource(dir, e.endpoint); err != nil {
+		f.Warnf("could not record where %s came from: %v", p.Variant, err)
 	}
 	return printResult(f, res, dir)
 }

@@ -56,6 +56,15 @@ func TestVerifyRepairHintRepeatsRootAndPins(t *testing.T) {
 	if !strings.HasSuffix(err.Error(), want) {
 		t.Fatalf("err = %v\nwant it to end %q", err, want)
 	}
+	// fetched from a mirror: the repair fetches from it again
+	if err := cmdutil.WriteFetchSource(dir, "http://10.0.0.5:8080"); err != nil {
+		t.Fatal(err)
+	}
+	err = runVerify(t, "--root", root, "--pins", pinsFile)
+	want = fmt.Sprintf("run drama fetch --variant full --pins '%s' --endpoint http://10.0.0.5:8080 --root %s to repair them", pinsFile, root)
+	if !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("err = %v\nwant it to end %q", err, want)
+	}
 }
 
 // verify's table in the three modes: MiB on a terminal as fetch shows
