@@ -8,6 +8,7 @@
 #   scripts/check-examples.sh                 # clone, make build, run
 #   CHECK_EXAMPLES_BIN=bin scripts/check-examples.sh   # reuse built binaries
 #   CHECK_EXAMPLES_MAKE_TEST=1 ...            # also run `make test` (long)
+#   CHECK_EXAMPLES_DIR=/tmp/x ...             # work there, and keep it
 #
 # No network and no GPU are used. The examples that need them run as the
 # demo does, against a local Hub (`drama mirror serve` of a small demo
@@ -388,5 +389,10 @@ if [ -s "$skipped" ]; then echo "not run:"; sed 's/^/  /' "$skipped"; fi
 status=0
 if [ -s "$work/missing.txt" ]; then echo "examples this script does not run (add them):"; sed 's/^/  /' "$work/missing.txt"; status=1; fi
 if [ -s "$failed" ]; then echo "failed:"; sed 's/^/  /' "$failed"; status=1; fi
-[ "$status" = 0 ] && echo "every example ran without an error"
+if [ "$status" = 0 ]; then
+	echo "every example ran without an error"
+	[ -z "${CHECK_EXAMPLES_DIR:-}" ] && rm -rf "$work"
+else
+	echo "the sandbox is kept for a look: $work"
+fi
 exit "$status"
