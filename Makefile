@@ -8,8 +8,13 @@ FUZZTIME ?= 20s
 # Packages whose tests are too slow under the race detector on two cores run
 # without it; everything else runs with -race.
 NORACE   ?=
+# make install puts drama and its engine plugins, each with its .sha256
+# file, in $(DESTDIR)$(PREFIX)/bin: drama looks for plugins beside itself.
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+DESTDIR  ?=
 
-.PHONY: all build plugins test bench lint fuzz demo proto clean
+.PHONY: all build plugins install uninstall test bench lint fuzz demo proto clean
 all: build
 
 build: plugins
@@ -23,6 +28,20 @@ plugins:
 		$(GO) build -trimpath -ldflags '$(LDFLAGS) -X main.version=$(VERSION)' -o $(BIN)/drama-engine-$$p ./plugins/$$p || exit 1; \
 		(cd $(BIN) && sha256sum drama-engine-$$p > drama-engine-$$p.sha256) || exit 1; \
 	done
+
+install: build
+	install -d '$(DESTDIR)$(BINDIR)'
+	install -m 0755 $(BIN)/drama '$(DESTDIR)$(BINDIR)/drama'
+	@for p in $(PLUGINS); do \
+		echo "install $(DESTDIR)$(BINDIR)/drama-engine-$$p"; \
+		install -m 0755 $(BIN)/drama-engine-$$p '$(DESTDIR)$(BINDIR)/drama-engine-'$$p || exit 1; \
+		install -m 0644 $(BIN)/drama-engine-$$p.sha256 '$(DESTDIR)$(BINDIR)/drama-engine-'$$p.sha256 || exit 1; \
+		(cd '$(DESTDIR)$(BINDIR)' && sha256sum --quiet -c drama-engine-$$p.sha256) || exit 1; \
+	done
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/drama'
+	@for p in $(PLUGINS); do rm -f '$(DESTDIR)$(BINDIR)/drama-engine-'$$p '$(DESTDIR)$(BINDIR)/drama-engine-'$$p.sha256; done
 
 test:
 	$(GO) vet ./...

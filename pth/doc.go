@@ -11,7 +11,9 @@
 // <prefix>/version the format version (1 to 10 are accepted) and, since
 // torch 2.1, <prefix>/byteorder ("little"; anything else is refused).
 // NewReader indexes the zip itself (ZIP64 included): every entry must be
-// under the prefix, no name may appear twice, no two entries may share
+// under the prefix, named by a clean relative path (no "", ".", ".."
+// element, leading slash or backslash; checked as written, never cleaned),
+// no name may appear twice, no two entries may share
 // bytes, and each local header must agree with its central entry. Tensor
 // data records must be stored, not deflated, because they are read in
 // place; data.pkl and the small records may be deflated. TorchScript

@@ -257,15 +257,56 @@ func indexZip(r io.ReaderAt, size int64, lim Limits) (*zipIndex, error) {
 }
 
 func (ix *zipIndex) add(rec *Record) error {
-	rel, ok := strings.CutPrefix(rec.Name, ix.prefix+"/")
-	if !ok || ix.prefix == "" || rel == "" {
-		return recordErr(rec.Name, ErrLayout, "entry outside the archive prefix %q", ix.prefix+"/")
+	rel, err := entryName(ix.prefix, rec.Name)
+	if err != nil {
+		return err
 	}
 	if _, dup := ix.byName[rel]; dup {
 		return recordErr(rec.Name, ErrDuplicate, "the archive holds this name twice")
 	}
 	ix.byName[rel] = rec
 	return nil
+}
+
+// entryName applies the archive's one name rule: a name is a clean relative
+// slash path (no empty, "." or ".." element, no leading slash, no
+// backslash) whose first element is the prefix, followed by at least one
+// more element. It returns the name relative to the prefix. The rule is
+// applied to the name as written, so a name that would leave the prefix
+// once cleaned ("archive/../../evil") is refused rather than cleaned.
+func entryName(prefix, name string) (string, error) {
+	if bad := badElement(name); bad != "" {
+		return "", recordErr(name, ErrLayout, "entry name holds %s; a torch archive's names are plain relative paths", bad)
+	}
+	rel, ok := strings.CutPrefix(name, prefix+"/")
+	if !ok || prefix == "" || rel == "" {
+		return "", recordErr(name, ErrLayout, "entry outside the archive prefix %q", prefix+"/")
+	}
+	return rel, nil
+}
+
+// badElement says what makes name other than a clean relative slash path,
+// or "" when it is one.
+func badElement(name string) string {
+	switch {
+	case name == "":
+		return "nothing"
+	case strings.HasPrefix(name, "/"):
+		return "a leading slash"
+	case strings.ContainsRune(name, '\\'):
+		return "a backslash"
+	case strings.ContainsRune(name, 0):
+		return "a NUL byte"
+	}
+	for _, el := range strings.Split(name, "/") {
+		switch el {
+		case "":
+			return "an empty path element"
+		case ".", "..":
+			return fmt.Sprintf("a %q path element", el)
+		}
+	}
+	return ""
 }
 
 // checkOverlap refuses two records whose header-and-data spans intersect.

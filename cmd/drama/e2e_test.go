@@ -77,12 +77,19 @@ func freeAddr(t *testing.T) string {
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	done   chan error
 }
 
 // startServe runs drama serve on the stand-in and waits until it is ready.
 func startServe(t *testing.T, extra ...string) *server {
+	t.Helper()
+	return startServeEnv(t, nil, extra...)
+}
+
+// startServeEnv is startServe with extra environment variables (the
+// stand-in's pacing and faults).
+func startServeEnv(t *testing.T, env []string, extra ...string) *server {
 	t.Helper()
 	bin := binaries(t)
 	root := t.TempDir()
@@ -91,8 +98,8 @@ func startServe(t *testing.T, extra ...string) *server {
 	args := append([]string{"serve", "--root", root, "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"),
 		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
 	cmd := exec.Command(filepath.Join(bin, "drama"), args...)
-	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms")
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Env = append(append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms"), env...)
+	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -115,6 +122,24 @@ func startServe(t *testing.T, extra ...string) *server {
 	}
 	t.Fatalf("drama serve not ready in 30 s\n%s", s.stderr)
 	return nil
+}
+
+// syncBuffer collects a process's output while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func (s *server) stop(t *testing.T) {
@@ -155,7 +180,7 @@ func TestServeAndSay(t *testing.T) {
 		t.Fatalf("no WAV written: %v", err)
 	}
 
-	whole, wav := speak(t, s.url, `{"input":"Whole and streamed agree.","response_format":"pcm"}`)
+	whole, wav := speak(t, s.url, `{"input":"Whole and streamed agree.","response_format":"pcm","stream":false}`)
 	streamed, pcm := speak(t, s.url, `{"input":"Whole and streamed agree.","response_format":"pcm","stream":true}`)
 	if whole.StatusCode != 200 || streamed.StatusCode != 200 || len(wav) == 0 || !bytes.Equal(wav, pcm) {
 		t.Fatalf("whole %d (%d bytes) vs streamed %d (%d bytes)", whole.StatusCode, len(wav), streamed.StatusCode, len(pcm))

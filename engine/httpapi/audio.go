@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/drama-tts/drama/engine"
@@ -47,7 +49,7 @@ func contentType(format string) string {
 	case "mp3":
 		return "audio/mpeg"
 	case "opus":
-		return "audio/ogg"
+		return "audio/opus" // Ogg Opus, labelled as OpenAI labels it
 	case "flac":
 		return "audio/flac"
 	case "aac":
@@ -59,7 +61,8 @@ func contentType(format string) string {
 // observer times a reply for the metrics.
 type observer struct {
 	s          *Server
-	start      time.Time
+	start      time.Time // the request arrived
+	turn       time.Time // the request got the engine
 	firstAudio time.Duration
 	samples    int64
 }
@@ -75,80 +78,113 @@ func (o *observer) done(f engine.Final) {
 	if o.samples == 0 {
 		return
 	}
-	elapsed := time.Since(o.start)
+	elapsed := time.Since(o.turn)
 	audio := time.Duration(o.samples) * time.Second / engine.SampleRate
 	o.s.metrics.observeSynthesis(o.firstAudio, elapsed, audio)
 }
 
-// replyWhole collects the audio, then sends it with exact sizes and the
-// finish reason as a header.
-func (s *Server) replyWhole(w *statusRecorder, format string, stream engine.AudioStream, obs *observer) error {
-	var pcm bytes.Buffer
-	for {
-		chunk, err := stream.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		obs.chunk(len(chunk))
-		pcm.Write(chunk)
+// sink is where a reply's body goes: the connection (flushed as it goes)
+// or a buffer for a whole reply.
+type sink interface {
+	io.Writer
+	Flush()
+}
+
+// bufferSink collects a whole reply.
+type bufferSink struct{ bytes.Buffer }
+
+func (*bufferSink) Flush() {}
+
+// replyWhole makes the reply into memory and sends it once the synthesis
+// is done, with exact sizes, Content-Length and the finish reason as a
+// header. A failure is then always a proper error reply.
+func (s *Server) replyWhole(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, obs *observer) error {
+	var buf bufferSink
+	if err := s.produce(&buf, ctx, req, stream, obs); err != nil {
+		return err
+	}
+	body := buf.Bytes()
+	if req.Format == "wav" && !req.SSE && len(body) >= 44 {
+		binary.LittleEndian.PutUint32(body[4:], uint32(len(body)-8))
+		binary.LittleEndian.PutUint32(body[40:], uint32(len(body)-44))
 	}
 	h := w.Header()
-	h.Set("Content-Type", contentType(format))
+	h.Set("Content-Type", replyType(req))
 	finishHeaders(h, stream.Final())
-	size := int64(pcm.Len())
-	if format == "wav" {
-		size += 44
-	}
-	h.Set("Content-Length", fmt.Sprint(size))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	if format == "wav" {
-		w.Write(wavHeader(int64(pcm.Len())))
-	}
-	_, err := w.Write(pcm.Bytes())
+	_, err := w.Write(body)
 	return err
 }
 
-// replyStream sends each chunk as it comes, with the finish reason as a
-// trailer. Headers go out with the first chunk, so an error before any
-// audio is still a proper error reply.
-func (s *Server) replyStream(w *statusRecorder, format string, stream engine.AudioStream, obs *observer) error {
+// replyStreamed sends the reply as the engine makes it, chunked, with the
+// finish reason as a declared trailer. Headers go out with the first
+// bytes, so a failure before any audio is still a proper error reply.
+func (s *Server) replyStreamed(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, obs *observer) error {
 	h := w.Header()
-	h.Set("Content-Type", contentType(format))
-	h.Set("Trailer", "X-Finish-Reason, X-Long-Form-Segments")
+	h.Set("Content-Type", replyType(req))
 	h.Set("Cache-Control", "no-store")
+	if !req.SSE {
+		h.Set("Trailer", "X-Finish-Reason, X-Long-Form-Segments")
+	}
+	if err := s.produce(w, ctx, req, stream, obs); err != nil {
+		return err
+	}
+	if !req.SSE {
+		finishHeaders(h, stream.Final())
+	}
+	return nil
+}
+
+func replyType(req *speech) string {
+	if req.SSE {
+		return "text/event-stream"
+	}
+	return contentType(req.Format)
+}
+
+// produce writes the body of the reply the request asked for: SSE events,
+// a WAV (with 0xFFFFFFFF sizes, fixed by replyWhole for a whole reply),
+// raw PCM, or the encoder's output.
+func (s *Server) produce(dst sink, ctx context.Context, req *speech, stream engine.AudioStream, obs *observer) error {
+	switch {
+	case req.SSE:
+		return s.produceSSE(dst, req, stream, obs)
+	case req.Format == "wav" || req.Format == "pcm":
+		return producePCM(dst, req.Format == "wav", stream, obs)
+	}
+	return s.produceEncoded(dst, ctx, req.Format, stream, obs)
+}
+
+// producePCM sends each chunk as it comes, after a streaming WAV header
+// when wav is set.
+func producePCM(dst sink, wav bool, stream engine.AudioStream, obs *observer) error {
 	for first := true; ; first = false {
 		chunk, err := stream.Next()
 		if errors.Is(err, io.EOF) {
-			if first && format == "wav" {
-				w.Write(wavHeader(-1))
+			if first && wav {
+				dst.Write(wavHeader(-1))
 			}
-			break
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 		obs.chunk(len(chunk))
-		if first && format == "wav" {
-			w.Write(wavHeader(-1))
+		if first && wav {
+			dst.Write(wavHeader(-1))
 		}
-		if _, err := w.Write(chunk); err != nil {
+		if _, err := dst.Write(chunk); err != nil {
 			return err
 		}
-		w.Flush()
+		dst.Flush()
 	}
-	finishHeaders(h, stream.Final())
-	return nil
 }
 
-// replySSE sends speech.audio.delta events with base64 PCM, then one
-// speech.audio.done event with the finish reason.
-func (s *Server) replySSE(w *statusRecorder, stream engine.AudioStream, obs *observer) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
+// produceSSE sends speech.audio.delta events with base64 PCM, then one
+// speech.audio.done event with the usage, as OpenAI's stream does, and
+// drama's finish reason.
+func (s *Server) produceSSE(dst sink, req *speech, stream engine.AudioStream, obs *observer) error {
 	for {
 		chunk, err := stream.Next()
 		if errors.Is(err, io.EOF) {
@@ -158,25 +194,38 @@ func (s *Server) replySSE(w *statusRecorder, stream engine.AudioStream, obs *obs
 			return err
 		}
 		obs.chunk(len(chunk))
-		if err := writeEvent(w, map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(chunk)}); err != nil {
+		if err := writeEvent(dst, map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(chunk)}); err != nil {
 			return err
 		}
 	}
 	f := stream.Final()
-	done := map[string]any{"type": "speech.audio.done", "finish_reason": f.Reason.String(),
-		"sample_rate": engine.SampleRate, "samples": obs.samples}
+	done := map[string]any{"type": "speech.audio.done", "usage": usage(req, obs.samples),
+		"finish_reason": f.Reason.String(), "sample_rate": engine.SampleRate, "samples": obs.samples}
 	if f.LongFormSegments > 1 {
 		done["long_form_segments"] = longFormValue(f)
 	}
-	return writeEvent(w, done)
+	return writeEvent(dst, done)
 }
 
-func writeEvent(w *statusRecorder, v any) error {
+// usage is OpenAI's usage object for a synthesis: the prompt's tokens in
+// (when drama serve counts them), one token out per frame of audio the
+// model made, and their sum.
+func usage(req *speech, samples int64) map[string]int64 {
+	out := (samples + engine.SamplesPerFrame - 1) / engine.SamplesPerFrame
+	u := map[string]int64{"output_tokens": out}
+	if req.PromptTokens > 0 {
+		u["input_tokens"] = int64(req.PromptTokens)
+		u["total_tokens"] = int64(req.PromptTokens) + out
+	}
+	return u
+}
+
+func writeEvent(dst sink, v any) error {
 	data, _ := json.Marshal(v)
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+	if _, err := fmt.Fprintf(dst, "data: %s\n\n", data); err != nil {
 		return err
 	}
-	w.Flush()
+	dst.Flush()
 	return nil
 }
 
@@ -188,20 +237,26 @@ var ffmpegArgs = map[string][]string{
 	"aac":  {"-c:a", "aac", "-b:a", "128k", "-f", "adts"},
 }
 
-// replyEncoded pipes the PCM through ffmpeg (run directly, no shell) and
-// streams what it writes.
-func (s *Server) replyEncoded(w *statusRecorder, ctx context.Context, format string, stream engine.AudioStream, obs *observer) error {
-	args := append([]string{"-hide_banner", "-loglevel", "error", "-f", "s16le", "-ar", fmt.Sprint(engine.SampleRate), "-ac", "1", "-i", "pipe:0"}, ffmpegArgs[format]...)
-	cmd := exec.CommandContext(ctx, s.cfg.FFmpeg, append(args, "pipe:1")...)
+// produceEncoded pipes the PCM through ffmpeg (run directly, no shell),
+// which writes each packet as soon as it is encoded (-flush_packets 1): the
+// first bytes leave after about 0.2 s of audio.
+func (s *Server) produceEncoded(dst sink, ctx context.Context, format string, stream engine.AudioStream, obs *observer) error {
+	// No probing of the input (its format is given): ffmpeg would otherwise
+	// read seconds of audio before it encodes the first packet.
+	args := append([]string{"-hide_banner", "-loglevel", "error", "-probesize", "32", "-analyzeduration", "0",
+		"-f", "s16le", "-ar", fmt.Sprint(engine.SampleRate), "-ac", "1", "-i", "pipe:0"}, ffmpegArgs[format]...)
+	cmd := exec.CommandContext(ctx, s.cfg.FFmpeg, append(args, "-flush_packets", "1", "pipe:1")...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
-	cmd.Stdout = &flushWriter{w: w, contentType: contentType(format)}
+	cmd.Stdout = flushWriter{dst}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed", Message: fmt.Sprintf("start ffmpeg: %v", err)}
+		s.log.Error("start ffmpeg", "err", err, "request_id", requestID(ctx))
+		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed",
+			Message: fmt.Sprintf("the %s encoder (ffmpeg) could not start (request %s; the server log has the details): wav and pcm need no encoder", format, requestID(ctx))}
 	}
 	streamErr, inputErr := feed(stdin, stream, obs)
 	waitErr := cmd.Wait()
@@ -209,12 +264,22 @@ func (s *Server) replyEncoded(w *statusRecorder, ctx context.Context, format str
 	case streamErr != nil: // the engine failed
 		return streamErr
 	case waitErr != nil || inputErr != nil: // the encoder failed (a broken pipe means it exited early)
+		reason := firstLine(stderr.String())
+		s.log.Error("ffmpeg failed", "format", format, "err", errors.Join(waitErr, inputErr), "stderr", stderr.String(), "request_id", requestID(ctx))
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed",
-			Message: fmt.Sprintf("ffmpeg could not encode %s: %v: %s (wav and pcm need no encoder)", format, errors.Join(waitErr, inputErr), bytes.TrimSpace(stderr.Bytes()))}
+			Message: fmt.Sprintf("ffmpeg could not encode %s: %s (request %s; wav and pcm need no encoder)", format, reason, requestID(ctx))}
 	}
-	w.Header().Set("Trailer", "X-Finish-Reason")
-	finishHeaders(w.Header(), stream.Final())
 	return nil
+}
+
+// firstLine is the first line of an encoder's complaint, without local
+// paths.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if line == "" {
+		return "it exited with an error"
+	}
+	return scrubPaths(line)
 }
 
 // feed writes the PCM into the encoder. It tells the engine's failure
@@ -237,17 +302,10 @@ func feed(stdin io.WriteCloser, stream engine.AudioStream, obs *observer) (strea
 }
 
 // flushWriter writes encoder output to the reply, flushing as it goes.
-type flushWriter struct {
-	w           *statusRecorder
-	contentType string
-}
+type flushWriter struct{ dst sink }
 
-func (f *flushWriter) Write(p []byte) (int, error) {
-	if !f.w.wroteHeader {
-		f.w.Header().Set("Content-Type", f.contentType)
-		f.w.Header().Set("Trailer", "X-Finish-Reason")
-	}
-	n, err := f.w.Write(p)
-	f.w.Flush()
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.dst.Write(p)
+	f.dst.Flush()
 	return n, err
 }

@@ -30,8 +30,8 @@ exec cat
 func TestEncodedFormatsThroughFFmpeg(t *testing.T) {
 	ff := fakeFFmpeg(t)
 	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.FFmpeg = ff })
-	pcm := rawPost(t, ts.URL, `{"input":"Encode me.","response_format":"pcm"}`)
-	for format, ct := range map[string]string{"mp3": "audio/mpeg", "opus": "audio/ogg", "flac": "audio/flac", "aac": "audio/aac"} {
+	pcm := rawPost(t, ts.URL, `{"input":"Encode me.","response_format":"pcm","stream":false}`)
+	for format, ct := range map[string]string{"mp3": "audio/mpeg", "opus": "audio/opus", "flac": "audio/flac", "aac": "audio/aac"} {
 		r := rawPost(t, ts.URL, `{"input":"Encode me.","response_format":"`+format+`"}`)
 		if r.Status != 200 || r.Header.Get("Content-Type") != ct || !r.Terminated || r.Trailer.Get("X-Finish-Reason") != "stop" {
 			t.Fatalf("%s: status %d, headers %v, trailer %v", format, r.Status, r.Header, r.Trailer)

@@ -44,13 +44,31 @@ func (h *histogram) write(w io.Writer, name, help string) {
 type metrics struct {
 	depth    func() int
 	restarts atomic.Int64
+	stalled  atomic.Int64 // clients cut for accepting no audio
+	// catalogRestarts counts restarts that loaded a clone into a catalog.
+	catalogRestarts atomic.Int64
 
 	mu         sync.Mutex
 	byStatus   map[int]uint64
 	firstAudio *histogram
 	rtf        *histogram
-	synthTotal time.Duration
-	synthN     int
+	queueWait  *histogram
+	// hold is a moving mean of how long a request holds the engine's
+	// slot, the time the queue takes to move one place.
+	hold  time.Duration
+	holds int
+	// clone is a moving mean of a clone's duration.
+	clone  time.Duration
+	clones int
+}
+
+// movingMean folds d into a mean over about the last 16 values.
+func movingMean(mean time.Duration, n int, d time.Duration) time.Duration {
+	if n == 0 {
+		return d
+	}
+	w := time.Duration(min(n+1, 16))
+	return mean + (d-mean)/w
 }
 
 func newMetrics(depth func() int) *metrics {
@@ -59,6 +77,7 @@ func newMetrics(depth func() int) *metrics {
 		byStatus:   map[int]uint64{},
 		firstAudio: newHistogram(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10),
 		rtf:        newHistogram(0.25, 0.5, 0.75, 1, 1.5, 2, 4),
+		queueWait:  newHistogram(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 	}
 }
 
@@ -68,28 +87,60 @@ func (m *metrics) observeRequest(status int) {
 	m.byStatus[status]++
 }
 
-// observeSynthesis records time to first audio and the real-time factor
-// (wall time over audio time) of one synthesis.
-func (m *metrics) observeSynthesis(firstAudio, elapsed, audio time.Duration) {
+// observeSynthesis records time to first audio (from the request's
+// arrival) and the real-time factor: engine time over audio time, the
+// engine's time counted from the moment the request got the engine's slot,
+// so that time spent queued is not in it.
+func (m *metrics) observeSynthesis(firstAudio, engineTime, audio time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.firstAudio.observe(firstAudio.Seconds())
 	if audio > 0 {
-		m.rtf.observe(elapsed.Seconds() / audio.Seconds())
+		m.rtf.observe(engineTime.Seconds() / audio.Seconds())
 	}
-	m.synthTotal += elapsed
-	m.synthN++
 }
 
-// meanSynthesis is the mean wall time of a synthesis so far (1 s before
-// the first).
-func (m *metrics) meanSynthesis() time.Duration {
+// observeQueueWait records how long a request waited for the engine.
+func (m *metrics) observeQueueWait(d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.synthN == 0 {
+	m.queueWait.observe(d.Seconds())
+}
+
+// observeHold records how long a request held the engine's slot.
+func (m *metrics) observeHold(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hold = movingMean(m.hold, m.holds, d)
+	m.holds++
+}
+
+// drainInterval is the measured time the queue takes to move one place
+// (1 s before anything was measured).
+func (m *metrics) drainInterval() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.holds == 0 {
 		return time.Second
 	}
-	return m.synthTotal / time.Duration(m.synthN)
+	return m.hold
+}
+
+func (m *metrics) observeClone(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.clone = movingMean(m.clone, m.clones, d)
+	m.clones++
+}
+
+// meanClone is the measured time of a clone (10 s before the first).
+func (m *metrics) meanClone() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.clones == 0 {
+		return 10 * time.Second
+	}
+	return m.clone
 }
 
 func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
@@ -106,7 +157,10 @@ func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "drama_requests_total{status=\"%d\"} %d\n", c, m.byStatus[c])
 	}
 	fmt.Fprintf(w, "# HELP drama_queue_depth Requests waiting for the engine.\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", m.depth())
+	fmt.Fprintf(w, "# HELP drama_stalled_clients_total Replies cut because the client accepted no audio within the stall timeout.\n# TYPE drama_stalled_clients_total counter\ndrama_stalled_clients_total %d\n", m.stalled.Load())
+	fmt.Fprintf(w, "# HELP drama_catalog_restarts_total Engine restarts that loaded a cloned voice into the catalog.\n# TYPE drama_catalog_restarts_total counter\ndrama_catalog_restarts_total %d\n", m.catalogRestarts.Load())
 	fmt.Fprintf(w, "# HELP drama_engine_restarts_total Engine restarts after a failure.\n# TYPE drama_engine_restarts_total counter\ndrama_engine_restarts_total %d\n", m.restarts.Load())
 	m.firstAudio.write(w, "drama_first_audio_seconds", "Time from request to the first audio byte.")
-	m.rtf.write(w, "drama_real_time_factor", "Synthesis wall time over audio duration.")
+	m.rtf.write(w, "drama_real_time_factor", "Engine time (from the request's turn at the engine) over audio duration.")
+	m.queueWait.write(w, "drama_queue_wait_seconds", "Time a request waited in the queue for the engine.")
 }

@@ -10,13 +10,24 @@ import (
 // errQueueFull is returned by acquire when the queue is at its bound.
 var errQueueFull = errors.New("queue full")
 
+// errDraining is returned by acquire once the server is stopping.
+var errDraining = errors.New("the server is stopping")
+
+// waiter is one request in the queue; ch is closed when it is handed the
+// slot, or sent away with err.
+type waiter struct {
+	ch  chan struct{}
+	err error
+}
+
 // queue hands out one slot, first in first out, to at most max waiters.
 // It is safe for concurrent use.
 type queue struct {
-	mu      sync.Mutex
-	max     int
-	held    bool
-	waiting *list.List // of chan struct{}, closed when the slot is handed over
+	mu       sync.Mutex
+	max      int
+	held     bool
+	draining bool
+	waiting  *list.List // of *waiter
 }
 
 func newQueue(max int) *queue { return &queue{max: max, waiting: list.New()} }
@@ -31,27 +42,46 @@ func (q *queue) acquire(ctx context.Context) error {
 		q.mu.Unlock()
 		return nil
 	}
+	if q.draining {
+		q.mu.Unlock()
+		return errDraining
+	}
 	if q.waiting.Len() >= q.max {
 		q.mu.Unlock()
 		return errQueueFull
 	}
-	ch := make(chan struct{})
-	el := q.waiting.PushBack(ch)
+	w := &waiter{ch: make(chan struct{})}
+	el := q.waiting.PushBack(w)
 	q.mu.Unlock()
 
 	select {
-	case <-ch:
-		return nil
+	case <-w.ch:
+		return w.err
 	case <-ctx.Done():
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		select {
-		case <-ch: // handed the slot just as ctx ended: pass it on
-			q.handOff()
+		case <-w.ch: // handed the slot (or sent away) just as ctx ended
+			if w.err == nil {
+				q.handOff()
+			}
 		default:
 			q.waiting.Remove(el)
 		}
 		return ctx.Err()
+	}
+}
+
+// drain sends every waiter away with errDraining, and every later request
+// that would wait; the slot's holder keeps it.
+func (q *queue) drain() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.draining = true
+	for el := q.waiting.Front(); el != nil; el = q.waiting.Front() {
+		w := q.waiting.Remove(el).(*waiter)
+		w.err = errDraining
+		close(w.ch)
 	}
 }
 
@@ -70,7 +100,7 @@ func (q *queue) handOff() {
 		return
 	}
 	q.waiting.Remove(front)
-	close(front.Value.(chan struct{}))
+	close(front.Value.(*waiter).ch)
 }
 
 // depth is the number of requests waiting (not counting the one holding the

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/voices"
@@ -30,12 +33,22 @@ type speechRequest struct {
 	ResponseFormat string          `json:"response_format"`
 	Speed          *float64        `json:"speed"`
 	StreamFormat   string          `json:"stream_format"`
-	Stream         bool            `json:"stream"`
+	Stream         *bool           `json:"stream"`
 	References     []struct {
 		Text    string  `json:"text"`
 		VQCodes [][]int `json:"vq_codes"`
 	} `json:"references"`
-	MaxFrames int `json:"max_frames"`
+	MaxFrames rawJSON `json:"max_frames"`
+}
+
+// rawJSON keeps a member's JSON text as sent, for a check of its own (a
+// json.Number would accept "12" in quotes and lose how large it was).
+type rawJSON string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = rawJSON(b)
+	return nil
 }
 
 // speech is a checked request, ready for the engine.
@@ -43,18 +56,29 @@ type speech struct {
 	engine.SynthesisRequest
 	Format string // wav, pcm, mp3, opus, flac, aac
 	SSE    bool
+	// Whole sends one exactly sized reply once the synthesis is done: for
+	// "stream": false and for HTTP/1.0 clients. Otherwise the reply is sent
+	// as the engine makes it (chunked).
+	Whole bool
+	// PromptTokens is the prompt's length in tokens, when counted.
+	PromptTokens int
 }
 
 // parseSpeech decodes and checks a request body. Every refusal is a 400
 // naming the field.
 func parseSpeech(body []byte, s *Server) (*speech, *apiError) {
-	if err := checkDepth(body, maxJSONDepth); err != nil {
-		return nil, badRequest("", "%v", err)
+	if e := checkSyntax(body, maxJSONDepth); e != nil {
+		return nil, e
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	var r speechRequest
 	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			field, _, _ := strings.Cut(te.Field, ".")
+			return nil, badRequest(field, "%s: want a JSON %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
 		return nil, badRequest("", "request body is not a valid speech request: %v", err)
 	}
 	out := &speech{}
@@ -79,6 +103,9 @@ func checkInput(r *speechRequest, out *speech, _ *Server) *apiError {
 	case n > MaxInputRunes:
 		return badRequest("input", "input is %d characters; the limit is %d: split the text into several requests", n, MaxInputRunes)
 	}
+	if e := checkControls("input", *r.Input); e != nil {
+		return e
+	}
 	out.Input = *r.Input
 	return nil
 }
@@ -97,8 +124,12 @@ func checkVoice(r *speechRequest, out *speech, s *Server) *apiError {
 			id = obj.ID
 		}
 	}
-	if id != "" && !s.knownVoice(id) {
-		return badRequest("voice", "unknown voice %q: GET /v1/voices lists the voices served", id)
+	if id != "" {
+		v, e := s.resolveVoice(id)
+		if e != nil {
+			return e
+		}
+		id = v
 	}
 	out.Voice = id
 	return nil
@@ -115,6 +146,9 @@ func checkInstructions(r *speechRequest, out *speech, _ *Server) *apiError {
 		return badRequest("instructions", "instructions must not contain tags")
 	case utf8.RuneCountInString(in) > maxInstructions:
 		return badRequest("instructions", "instructions are limited to %d characters", maxInstructions)
+	}
+	if e := checkControls("instructions", in); e != nil {
+		return e
 	}
 	out.Instructions = strings.TrimSpace(in)
 	return nil
@@ -153,7 +187,8 @@ func checkFormat(r *speechRequest, out *speech, s *Server) *apiError {
 		return badRequest("stream_format", "stream_format sse carries PCM: use response_format pcm or wav")
 	}
 	out.Format = format
-	out.Stream = r.Stream || out.SSE
+	out.Whole = r.Stream != nil && !*r.Stream && !out.SSE
+	out.Stream = !out.Whole
 	return nil
 }
 
@@ -178,36 +213,111 @@ func checkReferences(r *speechRequest, out *speech, s *Server) *apiError {
 }
 
 func checkMaxFrames(r *speechRequest, out *speech, s *Server) *apiError {
-	limit := s.capabilities().MaxFrames
-	switch {
-	case r.MaxFrames < 0:
-		return badRequest("max_frames", "max_frames must be positive")
-	case limit > 0 && r.MaxFrames > limit:
-		return badRequest("max_frames", "max_frames %d is over this engine's limit of %d", r.MaxFrames, limit)
+	if r.MaxFrames == "" || r.MaxFrames == "null" {
+		return nil
 	}
-	out.MaxFrames = r.MaxFrames
+	if c := r.MaxFrames[0]; c != '-' && (c < '0' || c > '9') {
+		return badRequest("max_frames", "max_frames must be a JSON number of frames, got %s", r.MaxFrames)
+	}
+	n, err := strconv.ParseInt(string(r.MaxFrames), 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return badRequest("max_frames", "max_frames %s is not a whole number of frames", r.MaxFrames)
+	}
+	limit := int64(s.capabilities().MaxFrames)
+	if limit <= 0 {
+		limit = math.MaxInt32 // what the engine protocol carries
+	}
+	switch {
+	case n < 0 || strings.HasPrefix(string(r.MaxFrames), "-"):
+		return badRequest("max_frames", "max_frames %s must be 0 (the engine's limit) or more", r.MaxFrames)
+	case err != nil || n > limit:
+		return badRequest("max_frames", "max_frames %s is over this engine's limit of %d frames", r.MaxFrames, limit)
+	}
+	out.MaxFrames = int(n)
 	return nil
 }
 
-// checkDepth refuses JSON nested deeper than max, before decoding it.
-func checkDepth(body []byte, max int) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("request body is not valid JSON: %v", err)
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if depth++; depth > max {
-				return fmt.Errorf("request body is nested deeper than %d levels", max)
-			}
-		case json.Delim('}'), json.Delim(']'):
-			depth--
+// checkControls refuses control characters other than tab and line breaks
+// in a text field: the engine would speak them or stop at them.
+func checkControls(field, s string) *apiError {
+	for i, c := range s {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return badRequest(field, "%s holds the control character U+%04X at byte %d: remove it", field, c, i)
 		}
 	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+		return "number"
+	case goKind == "slice":
+		return "array"
+	case goKind == "struct", goKind == "map":
+		return "object"
+	case goKind == "ptr":
+		return "value"
+	}
+	return goKind
+}
+
+// checkSyntax reads the body as strict JSON before it is decoded: one
+// value, nested at most max deep, with valid UTF-8, no lone surrogates in
+// escapes and no name twice in an object. Go's decoder would silently
+// replace bad text, keep the last of two names and ignore what follows the
+// value; each of those is a 400 naming the field instead.
+func checkSyntax(body []byte, max int) *apiError {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return syntaxError(err, body)
+		}
+		switch tok.Kind() {
+		case '{', '[':
+			if dec.StackDepth() > max {
+				return badRequest(topField(dec.StackPointer()), "request body is nested deeper than %d levels", max)
+			}
+		}
+		if dec.StackDepth() == 0 {
+			break
+		}
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return badRequest("", "request body holds more after its JSON object (at byte %d): send exactly one object", dec.InputOffset())
+	}
+	return nil
+}
+
+func syntaxError(err error, body []byte) *apiError {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return badRequest("", "request body is not valid JSON: it ends early (%d bytes)", len(body))
+	}
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return badRequest("", "request body is not valid JSON: %v", err)
+	}
+	field := topField(se.JSONPointer)
+	where := "request body"
+	if se.JSONPointer != "" {
+		where = strings.TrimPrefix(string(se.JSONPointer), "/")
+		where = strings.ReplaceAll(where, "/", ".")
+	}
+	msg := se.Err.Error()
+	switch {
+	case strings.Contains(msg, "duplicate"):
+		return badRequest(field, "%s: the name appears twice in one object: send it once", where)
+	case strings.Contains(msg, "invalid UTF-8"):
+		return badRequest(field, "%s: invalid UTF-8 at byte %d: send text as UTF-8", where, se.ByteOffset)
+	case strings.Contains(msg, "surrogate"):
+		return badRequest(field, "%s: a lone UTF-16 surrogate escape at byte %d: escape a character outside the BMP as a surrogate pair, or send it as UTF-8", where, se.ByteOffset)
+	}
+	return badRequest(field, "request body is not valid JSON: %s at byte %d", msg, se.ByteOffset)
+}
+
+// topField is the top-level member a JSON pointer is in ("" for none).
+func topField(p jsontext.Pointer) string {
+	field, _, _ := strings.Cut(strings.TrimPrefix(string(p), "/"), "/")
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(field)
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,19 +45,29 @@ type Config struct {
 	Caps engine.Capabilities
 	// Model is the id listed by GET /v1/models, e.g. "drama-3-nvfp4".
 	Model string
-	// MaxQueue is how many requests may wait for the engine (default 32).
+	// MaxQueue is how many requests may wait for the engine: 0 means
+	// DefaultMaxQueue, a negative number none (a request that finds the
+	// engine busy gets a 503 at once).
 	MaxQueue int
 	// QueueTimeout is the longest a request waits in the queue (default 5 min).
 	QueueTimeout time.Duration
-	// BusyRetry is how long the engine's busy answer is retried (default 10 s).
-	BusyRetry time.Duration
 	// Status reports readiness; nil means always ready.
 	Status StatusSource
 	// Failures is told about engine failures; may be nil.
 	Failures FailureReporter
+	// Restarter restarts the engine within a request, to load a clone
+	// into a catalog engine's catalog (see CatalogStore); may be nil.
+	Restarter Restarter
 	// Voices lists the cloned voices of the root and handles cloning; may
 	// be nil (only the engine's voices then).
 	Voices VoiceStore
+	// BuiltinVoice is the name the model's built-in voice is served under:
+	// the engine's voice when a request names none (its --default-voice,
+	// else the model's own). Empty serves it under no name.
+	BuiltinVoice string
+	// VoiceAliases maps names a client may send (OpenAI's "alloy", say) to
+	// voices served here (an engine voice, a clone or the built-in voice).
+	VoiceAliases map[string]string
 	// VoiceOptions are the transcript rules for references.
 	VoiceOptions *voices.Options
 	// Prompt counts a request's prompt tokens and refuses one longer than
@@ -65,7 +78,27 @@ type Config struct {
 	FFmpeg string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
+
+	// Addr is the address the server is bound to (host:port); a request
+	// whose Host names something else is refused (DNS rebinding). Empty
+	// takes every Host.
+	Addr string
+	// AllowHosts are more names a request's Host may give ("*": any).
+	AllowHosts []string
+	// AllowOrigins are the web origins (scheme://host[:port], "*": any)
+	// whose pages may call the API; they get CORS headers. Browser
+	// requests of other origins are refused.
+	AllowOrigins []string
+	// StallTimeout is how long a client may accept no part of its reply
+	// before it is cut and its synthesis cancelled (default
+	// DefaultStallTimeout).
+	StallTimeout time.Duration
+	// Uploads are the limits of POST /v1/voices.
+	Uploads UploadLimits
 }
+
+// DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
+const DefaultMaxQueue = 32
 
 // Server is the HTTP API. Create it with New; it is safe for concurrent use.
 type Server struct {
@@ -75,6 +108,9 @@ type Server struct {
 	metrics *metrics
 	log     *slog.Logger
 
+	hostNames []string      // this machine's names, for a wildcard address
+	cloneSlot chan struct{} // one clone at a time
+
 	voicesMu     sync.Mutex
 	engineVoices map[string]string // voice id -> origin
 	voicesAt     time.Time
@@ -82,14 +118,18 @@ type Server struct {
 
 // New returns a Server for cfg.
 func New(cfg Config) *Server {
-	if cfg.MaxQueue <= 0 {
-		cfg.MaxQueue = 32
+	switch {
+	case cfg.MaxQueue == 0:
+		cfg.MaxQueue = DefaultMaxQueue
+	case cfg.MaxQueue < 0:
+		cfg.MaxQueue = 0
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	cfg.Uploads = cfg.Uploads.withDefaults()
 	if cfg.QueueTimeout <= 0 {
 		cfg.QueueTimeout = 5 * time.Minute
-	}
-	if cfg.BusyRetry <= 0 {
-		cfg.BusyRetry = 10 * time.Second
 	}
 	if cfg.Model == "" {
 		cfg.Model = "drama-3"
@@ -98,7 +138,10 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log}
+	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log, cloneSlot: make(chan struct{}, 1)}
+	if name, err := os.Hostname(); err == nil {
+		s.hostNames = []string{strings.ToLower(name)}
+	}
 	s.SetCapabilities(cfg.Caps)
 	s.metrics = newMetrics(s.queue.depth)
 	return s
@@ -115,13 +158,14 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/audio/speech", s.handleSpeech)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /v1/models/{id}", s.handleModel)
 	mux.HandleFunc("GET /v1/voices", s.handleListVoices)
 	mux.HandleFunc("POST /v1/voices", s.handleCreateVoice)
 	mux.HandleFunc("DELETE /v1/voices/{id}", s.handleDeleteVoice)
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
-	return s.withRequestID(mux)
+	return s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux))))
 }
 
 // EngineRestarted counts a restart of the engine in the metrics.
@@ -140,7 +184,11 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = "req_" + hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
+		tw := &traced{ResponseWriter: w}
+		next.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
+		if tw.detail != nil {
+			s.logDetail(id, tw.detail)
+		}
 	})
 }
 
@@ -168,8 +216,19 @@ func (s *Server) status() Status {
 	return s.cfg.Status.Status()
 }
 
+// handleHealth answers 200 while the server can serve or will soon (the
+// engine ready, starting or being restarted), and 503 once the engine has
+// failed to start again MaxRestarts times in a row (attempts go on, and
+// /health turns 200 again when one succeeds), so that a load balancer takes
+// the host out.
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	st := s.status()
+	if st.Phase == "failed" {
+		w.Header().Set("Retry-After", "30")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "failed", "phase": st.Phase, "message": st.Message, "restarts": st.Restarts})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
@@ -182,8 +241,34 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, code, st)
 }
 
+func (s *Server) model() map[string]any {
+	return map[string]any{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0}
+}
+
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{
-		{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0},
-	}})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{s.model()}})
+}
+
+// handleModel is GET /v1/models/{id}: the served model, or a 404.
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != s.cfg.Model {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q is not served here: this server serves %q (GET /v1/models)", id, s.cfg.Model)})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.model())
+}
+
+// DrainRetryAfter is the Retry-After of the 503 answered to queued requests
+// when the server stops.
+const DrainRetryAfter = 10 * time.Second
+
+// Drain begins a shutdown: every request waiting for the engine, and every
+// later one that would wait, is answered 503 with Retry-After and
+// Connection: close at once, rather than being cut when the grace period
+// ends; the synthesis holding the engine goes on.
+func (s *Server) Drain() { s.queue.drain() }
+
+func (s *Server) draining() *apiError {
+	return unavailable("server_stopping", DrainRetryAfter, "the server is stopping: retry in a moment, or at another server")
 }

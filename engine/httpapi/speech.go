@@ -26,7 +26,14 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.RequestID = requestID(r.Context())
-	if e := s.resolveClone(r.Context(), req); e != nil {
+	if !r.ProtoAtLeast(1, 1) {
+		// HTTP/1.0 has no chunked bodies: a streamed reply could only end
+		// with a close, which looks the same whether the synthesis
+		// finished or failed. It gets a whole reply.
+		req.Whole, req.Stream = true, false
+	}
+	load, e := s.resolveClone(r.Context(), req)
+	if e != nil {
 		writeError(rec, e)
 		return
 	}
@@ -46,13 +53,20 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	reportQueueWait(r.Context(), time.Since(queued))
-	stream, err := s.synthesize(r.Context(), req.SynthesisRequest)
+	if load != "" {
+		if e := s.loadForSpeech(rec, r.Context(), load); e != nil {
+			writeError(rec, e)
+			return
+		}
+	}
+	turn := time.Now()
+	stream, err := s.cfg.Engine.Synthesize(r.Context(), req.SynthesisRequest)
 	if err != nil {
-		writeError(rec, s.engineError(err))
+		writeError(rec, s.engineError(r.Context(), err))
 		return
 	}
 	defer stream.Close()
-	s.reply(rec, r.Context(), req, stream, start)
+	s.reply(rec, r.Context(), req, stream, start, turn)
 }
 
 func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *apiError) {
@@ -72,16 +86,22 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 	return parseSpeech(body, s)
 }
 
-// waitTurn queues the request for the engine's slot.
+// waitTurn queues the request for the engine's slot, recording how long
+// it waited and, once it is done, how long it held the slot.
 func (s *Server) waitTurn(ctx context.Context) (release func(), e *apiError) {
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.QueueTimeout)
 	defer cancel()
+	arrived := time.Now()
 	err := s.queue.acquire(wctx)
 	switch {
 	case err == nil:
-		return s.queue.release, nil
+		got := time.Now()
+		s.metrics.observeQueueWait(got.Sub(arrived))
+		return func() { s.metrics.observeHold(time.Since(got)); s.queue.release() }, nil
 	case errors.Is(err, errQueueFull):
 		return nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
+	case errors.Is(err, errDraining):
+		return nil, s.draining()
 	case ctx.Err() != nil:
 		return nil, clientClosed()
 	default:
@@ -89,31 +109,16 @@ func (s *Server) waitTurn(ctx context.Context) (release func(), e *apiError) {
 	}
 }
 
-// retryAfter estimates when a place in the queue frees up.
+// retryAfter estimates when a place in the queue frees up: the places
+// ahead times the measured time the queue takes to move one place.
 func (s *Server) retryAfter() time.Duration {
-	return max(time.Second, time.Duration(s.queue.depth()+1)*s.metrics.meanSynthesis())
+	return max(time.Second, time.Duration(s.queue.depth()+1)*s.metrics.drainInterval())
 }
 
-// synthesize starts a synthesis, retrying the engine's busy answer every
-// 50 ms for up to BusyRetry, so clients never see the engine's short busy
-// window after a cancel.
-func (s *Server) synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
-	deadline := time.Now().Add(s.cfg.BusyRetry)
-	for {
-		stream, err := s.cfg.Engine.Synthesize(ctx, req)
-		if err == nil || !engine.IsBusy(err) || time.Now().After(deadline) {
-			return stream, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// engineError maps an engine error and reports a failed engine.
-func (s *Server) engineError(err error) *apiError {
+// engineError maps an engine error and reports a failed engine. What the
+// engine said (its output, local paths) is logged under the request id and
+// never sent.
+func (s *Server) engineError(ctx context.Context, err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
@@ -124,47 +129,49 @@ func (s *Server) engineError(err error) *apiError {
 	if kind, _ := engine.KindOf(err); (kind == engine.KindFailed || kind == engine.KindNotReady) && s.cfg.Failures != nil {
 		s.cfg.Failures.EngineFailed(err) // a not-ready engine behind a ready status has died
 	}
-	return fromEngine(err)
+	e := fromEngine(err)
+	if e.Detail != nil {
+		s.logDetail(requestID(ctx), e.Detail)
+		e.Detail = nil
+		e.Message = withRequestID(e.Message, requestID(ctx))
+	}
+	return e
 }
 
 // reply sends the audio in the form the request asked for.
-func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, start time.Time) {
+func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, start, turn time.Time) {
 	h := w.Header()
 	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
 	h.Set("X-Audio-Format", "s16le;channels=1")
-	obs := &observer{s: s, start: start}
+	obs := &observer{s: s, start: start, turn: turn}
 	var err error
-	switch {
-	case req.SSE:
-		err = s.replySSE(w, stream, obs)
-	case req.Format != "wav" && req.Format != "pcm":
-		err = s.replyEncoded(w, ctx, req.Format, stream, obs)
-	case req.Stream:
-		err = s.replyStream(w, req.Format, stream, obs)
-	default:
-		err = s.replyWhole(w, req.Format, stream, obs)
+	if req.Whole {
+		err = s.replyWhole(w, ctx, req, stream, obs)
+	} else {
+		err = s.replyStreamed(w, ctx, req, stream, obs)
 	}
 	if err != nil {
-		s.failedMidway(w, err)
+		s.failedMidway(w, ctx, req, err)
 	}
 	obs.done(stream.Final())
 }
 
 // failedMidway ends a reply whose synthesis failed. Before any byte was
 // sent it answers an error; after, it aborts the connection so the chunked
-// body ends without its terminating chunk.
-func (s *Server) failedMidway(w *statusRecorder, err error) {
-	s.log.Warn("synthesis failed", "err", err, "after_bytes", w.written)
+// body ends without its terminating chunk (an SSE stream first gets an
+// error event, which OpenAI's SDKs raise).
+func (s *Server) failedMidway(w *statusRecorder, ctx context.Context, req *speech, err error) {
 	if !w.wroteHeader {
-		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length"} {
+		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
 			w.Header().Del(k) // set for the audio that never came
 		}
-		writeError(w, s.engineError(err))
+		writeError(w, s.engineError(ctx, err))
 		return
 	}
-	var ae *apiError
-	if kind, _ := engine.KindOf(err); kind == engine.KindFailed && s.cfg.Failures != nil && !errors.Is(err, context.Canceled) && !errors.As(err, &ae) {
-		s.cfg.Failures.EngineFailed(err)
+	e := s.engineError(ctx, err)
+	s.log.Warn("synthesis failed after its reply began: the reply is cut short", "request_id", requestID(ctx), "after_bytes", w.written, "code", e.Code)
+	if req.SSE && e.Status != 499 {
+		_ = writeEvent(w, map[string]any{"type": "error", "error": errorBody(e)})
 	}
 	panic(http.ErrAbortHandler)
 }
@@ -219,6 +226,9 @@ func (w *statusRecorder) Flush() {
 	}
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusRecorder) code() int {
 	if !w.wroteHeader {
 		return http.StatusOK
@@ -241,10 +251,11 @@ func (s *Server) checkPrompt(req *speech) *apiError {
 	for i, r := range req.References {
 		refs[i] = voices.Reference{Text: r.Text, Codes: r.Codes}
 	}
-	_, err := s.cfg.Prompt.Count(text, refs)
+	n, err := s.cfg.Prompt.Count(text, refs)
 	var tooLong *prompt.TooLongError
 	switch {
 	case err == nil:
+		req.PromptTokens = n
 		return nil
 	case errors.As(err, &tooLong):
 		return badRequest("input", "the prompt is %d tokens; the model takes at most %d: shorten the input or use fewer references", tooLong.Tokens, tooLong.Max)

@@ -20,7 +20,7 @@ import (
 
 func TestWholeWAV(t *testing.T) {
 	ts, _, _, _ := startFake(t, nil)
-	resp := post(t, ts.URL, `{"model":"drama-3","input":"Hello there.","voice":"narrator"}`)
+	resp := post(t, ts.URL, `{"model":"drama-3","input":"Hello there.","voice":"narrator","stream":false}`)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
@@ -40,7 +40,7 @@ func TestWholeWAV(t *testing.T) {
 
 func TestStreamedEqualsWholeWithTrailer(t *testing.T) {
 	ts, _, _, _ := startFake(t, nil)
-	whole := rawPost(t, ts.URL, `{"input":"Same words twice.","voice":"alice","response_format":"pcm"}`)
+	whole := rawPost(t, ts.URL, `{"input":"Same words twice.","voice":"alice","response_format":"pcm","stream":false}`)
 	stream := rawPost(t, ts.URL, `{"input":"Same words twice.","voice":"alice","response_format":"pcm","stream":true}`)
 	if whole.Status != 200 || stream.Status != 200 {
 		t.Fatalf("status %d %d", whole.Status, stream.Status)
@@ -63,7 +63,7 @@ func TestFinishReasons(t *testing.T) {
 	if long.Trailer.Get("X-Finish-Reason") != "length" || len(long.Body) != 3*2048*2 {
 		t.Fatalf("max_frames: reason %q, %d bytes", long.Trailer.Get("X-Finish-Reason"), len(long.Body))
 	}
-	resp := post(t, ts.URL, `{"input":"and then [silence-test] nothing"}`)
+	resp := post(t, ts.URL, `{"input":"and then [silence-test] nothing","stream":false}`)
 	resp.Body.Close()
 	if resp.Header.Get("X-Finish-Reason") != "silence" {
 		t.Fatalf("silence: %v", resp.Header)
@@ -76,7 +76,7 @@ func TestFailureAfterFirstChunkHasNoTerminatingChunk(t *testing.T) {
 	if r.Status != 200 || len(r.Body) == 0 || r.Terminated {
 		t.Fatalf("status %d, %d bytes, terminated %v: a failed stream must not look complete", r.Status, len(r.Body), r.Terminated)
 	}
-	resp := post(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 100)+`"}`)
+	resp := post(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 100)+`","stream":false}`)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 503 || !strings.Contains(string(body), `"code":"engine_failed"`) || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Trailer") != "" {

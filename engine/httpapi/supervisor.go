@@ -15,7 +15,8 @@ import (
 type Opener func(ctx context.Context) (engine.Engine, func(), error)
 
 // Supervisor keeps one engine serving: it starts it, reports its state for
-// GET /ready, and restarts it (bounded, with backoff) after a failure. It
+// GET /ready and GET /health, and restarts it after a failure, with a
+// doubling wait between attempts up to MaxBackoff, for as long as it runs. It
 // implements StatusSource and FailureReporter, and Engine returns an
 // engine.Engine that always reaches the current one.
 type Supervisor struct {
@@ -23,13 +24,18 @@ type Supervisor struct {
 	req     engine.StartRequest
 	onEvent func(engine.LifecycleEvent)
 
-	// MaxRestarts is how many restarts in a row are tried before giving up
-	// (default 5); Backoff is the first wait, doubled each time (default 1 s,
-	// at most 30 s).
+	// MaxRestarts is how many restarts in a row may fail before the engine
+	// is reported failed (phase "failed", GET /health 503) (default 5);
+	// attempts go on after that. Backoff is the first wait, doubled each
+	// time up to MaxBackoff (defaults 1 s and 30 s).
 	MaxRestarts int
 	Backoff     time.Duration
+	MaxBackoff  time.Duration
 	// OnRestart is called after each successful restart (metrics).
 	OnRestart func()
+	// Prepare, when set, runs before every start of the engine and may
+	// change what it is started with (a voice catalog rewritten, say).
+	Prepare func(ctx context.Context, eng engine.Engine, req engine.StartRequest) (engine.StartRequest, error)
 
 	mu         sync.Mutex
 	eng        engine.Engine
@@ -37,13 +43,14 @@ type Supervisor struct {
 	status     Status
 	restarting bool
 	stopped    bool
+	done       chan struct{} // closed by Stop
 }
 
 // NewSupervisor returns a supervisor that starts engines with req and passes
 // each lifecycle event to onEvent (may be nil).
 func NewSupervisor(open Opener, req engine.StartRequest, onEvent func(engine.LifecycleEvent)) *Supervisor {
-	return &Supervisor{open: open, req: req, onEvent: onEvent, MaxRestarts: 5, Backoff: time.Second,
-		status: Status{Phase: "starting"}}
+	return &Supervisor{open: open, req: req, onEvent: onEvent, MaxRestarts: 5, Backoff: time.Second, MaxBackoff: 30 * time.Second,
+		status: Status{Phase: "starting"}, done: make(chan struct{})}
 }
 
 // Start opens the plugin and starts the engine, returning when it is ready
@@ -57,8 +64,46 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.eng, s.closeEng = eng, closeEng
 	s.mu.Unlock()
-	if err := eng.Start(ctx, s.req, s.event); err != nil {
+	if err := s.startEngine(ctx, eng); err != nil {
 		s.setStatus(Status{Phase: "failed", Message: err.Error()})
+		return err
+	}
+	s.setStatus(Status{Phase: "ready", Ready: true})
+	return nil
+}
+
+// startEngine starts eng with the request Prepare makes of s.req.
+func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
+	req := s.req
+	if s.Prepare != nil {
+		var err error
+		if req, err = s.Prepare(ctx, eng, req); err != nil {
+			return err
+		}
+	}
+	return eng.Start(ctx, req, s.event)
+}
+
+// Restart starts the running engine again now (Prepare first) and returns
+// when it serves again or has failed; a failure hands over to the restart
+// loop of EngineFailed. A catalog engine reads a newly published voice
+// this way. It answers not ready while another restart runs.
+func (s *Supervisor) Restart(ctx context.Context) error {
+	s.mu.Lock()
+	if s.restarting || s.stopped || s.eng == nil {
+		s.mu.Unlock()
+		return engine.NotReadyf("the engine is being restarted or stopped: retry shortly")
+	}
+	s.restarting = true
+	eng := s.eng
+	s.status = Status{Phase: "restarting", Message: "loading a new voice", Restarts: s.status.Restarts}
+	s.mu.Unlock()
+	err := s.startEngine(ctx, eng)
+	s.mu.Lock()
+	s.restarting = false
+	s.mu.Unlock()
+	if err != nil {
+		s.EngineFailed(err)
 		return err
 	}
 	s.setStatus(Status{Phase: "ready", Ready: true})
@@ -105,7 +150,10 @@ func (s *Supervisor) EngineFailed(cause error) {
 
 // restart stops what is left of the engine and starts it again, reopening
 // the plugin when the old one cannot start, with doubling waits between
-// attempts.
+// attempts, until it serves again or the supervisor stops. Past
+// MaxRestarts failed attempts the phase is "failed", so that GET /health
+// and GET /ready take the host out of a load balancer, and the attempts go
+// on at MaxBackoff.
 func (s *Supervisor) restart() {
 	defer func() { s.mu.Lock(); s.restarting = false; s.mu.Unlock() }()
 	if s.healthy() {
@@ -113,12 +161,12 @@ func (s *Supervisor) restart() {
 		return
 	}
 	wait := s.Backoff
-	var err error
-	for attempt := 1; attempt <= s.MaxRestarts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		if s.isStopped() {
 			return
 		}
-		if err = s.restartOnce(); err == nil {
+		err := s.restartOnce()
+		if err == nil {
 			s.mu.Lock()
 			s.status = Status{Phase: "ready", Ready: true, Restarts: s.status.Restarts + 1}
 			s.mu.Unlock()
@@ -127,11 +175,18 @@ func (s *Supervisor) restart() {
 			}
 			return
 		}
-		s.setStatus(Status{Phase: "restarting", Message: fmt.Sprintf("attempt %d of %d failed: %v", attempt, s.MaxRestarts, err)})
-		time.Sleep(wait)
-		wait = min(2*wait, 30*time.Second)
+		phase := "restarting"
+		if attempt >= s.MaxRestarts {
+			phase = "failed"
+		}
+		s.setStatus(Status{Phase: phase, Message: fmt.Sprintf("restart attempt %d failed: %v; the next in %v", attempt, err, wait)})
+		select {
+		case <-s.done:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, max(s.MaxBackoff, s.Backoff))
 	}
-	s.setStatus(Status{Phase: "failed", Message: fmt.Sprintf("gave up after %d restarts: %v", s.MaxRestarts, err)})
 }
 
 // healthy reports whether the current engine says it is ready.
@@ -172,7 +227,7 @@ func (s *Supervisor) restartOnce() error {
 	s.mu.Unlock()
 	if eng != nil {
 		_, _ = eng.Stop(ctx, engine.StopRequest{})
-		if err := eng.Start(ctx, s.req, s.event); err == nil {
+		if err := s.startEngine(ctx, eng); err == nil {
 			return nil
 		}
 	}
@@ -192,7 +247,7 @@ func (s *Supervisor) restartOnce() error {
 	}
 	s.eng, s.closeEng = newEng, closeEng
 	s.mu.Unlock()
-	return newEng.Start(ctx, s.req, s.event)
+	return s.startEngine(ctx, newEng)
 }
 
 func (s *Supervisor) closeCurrent() {
@@ -214,6 +269,9 @@ func (s *Supervisor) isStopped() bool {
 // Stop stops the engine and closes the plugin; no restart follows.
 func (s *Supervisor) Stop(ctx context.Context) {
 	s.mu.Lock()
+	if !s.stopped {
+		close(s.done)
+	}
 	s.stopped = true
 	eng := s.eng
 	s.status = Status{Phase: "stopped", Restarts: s.status.Restarts}

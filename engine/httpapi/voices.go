@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
+	"os"
 	"sort"
 	"time"
 
@@ -15,17 +15,25 @@ import (
 type VoiceInfo struct {
 	ID         string  `json:"id"`
 	Name       string  `json:"name"`
-	Origin     string  `json:"origin"` // "engine" or "clone"
+	Origin     string  `json:"origin"` // "engine", "clone", "builtin" or "alias"
+	AliasOf    string  `json:"alias_of,omitempty"`
 	Source     string  `json:"source,omitempty"`
 	References int     `json:"references"`
 	Frames     int     `json:"frames"`
 	Seconds    float64 `json:"seconds"`
+	// CatalogName is a clone's name in a catalog engine's catalog.
+	CatalogName string `json:"catalog_name,omitempty"`
+	// EngineRestart, in the reply to a clone, tells that the request
+	// restarted the engine to load the voice.
+	EngineRestart *EngineRestart `json:"engine_restart,omitempty"`
 }
 
-// CloneClip is one recording sent to POST /v1/voices.
+// CloneClip is one recording sent to POST /v1/voices: its bytes in a file
+// (Path, as uploads arrive) or in memory (Data).
 type CloneClip struct {
 	Filename   string
-	Data       []byte
+	Path       string // the clip's bytes on disk; removed by the server after Clone returns
+	Data       []byte // the clip's bytes, when Path is empty
 	Transcript string
 }
 
@@ -55,9 +63,6 @@ type VoiceStore interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// maxCloneBytes bounds a POST /v1/voices body.
-const maxCloneBytes = 256 << 20
-
 func (s *Server) engineVoiceList(ctx context.Context) ([]VoiceInfo, error) {
 	list, err := s.cfg.Engine.Voices(ctx)
 	if err != nil {
@@ -65,6 +70,9 @@ func (s *Server) engineVoiceList(ctx context.Context) ([]VoiceInfo, error) {
 	}
 	out := make([]VoiceInfo, 0, len(list))
 	for _, v := range list {
+		if s.catalogName(v.ID) {
+			continue // a clone, listed as one
+		}
 		out = append(out, VoiceInfo{ID: v.ID, Name: v.Name, Origin: "engine", Source: v.Source, References: v.References,
 			Frames: v.Frames, Seconds: float64(v.Frames) * engine.SamplesPerFrame / engine.SampleRate})
 	}
@@ -83,12 +91,10 @@ func (s *Server) allVoices(ctx context.Context) ([]VoiceInfo, error) {
 		}
 		out = append(out, clones...)
 	}
+	out = append(out, s.namedVoices(out)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
-
-// knownVoice reports whether id is served.
-func (s *Server) knownVoice(id string) bool { return s.voiceOrigin(id) != "" }
 
 // voiceOrigin returns "engine", "clone" or "" for an unknown voice, caching
 // the list for a second.
@@ -133,74 +139,71 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
 		return
 	}
-	req, e := parseClone(w, r)
+	release, e := s.cloneTurn(r.Context())
 	if e != nil {
 		writeError(w, e)
 		return
 	}
+	defer release()
+	dir, err := s.uploadDir()
+	if err != nil {
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
+		return
+	}
+	defer os.RemoveAll(dir)
+	req, e := s.parseClone(w, r, dir)
+	if e != nil {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		writeError(w, e)
+		return
+	}
+	began := time.Now()
 	info, err := s.cfg.Voices.Clone(r.Context(), *req)
+	s.metrics.observeClone(time.Since(began))
 	if err != nil {
 		writeError(w, cloneError(err))
 		return
 	}
 	s.forgetVoices()
+	if e := s.loadForClone(r.Context(), &info); e != nil {
+		writeError(w, e)
+		return
+	}
 	writeJSON(w, http.StatusCreated, info)
 }
 
-// resolveClone turns a request for a cloned voice into the engine's default
-// voice with the clone's references after the request's own.
-func (s *Server) resolveClone(ctx context.Context, req *speech) *apiError {
+// resolveClone turns a request for a cloned voice into one the engine
+// serves: the engine's default voice with the clone's references after the
+// request's own, or on a catalog engine the clone's catalog name. load is
+// the clone to publish (restarting the engine) once the request holds the
+// engine, when the running catalog lacks it.
+func (s *Server) resolveClone(ctx context.Context, req *speech) (load string, e *apiError) {
 	if req.Voice == "" || s.voiceOrigin(req.Voice) != "clone" {
-		return nil
+		return "", nil
 	}
 	if !s.capabilities().References {
-		return badRequest("voice", "voice %q is a clone this engine has not published: restart drama serve to load it", req.Voice)
+		cs, ok := s.catalog()
+		if !ok {
+			return "", badRequest("voice", "voice %q is a clone this engine has not published: restart drama serve to load it", req.Voice)
+		}
+		id := req.Voice
+		name, live, err := cs.Spoken(ctx, id)
+		if err != nil {
+			return "", fromEngine(err)
+		}
+		req.Voice = name
+		if !live {
+			return id, nil
+		}
+		return "", nil
 	}
 	refs, err := s.cfg.Voices.References(ctx, req.Voice)
 	if err != nil {
-		return fromEngine(err)
+		return "", fromEngine(err)
 	}
 	req.References = append(req.References, refs...)
 	req.Voice = ""
-	return nil
-}
-
-func parseClone(w http.ResponseWriter, r *http.Request) (*CloneRequest, *apiError) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxCloneBytes)
-	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		return nil, badRequest("", "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each): %v", err)
-	}
-	form := r.MultipartForm
-	get := func(k string) string {
-		if v := form.Value[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
-	req := &CloneRequest{ID: get("id"), Name: get("name"), Source: get("source"), ConsentWho: get("consent_who"), ConsentStatement: get("consent_statement")}
-	if req.Source == "" {
-		req.Source = "consented"
-	}
-	if req.Source != "synthetic" && (req.ConsentWho == "" || req.ConsentStatement == "") {
-		return nil, badRequest("consent_statement", "a cloned voice needs consent: give consent_who and consent_statement (or source=synthetic)")
-	}
-	files, texts := form.File["clip"], form.Value["transcript"]
-	if len(files) == 0 || len(files) != len(texts) {
-		return nil, badRequest("clip", "send one or more clip files, each with a transcript field (got %d clips, %d transcripts)", len(files), len(texts))
-	}
-	for i, fh := range files {
-		f, err := fh.Open()
-		if err != nil {
-			return nil, badRequest("clip", "clip %d: %v", i, err)
-		}
-		data, err := io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			return nil, badRequest("clip", "clip %d: %v", i, err)
-		}
-		req.Clips = append(req.Clips, CloneClip{Filename: fh.Filename, Data: data, Transcript: texts[i]})
-	}
-	return req, nil
+	return "", nil
 }
 
 func (s *Server) handleDeleteVoice(w http.ResponseWriter, r *http.Request) {

@@ -4,14 +4,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/configcmd"
+	"github.com/drama-tts/drama/cmd/internal/doctorcmd"
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
+	"github.com/drama-tts/drama/cmd/internal/enginecmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
+	"github.com/drama-tts/drama/cmd/internal/listcmd"
 	"github.com/drama-tts/drama/cmd/internal/mirrorcmd"
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
+	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
+	"github.com/drama-tts/drama/cmd/internal/statuscmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
@@ -32,4 +38,10 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
 	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
+	root.AddCommand(listcmd.NewCmd(f, nil))
+	root.AddCommand(rmcmd.NewCmd(f, nil))
+	root.AddCommand(statuscmd.NewCmd(f, nil))
+	root.AddCommand(configcmd.NewCmd(f))
+	root.AddCommand(doctorcmd.NewCmd(f, nil))
+	root.AddCommand(enginecmd.NewCmd(f))
 }

@@ -2,39 +2,145 @@ package cli
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestDomainPackagesStayOutOfTheCLI holds design.md's import rule: domain
-// packages never depend on cobra, pb or the command packages.
-func TestDomainPackagesStayOutOfTheCLI(t *testing.T) {
+const module = "github.com/drama-tts/drama/"
+
+// layer is one row of the import table in docs/ARCHITECTURE.md: the
+// packages at Path (and below it, unless a longer row matches) may import
+// the standard library, the drama packages in Drama (a name ending in /...
+// stands for that package and every package below it) and the third-party
+// modules in Modules (by prefix); nothing else.
+type layer struct {
+	Path    string
+	Drama   []string
+	Modules []string
+}
+
+var (
+	cliModules = []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/cheggaaa/pb/v3",
+		"github.com/mattn/go-isatty", "github.com/hashicorp/go-hclog", "go.yaml.in/yaml/v3", "golang.org/x/sys"}
+	domain = []string{"pins/...", "pth/...", "safetensors/...", "voices/...", "engine/..."}
+)
+
+// layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
+var layers = []layer{
+	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil}, // main imports cli alone; its end-to-end tests use fixtures
+	{"cmd/internal", append([]string{"cmd/internal/..."}, domain...), cliModules},
+	{"pins", nil, nil},
+	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror"}, []string{"golang.org/x/sys"}},
+	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
+	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
+	{"safetensors", []string{"safetensors/..."}, []string{"github.com/x448/float16"}},
+	{"voices", []string{"voices/..."}, []string{"golang.org/x/text"}},
+	{"engine", []string{"engine/enginepb", "voices"}, []string{"github.com/hashicorp/go-plugin",
+		"github.com/hashicorp/go-hclog", "google.golang.org/grpc", "google.golang.org/protobuf", "golang.org/x/sys"}},
+	{"engine/enginepb", nil, []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
+	{"engine/host", []string{"engine"}, []string{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-hclog"}},
+	{"engine/enginetest", []string{"engine", "engine/host"}, []string{"github.com/hashicorp/go-plugin"}},
+	{"engine/native", []string{"engine", "engine/native", "engine/native/standin"}, []string{"github.com/hashicorp/go-hclog", "golang.org/x/sys"}},
+	{"engine/native/nativetest", []string{"engine/..."}, nil},
+	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
+		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
+	{"engine/httpapi", []string{"engine", "engine/prompt", "voices/..."}, nil},
+	{"engine/build", []string{"pins", "engine/build/..."}, nil},
+	{"plugins", []string{"engine/..."}, nil},
+	{"scripts", domain, nil},
+}
+
+// under reports whether pkg is p or below it.
+func under(pkg, p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }
+
+// layerOf returns the longest row whose Path holds pkg.
+func layerOf(pkg string) (layer, bool) {
+	var best layer
+	found := false
+	for _, l := range layers {
+		if under(pkg, l.Path) && (!found || len(l.Path) > len(best.Path)) {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+func allowed(l layer, pkg, imp string) bool {
+	if rel, ok := strings.CutPrefix(imp, module); ok {
+		return slices.ContainsFunc(l.Drama, func(p string) bool {
+			if tree, ok := strings.CutSuffix(p, "/..."); ok {
+				return under(rel, tree)
+			}
+			return rel == p
+		})
+	}
+	if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+		return true // the standard library
+	}
+	return slices.ContainsFunc(l.Modules, func(m string) bool { return imp == m || strings.HasPrefix(imp, m+"/") })
+}
+
+// testHelper reports whether imp is one of drama's test-helper packages
+// (enginetest, nativetest, hubtest, ...), which any package's tests may use.
+func testHelper(imp string) bool {
+	rel, ok := strings.CutPrefix(imp, module)
+	return ok && strings.HasSuffix(rel, "test") && !strings.HasPrefix(rel, "cmd/")
+}
+
+// TestImportTable holds the import table over every package of the module,
+// tests included: each package must fall under a row, and import only what
+// its row allows. Domain packages therefore never reach cobra, pb or cmd/.
+func TestImportTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}",
-		"github.com/drama-tts/drama/pins/...", "github.com/drama-tts/drama/pth/...",
-		"github.com/drama-tts/drama/safetensors/...", "github.com/drama-tts/drama/voices/...",
-		"github.com/drama-tts/drama/engine/...").Output()
+	out, err := exec.Command("go", "list", "-test=false", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
+		module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	banned := []string{"github.com/spf13/cobra", "github.com/cheggaaa/pb", "github.com/drama-tts/drama/cmd/"}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, deps, _ := strings.Cut(line, " ")
-		for _, dep := range strings.Fields(deps) {
-			for _, b := range banned {
-				if strings.HasPrefix(dep, b) {
-					t.Errorf("%s depends on %s: domain packages must not import the CLI layer", pkg, dep)
-				}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 40 {
+		t.Fatalf("go list named %d packages; want the whole module", len(lines))
+	}
+	for _, line := range lines {
+		parts := strings.SplitN(line, "|", 3)
+		pkg := strings.TrimPrefix(parts[0], module)
+		l, ok := layerOf(pkg)
+		if !ok {
+			t.Errorf("%s falls under no row of the import table: add one (cmd/internal/cli/layering_test.go and docs/ARCHITECTURE.md)", pkg)
+			continue
+		}
+		for _, imp := range strings.Fields(parts[1]) {
+			if !allowed(l, pkg, imp) {
+				t.Errorf("%s imports %s, which its row (%s) does not allow", pkg, imp, l.Path)
 			}
 		}
-		if pkg == "github.com/drama-tts/drama/pins" {
-			for _, dep := range strings.Fields(deps) {
-				if strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") {
-					t.Errorf("pins depends on %s: it uses the standard library only", dep)
-				}
+		for _, imp := range strings.Fields(parts[2]) {
+			if imp != parts[0] && !allowed(l, pkg, imp) && !testHelper(imp) {
+				t.Errorf("%s's tests import %s, which its row (%s) does not allow", pkg, imp, l.Path)
 			}
+		}
+	}
+}
+
+// TestImportTableRefuses checks the table's checker itself on imports it
+// must refuse.
+func TestImportTableRefuses(t *testing.T) {
+	for _, c := range [][2]string{
+		{"pins", module + "pins/hub"},
+		{"pins", "github.com/spf13/cobra"},
+		{"voices", module + "cmd/internal/cmdutil"},
+		{"engine/httpapi", "github.com/cheggaaa/pb/v3"},
+		{"engine/httpapi", module + "engine/native"},
+		{"pth", module + "safetensors"},
+		{"plugins/cuda", module + "cmd/internal/cli"},
+	} {
+		l, ok := layerOf(c[0])
+		if !ok || allowed(l, c[0], c[1]) {
+			t.Errorf("%s importing %s is allowed; the table must refuse it", c[0], c[1])
 		}
 	}
 }

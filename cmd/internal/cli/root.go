@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -28,6 +29,11 @@ Built with Fish Audio.`),
 		SilenceUsage:  true,
 		Version:       f.Version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// Flags not given take their value from the environment or
+			// the config file.
+			if err := configcmd.Apply(cmd, f); err != nil {
+				return err
+			}
 			if !slices.Contains(pins.Variants, f.Global.Variant) {
 				return cmdutil.FlagErrorf("unknown variant %q: use one of %s", f.Global.Variant, strings.Join(pins.Variants, ", "))
 			}

@@ -50,8 +50,10 @@ func FindPlugin(f *Factory, pluginDir, name, root string) (string, error) {
 }
 
 // EngineBinary returns the native engine binary for a plugin: flag, else
-// $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else the PATH. It returns
-// "" when none is found; the caller decides whether that is an error.
+// $DRAMA_ENGINE_BIN, else <root>/engine/<variant>/<binary> (where drama
+// engine install puts it), else <root>/engine/<binary>, else the PATH. It
+// returns "" when none is found; the caller decides whether that is an
+// error.
 func EngineBinary(f *Factory, flag, plugin, root string) (string, error) {
 	for _, p := range []string{flag, f.Getenv("DRAMA_ENGINE_BIN")} {
 		if p != "" {
@@ -61,6 +63,11 @@ func EngineBinary(f *Factory, flag, plugin, root string) (string, error) {
 	name := EngineBinaries[plugin]
 	if name == "" {
 		return "", nil
+	}
+	if v := f.Global.Variant; v != "" && filepath.Base(v) == v && v != "." && v != ".." {
+		if p := filepath.Join(root, "engine", v, name); isRegular(p) {
+			return p, nil
+		}
 	}
 	if p := filepath.Join(root, "engine", name); isRegular(p) {
 		return p, nil
@@ -114,4 +121,36 @@ func IsStandIn(bin string) bool {
 	}
 	info, err := buildinfo.ReadFile(bin)
 	return err == nil && info.Path == StandInPackage
+}
+
+// EngineRecordFor reads the pinned sha256 of the engine binary bin. A
+// binary that drama engine install put in <root>/engine/<variant>/ is
+// checked against the engine.sha256 beside it, which must exist and name it
+// (a missing record there is a verification error: the install did not
+// finish); any other binary against <root>/engine/engine.sha256, as
+// EngineRecord reads it.
+func EngineRecordFor(root, bin string) (string, error) {
+	dir := filepath.Dir(bin)
+	if bin == "" || filepath.Clean(filepath.Dir(dir)) != filepath.Clean(filepath.Join(root, "engine")) {
+		return EngineRecord(root)
+	}
+	p := filepath.Join(dir, "engine.sha256")
+	variant := filepath.Base(dir)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", MismatchError(fmt.Errorf("%s has no record %s: the install did not finish: run `drama engine install --variant %s`", bin, p, variant))
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 2 && strings.TrimPrefix(fields[1], "*") == filepath.Base(bin) {
+			if len(fields[0]) != 64 || !isHex(fields[0]) {
+				break
+			}
+			return strings.ToLower(fields[0]), nil
+		}
+	}
+	return "", MismatchError(fmt.Errorf("%s: no sha256 for %s: run `drama engine install --variant %s`", p, filepath.Base(bin), variant))
 }

@@ -43,3 +43,36 @@ func TestEngineBinaryAndRecord(t *testing.T) {
 		t.Fatalf("record: %q", sum)
 	}
 }
+
+func TestEngineBinaryAndRecordOfAnInstalledVariant(t *testing.T) {
+	ios, _, _, _ := Test()
+	root := t.TempDir()
+	t.Setenv("PATH", t.TempDir())
+	f := TestFactory(ios)
+	f.Global.Variant = "nvfp4"
+	os.MkdirAll(filepath.Join(root, "engine", "nvfp4"), 0o755)
+	os.WriteFile(filepath.Join(root, "engine", "tensorfold-native"), []byte("#!/bin/sh\n"), 0o755)
+	bin := filepath.Join(root, "engine", "nvfp4", "tensorfold-native")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	if p, _ := EngineBinary(f, "", "cuda", root); p != bin {
+		t.Fatalf("variant's engine: got %q, want %q", p, bin)
+	}
+	// Installed but not recorded: refused, not unchecked.
+	if _, err := EngineRecordFor(root, bin); ExitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "drama engine install --variant nvfp4") {
+		t.Fatalf("no record beside the binary: %v", err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "nvfp4", "engine.sha256"), []byte(strings.Repeat("cd", 32)+"  drama3-voice\n"), 0o644)
+	if _, err := EngineRecordFor(root, bin); ExitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "no sha256 for tensorfold-native") {
+		t.Fatalf("record without the binary: %v", err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "nvfp4", "engine.sha256"),
+		[]byte(strings.Repeat("cd", 32)+"  drama3-voice\n"+strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
+	if sum, err := EngineRecordFor(root, bin); err != nil || sum != strings.Repeat("ab", 32) {
+		t.Fatalf("record beside the binary: %q %v", sum, err)
+	}
+	// A binary elsewhere keeps the root's record.
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ef", 32)+"  tensorfold-native\n"), 0o644)
+	if sum, err := EngineRecordFor(root, "/opt/engine/tensorfold-native"); err != nil || sum != strings.Repeat("ef", 32) {
+		t.Fatalf("binary elsewhere: %q %v", sum, err)
+	}
+}

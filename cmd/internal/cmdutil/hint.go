@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -95,18 +94,11 @@ func RequireInstalled(f *Factory, variant string, extra ...string) error {
 		return err
 	}
 	dir := filepath.Join(root, variant)
-	entries, err := os.ReadDir(dir)
-	if err == nil {
-		for _, e := range entries {
-			if e.Name() != ".drama" {
-				return nil
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-			return fmt.Errorf("%s is not a directory: drama keeps the %s variant's files there", dir, variant)
-		}
-		return err
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("%s is not a directory: drama keeps the %s variant's files there", dir, variant)
+	}
+	if HasFiles(dir) {
+		return nil
 	}
 	return &NotInstalledError{Variant: variant, Root: root, Fetch: f.Suggest(append([]string{"fetch", "--variant", variant}, extra...)...)}
 }
@@ -142,4 +134,19 @@ func WithFlag(pairs []string, flag, value string) []string {
 		}
 	}
 	return append(out, flag, value)
+}
+
+// HasFiles reports whether dir holds anything besides drama's own state
+// (.drama): a variant's directory that does is installed.
+func HasFiles(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() != ".drama" {
+			return true
+		}
+	}
+	return false
 }

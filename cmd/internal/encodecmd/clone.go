@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
@@ -88,9 +89,14 @@ func clipName(i int, c httpapi.CloneClip) string {
 	return fmt.Sprintf("clip %d (%s)", i+1, filepath.Base(c.Filename))
 }
 
-// requestClips decodes the clips of a request: WAV directly, anything else
-// through ffmpeg from a temporary file. Clips are named by clipName, unique
-// by their number.
+// maxClipDuration is the longest clip decoded: what a voice keeps in all
+// (clip.MaxTotal samples, 60 s). A longer clip is refused from its header
+// (WAV) or after decoding a moment past it (ffmpeg), never decoded whole.
+const maxClipDuration = time.Duration(clip.MaxTotal) * time.Second / clip.SampleRate
+
+// requestClips decodes the clips of a request, from their files (Path) or
+// bytes (Data): WAV directly, anything else through ffmpeg. Clips are named
+// by clipName, unique by their number.
 func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map[string]string, error) {
 	texts := map[string]string{}
 	var clips []clip.Clip
@@ -99,7 +105,7 @@ func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map
 		if err := voices.CheckTranscript(c.Transcript, nil); err != nil {
 			return nil, nil, fmt.Errorf("%s: transcript not allowed: %w", name, err)
 		}
-		a, err := decodeData(ctx, c.Data)
+		a, err := decodeClip(ctx, c)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -109,23 +115,39 @@ func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map
 	return clips, texts, nil
 }
 
-func decodeData(ctx context.Context, data []byte) (*clip.Audio, error) {
-	if len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WAVE" {
-		return clip.ReadWAV(bytes.NewReader(data))
+func decodeClip(ctx context.Context, c httpapi.CloneClip) (*clip.Audio, error) {
+	path := c.Path
+	if path == "" {
+		f, err := os.CreateTemp("", "drama-clip-*")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		_, werr := f.Write(c.Data)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, werr
+		}
+		path = f.Name()
 	}
-	f, err := os.CreateTemp("", "drama-clip-*")
-	if err != nil {
-		return nil, err
+	a, err := clip.Decoder{MaxDuration: maxClipDuration}.Decode(ctx, path)
+	return a, hidePath(err, path)
+}
+
+// hidePath takes the server's file name out of a decoding error: the
+// client knows its clip by number and file name, which the caller adds.
+func hidePath(err error, path string) error {
+	var fe *clip.FormatError
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &fe) && fe.Name == path:
+		fe.Name = ""
+		return err
 	}
-	defer os.Remove(f.Name())
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return nil, werr
-	}
-	return clip.Decode(ctx, f.Name())
+	return errors.New(strings.ReplaceAll(strings.ReplaceAll(err.Error(), path+": ", ""), path, "the clip"))
 }
 
 // asEngineError maps a drama encode error to the engine's error kinds.

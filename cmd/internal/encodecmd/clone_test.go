@@ -2,10 +2,12 @@ package encodecmd
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -125,5 +127,43 @@ func TestEncodeThroughHTTPAPIServer(t *testing.T) {
 	var ee *cmdutil.ExitError
 	if !errors.As(err, &ee) {
 		t.Fatal("want an exit error")
+	}
+}
+
+// TestCloneRefusesALongClipUndecoded: a clip uploaded to a file that is
+// 49 minutes long is refused from its header; the message names the clip
+// as the client sent it, not the server's file.
+func TestCloneRefusesALongClipUndecoded(t *testing.T) {
+	const secs = 49 * 60
+	n := secs * 8000
+	b := make([]byte, 44+2*n)
+	copy(b, "RIFF")
+	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
+	copy(b[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(b[16:], 16)
+	binary.LittleEndian.PutUint16(b[20:], 1)
+	binary.LittleEndian.PutUint16(b[22:], 1)
+	binary.LittleEndian.PutUint32(b[24:], 8000)
+	binary.LittleEndian.PutUint32(b[28:], 16000)
+	binary.LittleEndian.PutUint16(b[32:], 2)
+	binary.LittleEndian.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
+	path := filepath.Join(t.TempDir(), "clip-4711")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	req := cloneRequest(t)
+	req.Clips[0].Data, req.Clips[0].Path = nil, path
+	var err error
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Clone(context.Background(), &testEngine{Fake: enginetest.NewFake()}, engine.Install{}, t.TempDir(), req)
+	runtime.ReadMemStats(&after)
+	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "clip 1 (take1.wav)") || !strings.Contains(err.Error(), "2940.0 s long") || strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want an invalid request naming clip 1 (take1.wav) and its length, not %s", err, path)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Fatalf("refusing the clip allocated %d bytes: it was decoded (the file is 47 MB)", n)
 	}
 }

@@ -43,8 +43,8 @@ func openPlugin(ctx context.Context, opts *Options) (engine.Engine, func(), erro
 // installFor names the files the engine encodes with: codec.pth in
 // --model-dir (default <root>/<variant>), and the voice encoder binary:
 // --engine-bin, else $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else
-// the plugin looks on PATH. Its pinned sha256 is read from
-// <root>/engine/engine.sha256 when that file exists.
+// the plugin looks on PATH. Its pinned sha256 is read as
+// cmdutil.EngineRecordFor reads it.
 func installFor(opts *Options) (engine.Install, error) {
 	root, err := opts.F.Root()
 	if err != nil {
@@ -57,6 +57,6 @@ func installFor(opts *Options) (engine.Install, error) {
 	if in.EngineBin, err = cmdutil.EngineBinary(opts.F, opts.EngineBin, pluginName(opts), root); err != nil {
 		return engine.Install{}, err
 	}
-	in.EngineSHA256, err = cmdutil.EngineRecord(root)
+	in.EngineSHA256, err = cmdutil.EngineRecordFor(root, in.EngineBin)
 	return in, err
 }

@@ -186,6 +186,11 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := placeVariant(dir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
 		return err
 	}
+	// This root's own ref: drama rm in another root on the same cache
+	// then keeps the snapshot this one links to.
+	if err := e.cache.WriteRef(res.Repo, hub.RootRef(e.root), res.Commit); err != nil {
+		return fmt.Errorf("fetch: write ref: %w", err)
+	}
 	if e.offline {
 		if err := verifyOffline(ctx, f, dir, p); err != nil {
 			return err

@@ -33,6 +33,8 @@ type ServeOptions struct {
 	Dir         string
 	Cache       bool
 	Addr        string
+	CDNAddr     string         // the CDN listener's address ("": --addr's host, any free port)
+	Token       string         // required as a bearer token on Hub routes ("": any or none)
 	Faults      []mirror.Fault // --fault, parsed
 	URLTTL      time.Duration
 	BytesPerSec int64
@@ -49,19 +51,27 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 		Use:   "serve [DIR | --cache]",
 		Short: "Serve a directory of repositories or the HF cache as a Hub mirror",
 		Long: `Serve local files with the routes and headers of the Hugging Face Hub that
-drama and huggingface_hub use: resolve (HEAD, GET, Range, 206, 416,
-X-Repo-Commit, X-Linked-Etag, X-Linked-Size, signed redirects), the tree
-API with Link pagination, the revision and refs APIs.
+drama, huggingface_hub and @huggingface/hub use: resolve and raw (HEAD, GET,
+Range, 206, 416, If-None-Match, X-Repo-Commit, X-Linked-Etag, X-Linked-Size),
+the model, revision, tree (Link pagination), paths-info, refs and commits
+APIs, with the Hub's X-Error-Code on errors.
+
+LFS files (weights, and files of --lfs-min-size or more) are served as the
+Hub serves them: the resolve answers 302 with a signed, expiring URL on a
+second listener, the CDN (--cdn-addr), which needs no token.
 
 DIR holds <owner>/<name>/<commit>/<path> and optionally
 <owner>/<name>/refs/<branch>; --cache serves the Hugging Face cache
 (HF_HUB_CACHE). Point other hosts at it with HF_ENDPOINT or drama fetch
 --endpoint. It binds 127.0.0.1 unless --addr says otherwise.
 
+--token makes every Hub route require "Authorization: Bearer TOKEN" (the
+CDN's signed URLs never do); without it any token or none is accepted.
+
 --fault injects failures into data responses, for testing clients:
 KIND[@AFTER][xTIMES] with KIND one of drop, full200, badrange, 416, 429, 503,
 stall, flip, expire, short, slow.`,
-		Example: `  $ drama mirror serve --cache --addr 0.0.0.0:8080
+		Example: `  $ drama mirror serve --cache --addr 0.0.0.0:8080 --cdn-addr 0.0.0.0:8081
   $ drama mirror serve ./repos --fault drop@3x2 --fault 503x4`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +98,8 @@ stall, flip, expire, short, slow.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Cache, "cache", false, "serve the Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub)")
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&opts.CDNAddr, "cdn-addr", "", "address of the CDN listener for LFS content (default: --addr's host, a free port)")
+	fl.StringVar(&opts.Token, "token", "", "require this bearer token on Hub routes (default: accept any or none)")
 	fl.StringArrayVar(&faults, "fault", nil, "inject a fault into data responses: KIND[@AFTER][xTIMES] (repeatable)")
 	fl.DurationVar(&opts.URLTTL, "url-ttl", mirror.DefaultURLTTL, "lifetime of signed redirect URLs")
 	fl.Int64Var(&opts.BytesPerSec, "rate", 0, "limit each data response to this many bytes per second (0: none)")
@@ -107,38 +119,61 @@ func runServe(ctx context.Context, opts *ServeOptions) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("mirror: %s is not a directory: pass a folder of <owner>/<name>/<commit>/ trees, or --cache for the Hugging Face cache (HF_HUB_CACHE)", dir)
 	}
-	s := &mirror.Server{Source: src, URLTTL: opts.URLTTL, BytesPerSec: opts.BytesPerSec, LFSMinSize: opts.LFSMinSize, PageSize: opts.PageSize}
+	s := &mirror.Server{Source: src, URLTTL: opts.URLTTL, BytesPerSec: opts.BytesPerSec, LFSMinSize: opts.LFSMinSize, PageSize: opts.PageSize, Token: opts.Token}
 	s.SetFaults(opts.Faults)
 	if !f.Global.Quiet && !f.Global.JSON {
 		s.Log = func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, format+"\n", args...) }
 	}
+	cdnAddr := opts.CDNAddr
+	if cdnAddr == "" {
+		host, _, err := net.SplitHostPort(opts.Addr)
+		if err != nil {
+			return cmdutil.FlagErrorf("--addr %q: %v: give HOST:PORT, e.g. --addr 127.0.0.1:8080", opts.Addr, err)
+		}
+		cdnAddr = net.JoinHostPort(host, "0")
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return fmt.Errorf("mirror: %w", err)
+		return fmt.Errorf("mirror: --addr %s: %w", opts.Addr, err)
 	}
-	return serve(ctx, f, s, ln, dir, opts.Ready)
+	cdnLn, err := net.Listen("tcp", cdnAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("mirror: --cdn-addr %s: %w", cdnAddr, err)
+	}
+	s.CDNURL = "http://" + cdnLn.Addr().String()
+	return serve(ctx, f, s, ln, cdnLn, dir, opts.Ready)
 }
 
-func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln net.Listener, dir string, ready func(string)) error {
+func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln, cdnLn net.Listener, dir string, ready func(string)) error {
 	addr := ln.Addr().String()
 	if f.Global.JSON {
-		_ = cmdutil.WriteJSON(f.IO.Out, map[string]string{"event": "listening", "endpoint": "http://" + addr, "dir": dir})
+		_ = cmdutil.WriteJSON(f.IO.Out, map[string]string{"event": "listening", "endpoint": "http://" + addr, "cdn": s.CDNURL, "dir": dir})
 	} else {
 		fmt.Fprintf(f.IO.Out, "http://%s\n", addr)
 	}
-	f.Infof("serving %s at http://%s (set HF_ENDPOINT=http://%s on clients)", dir, addr, addr)
+	f.Infof("serving %s at http://%s (set HF_ENDPOINT=http://%s on clients), LFS content from %s", dir, addr, addr, s.CDNURL)
 	if ready != nil {
 		ready(addr)
 	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	cdn := &http.Server{Handler: s.CDN(), ReadHeaderTimeout: 30 * time.Second}
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		_ = cdn.Shutdown(sctx)
 		_ = srv.Shutdown(sctx)
 	})
 	defer stop()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("mirror: %w", err)
+	cdnDone := make(chan error, 1)
+	go func() { cdnDone <- cdn.Serve(cdnLn) }()
+	err := srv.Serve(ln)
+	_ = cdn.Close()
+	cerr := <-cdnDone
+	for _, e := range []error{err, cerr} {
+		if e != nil && !errors.Is(e, http.ErrServerClosed) {
+			return fmt.Errorf("mirror: %w", e)
+		}
 	}
 	return nil // stopped by SIGINT or SIGTERM: a server's normal end, exit status 0
 }

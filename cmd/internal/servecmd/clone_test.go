@@ -26,7 +26,7 @@ func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
 	f := cmdutil.TestFactory(ios)
 	f.Global.Root = t.TempDir()
 	install := engine.Install{Root: f.Global.Root, Variant: "full", ModelDir: filepath.Join(f.Global.Root, "full")}
-	store := newVoiceStore(filepath.Join(f.Global.Root, "voices"), nil, install, func() error { return cmdutil.RequireInstalled(f, "full") })
+	store := newVoiceStore(filepath.Join(f.Global.Root, "voices"), nil, install, installReady(f, install))
 	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities, Voices: store}).Handler())
 	defer ts.Close()
 

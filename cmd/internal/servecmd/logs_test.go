@@ -3,6 +3,7 @@ package servecmd
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -132,4 +133,11 @@ func TestServeLogQuietPrintsNothingButErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNDJSON(t, string(bytes.TrimSpace(data)), 6) // the file has every record
+}
+
+// discardLogs is a logs that writes nothing.
+func discardLogs() *logs {
+	l := &logs{base: slog.DiscardHandler}
+	l.logger = l.from(sourceDrama)
+	return l
 }

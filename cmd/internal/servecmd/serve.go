@@ -2,11 +2,13 @@
 package servecmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/voices"
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
@@ -49,6 +52,20 @@ type Options struct {
 	ReadyTimeout time.Duration
 	Grace        time.Duration
 	MaxPrompt    int // prompt tokens allowed; 0: from the checkpoint's config.json
+	StallTimeout time.Duration
+	AllowOrigins []string
+	AllowHosts   []string
+	MaxClipBytes int64
+	MaxUpload    int64
+	CloneWait    time.Duration
+	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
+	// it under no name.
+	BuiltinVoice   string
+	NoBuiltinVoice bool
+	// VoiceAliases are NAME=VOICE mappings (--voice-alias), parsed into
+	// aliases by validate.
+	VoiceAliases []string
+	aliases      map[string]string
 	LogFile      string
 	// Given are the flags of the command line as flag, value pairs, for
 	// hints that repeat them.
@@ -67,20 +84,35 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Long: strings.TrimSpace(`
 Launch the engine plugin for this OS (cuda on Linux, metal on macOS), start
 the native engine with the variant's flags, and serve the speech API once it
-is ready: POST /v1/audio/speech, GET /v1/models, GET|POST /v1/voices,
+is ready: POST /v1/audio/speech, GET /v1/models[/{id}], GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
 Requests are queued first in, first out in front of the engine's single
-synthesis slot (--max-queue, --queue-timeout). drama serve binds to
+synthesis slot (--max-queue, --queue-timeout); a client that accepts no
+audio for --stall-timeout is cut. Browser pages of other origins, and Host
+names other than the bound address, are refused unless --allow-origin or
+--allow-host names them. drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
 
-SIGINT or SIGTERM stops accepting, ends open streams, stops the engine and
-exits with status 0 once everything is gone.`),
+Voices: the engine's voices (--voices), the clones in <root>/voices, and the
+model's built-in voice (the engine's voice when a request names none) under
+the name "default" (--builtin-voice, --no-builtin-voice). OpenAI's voice
+names (alloy, echo, ...) and any other name are served once mapped to one of
+these: --voice-alias alloy=default, repeated for each name.
+
+The default request (no "stream" field, as OpenAI's SDKs send it) is
+streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
+one exactly sized reply.
+
+SIGINT or SIGTERM stops accepting, answers queued requests 503 with
+Retry-After, ends open streams, stops the engine and exits with status 0
+once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
-$ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello."}' -o hello.wav`),
+$ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
+$ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
@@ -97,7 +129,7 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda, metal, or a plugin binary's path")
 	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "address to listen on")
 	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence)")
-	fl.IntVar(&opts.MaxQueue, "max-queue", 32, "requests that may wait for the engine")
+	fl.IntVar(&opts.MaxQueue, "max-queue", httpapi.DefaultMaxQueue, "requests that may wait for the engine (0: none; a busy engine answers 503 at once)")
 	fl.DurationVar(&opts.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
 	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins")
 	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
@@ -110,6 +142,15 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
 	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	fl.DurationVar(&opts.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
+	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
+	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
+	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
+	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
+	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
+	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
+	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
+	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
 	fl.StringVar(&opts.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
@@ -141,6 +182,61 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
 	case o.MaxPrompt < 0:
 		return cmdutil.FlagErrorf("--max-prompt-tokens must be 0 or more")
+	case o.StallTimeout <= 0:
+		return cmdutil.FlagErrorf("--stall-timeout must be more than 0, e.g. 10s")
+	case o.MaxClipBytes <= 0 || o.MaxUpload <= 0:
+		return cmdutil.FlagErrorf("--max-clip-bytes and --max-upload-bytes must be more than 0")
+	case o.MaxClipBytes > o.MaxUpload:
+		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
+	case o.CloneWait < 0:
+		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	}
+	for _, origin := range o.AllowOrigins {
+		if err := checkOrigin(origin); err != nil {
+			return err
+		}
+	}
+	return o.parseVoiceNames()
+}
+
+// builtinVoice is the built-in voice's served name, "" for none.
+func (o *Options) builtinVoice() string {
+	if o.NoBuiltinVoice {
+		return ""
+	}
+	return o.BuiltinVoice
+}
+
+// parseVoiceNames checks --builtin-voice and every --voice-alias.
+func (o *Options) parseVoiceNames() error {
+	builtin := o.builtinVoice()
+	if builtin != "" {
+		if err := voices.CheckID(builtin); err != nil {
+			return cmdutil.FlagErrorf("--builtin-voice %s: %v (or --no-builtin-voice to serve it under no name)", builtin, err)
+		}
+	}
+	o.aliases = map[string]string{}
+	for _, a := range o.VoiceAliases {
+		name, target, ok := strings.Cut(a, "=")
+		switch {
+		case !ok || name == "" || target == "":
+			return cmdutil.FlagErrorf("--voice-alias %s: want NAME=VOICE, e.g. --voice-alias alloy=%s", a, cmp.Or(builtin, "narrator"))
+		case len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+			return cmdutil.FlagErrorf("--voice-alias %s: a name is 1 to 64 characters without spaces or control characters", a)
+		case o.aliases[name] != "":
+			return cmdutil.FlagErrorf("--voice-alias %s given twice (also =%s): give each name once", name, o.aliases[name])
+		case name == builtin:
+			return cmdutil.FlagErrorf("--voice-alias %s: %s is the built-in voice's name; pick another name or --builtin-voice", a, name)
+		}
+		if err := voices.CheckID(target); err != nil {
+			return cmdutil.FlagErrorf("--voice-alias %s: %v", a, err)
+		}
+		o.aliases[name] = target
+	}
+	for name, target := range o.aliases {
+		if _, ok := o.aliases[target]; ok {
+			return cmdutil.FlagErrorf("--voice-alias %s=%s: %s is itself an alias; map %s to the voice %s stands for (%s)", name, target, target, name, target, o.aliases[target])
+		}
 	}
 	return nil
 }
@@ -218,7 +314,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
-	sum, err := cmdutil.EngineRecord(root)
+	sum, err := cmdutil.EngineRecordFor(root, bin)
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
@@ -271,8 +367,8 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 		ln.Close()
 		return err
 	}
-	srv, api := newHTTPServer(ctx, opts, logs, sup, root, req.Install, builder)
 	addr := ln.Addr().String()
+	srv, api := newHTTPServer(ctx, opts, logs, sup, root, req.Install, builder, addr)
 	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
 		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile,
 		EngineLog: filepath.Join(req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
@@ -284,7 +380,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+addr)
 
 	if err := sup.Start(ctx); err != nil {
-		shutdown(srv, opts.Grace)
+		shutdown(srv, api, opts.Grace)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -302,7 +398,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	select {
 	case <-ctx.Done():
 		logger.Info("stopping: finishing open requests", "grace", opts.Grace.String())
-		shutdown(srv, opts.Grace)
+		shutdown(srv, api, opts.Grace)
 		return nil
 	case err := <-errc:
 		return err
@@ -317,12 +413,30 @@ func engineName(e string) string {
 	return strings.TrimPrefix(filepath.Base(e), "drama-engine-")
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
+	logger := logs.logger
 	ffmpeg, _ := exec.LookPath("ffmpeg")
+	maxQueue := opts.MaxQueue
+	if maxQueue == 0 {
+		maxQueue = -1 // none waits
+	}
+	uploads := filepath.Join(root, ".drama", "uploads")
+	removeStaleUploads(uploads, logger)
+	cloneWait := opts.CloneWait
+	if cloneWait == 0 {
+		cloneWait = -1
+	}
+	// a catalog engine (Metal) gets its catalog written before each start
+	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup, install,
+		installReady(opts.F, install)), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
-		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: opts.MaxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logs.logger, Voices: newVoiceStore(filepath.Join(root, "voices"), sup, install,
-			func() error { return cmdutil.RequireInstalled(opts.F, install.Variant) }),
+		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
+		Status: sup, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
+		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
+		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
+			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
+		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{
@@ -347,10 +461,60 @@ func describe(ctx context.Context, sup *httpapi.Supervisor, api *httpapi.Server)
 	return nil
 }
 
-func shutdown(srv *http.Server, grace time.Duration) {
+// shutdown stops accepting, answers the queued requests 503 with
+// Retry-After at once, lets open requests finish within grace and then cuts
+// them.
+func shutdown(srv *http.Server, api *httpapi.Server, grace time.Duration) {
+	api.Drain()
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close() // streams still open after the grace period are cut
+	}
+}
+
+// checkOrigin checks an --allow-origin value: "*" or scheme://host[:port].
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return cmdutil.FlagErrorf("--allow-origin %q: want scheme://host[:port] as a browser sends it in Origin, e.g. https://app.example", o)
+	}
+	return nil
+}
+
+// staleUpload is the age past which an upload directory is taken for the
+// leftover of a drama serve that was killed during a clone.
+const staleUpload = time.Hour
+
+// removeStaleUploads removes upload directories a killed drama serve left
+// (every other path removes its own); a clone that runs now in another
+// drama serve on the root is younger than staleUpload.
+func removeStaleUploads(dir string, logger *slog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !strings.HasPrefix(e.Name(), "clone-") || time.Since(info.ModTime()) < staleUpload {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			logger.Warn("removing a leftover upload", "dir", e.Name(), "err", err)
+		}
+	}
+}
+
+// installReady says whether the install's model directory, which the
+// encoder reads codec.pth from, has the variant's files.
+func installReady(f *cmdutil.Factory, in engine.Install) func() error {
+	return func() error {
+		if in.ModelDir == "" || cmdutil.HasFiles(in.ModelDir) {
+			return nil
+		}
+		return &cmdutil.NotInstalledError{Variant: in.Variant, Root: in.Root, Fetch: f.Suggest("fetch", "--variant", in.Variant)}
 	}
 }

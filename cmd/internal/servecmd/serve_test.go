@@ -92,3 +92,40 @@ func TestSayRefusesATruncatedStream(t *testing.T) {
 		t.Fatalf("API error: %v", err)
 	}
 }
+
+func TestServeVoiceFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *Options
+	runF := func(_ context.Context, o *Options) error { got = o; return nil }
+	if err := cmdutil.Execute(NewCmd(f, runF)); err != nil {
+		t.Fatal(err)
+	}
+	if got.builtinVoice() != "default" || len(got.aliases) != 0 {
+		t.Fatalf("a fresh install serves the built-in voice as %q: got %q, aliases %v", "default", got.builtinVoice(), got.aliases)
+	}
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--voice-alias alloy=narrator --voice-alias echo=default --voice-alias Anna=alice")...); err != nil {
+		t.Fatal(err)
+	}
+	if got.aliases["alloy"] != "narrator" || got.aliases["echo"] != "default" || got.aliases["Anna"] != "alice" || len(got.aliases) != 3 {
+		t.Fatalf("aliases %v", got.aliases)
+	}
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--no-builtin-voice")...); err != nil || got.builtinVoice() != "" {
+		t.Fatalf("--no-builtin-voice: %v, %q", err, got.builtinVoice())
+	}
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--builtin-voice house")...); err != nil || got.builtinVoice() != "house" {
+		t.Fatalf("--builtin-voice house: %v, %q", err, got.builtinVoice())
+	}
+	for args, want := range map[string]string{
+		"--voice-alias alloy":                                  "--voice-alias alloy: want NAME=VOICE",
+		"--voice-alias alloy=a --voice-alias alloy=b":          "--voice-alias alloy given twice",
+		"--voice-alias default=narrator":                       "--voice-alias default=narrator: default is the built-in voice's name",
+		"--voice-alias alloy=Not_A_Voice":                      "--voice-alias alloy=Not_A_Voice: ",
+		"--voice-alias alloy=echo --voice-alias echo=narrator": "--voice-alias alloy=echo: echo is itself an alias",
+		"--builtin-voice Bad!":                                 "--builtin-voice",
+	} {
+		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", args, err, want)
+		}
+	}
+}

@@ -1,22 +1,38 @@
 package mirror
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// TreeEntry is one entry of the tree API, as the Hub spells it.
+// TreeEntry is one entry of the tree and paths-info APIs, as the Hub
+// spells it.
 type TreeEntry struct {
-	Type string   `json:"type"` // "file" or "directory"
-	OID  string   `json:"oid,omitempty"`
-	Size int64    `json:"size"`
-	Path string   `json:"path"`
-	LFS  *TreeLFS `json:"lfs,omitempty"`
+	Type string `json:"type"` // "file" or "directory"
+	// OID is a file's git blob sha1 (of its pointer file, for LFS) or a
+	// directory's git tree sha1.
+	OID        string      `json:"oid"`
+	Size       int64       `json:"size"` // 0 for a directory
+	Path       string      `json:"path"`
+	LFS        *TreeLFS    `json:"lfs,omitempty"`
+	LastCommit *LastCommit `json:"lastCommit,omitempty"` // with expand=true
+}
+
+// LastCommit is the commit an expanded entry names: the mirror knows one
+// commit per snapshot, so it is the snapshot's own.
+type LastCommit struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Date  string `json:"date"`
 }
 
 // TreeLFS is the lfs object of a tree entry.
@@ -70,7 +86,6 @@ func treeEntries(files []Entry, dir string, recursive bool) (out []Entry, dirs [
 }
 
 func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
-	s.stats.api.Add(1)
 	repo, commit, ok := s.commitOf(w, r)
 	if !ok {
 		return
@@ -82,14 +97,25 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	dir := strings.Trim(r.PathValue("path"), "/")
-	sel, dirs := treeEntries(files, dir, q.Get("recursive") == "true" || q.Get("recursive") == "1")
+	sel, dirs := treeEntries(files, dir, truthy(q.Get("recursive")))
 	if dir != "" && len(sel) == 0 && len(dirs) == 0 {
 		hubError(w, http.StatusNotFound, "EntryNotFound", repo+"@"+commit+": no directory "+strconv.Quote(dir))
 		return
 	}
+	// a directory's tree id needs the digests of the files under it, and
+	// only those: the files under the listed folder
+	trees, err := s.treeOIDs(filesUnder(files, dirs))
+	if err != nil {
+		hubError(w, http.StatusInternalServerError, "", err.Error())
+		return
+	}
+	var last *LastCommit
+	if truthy(q.Get("expand")) {
+		last = s.lastCommit(repo, commit)
+	}
 	all := make([]TreeEntry, 0, len(sel)+len(dirs))
 	for _, d := range dirs {
-		all = append(all, TreeEntry{Type: "directory", Path: d})
+		all = append(all, TreeEntry{Type: "directory", OID: trees[d], Path: d, LastCommit: last})
 	}
 	for _, e := range sel {
 		te, err := s.entry(e)
@@ -97,10 +123,141 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 			hubError(w, http.StatusInternalServerError, "", err.Error())
 			return
 		}
+		te.LastCommit = last
 		all = append(all, te)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Path < all[j].Path })
 	s.writePage(w, r, all)
+}
+
+// filesUnder returns the files inside any of the directories.
+func filesUnder(files []Entry, dirs []string) []Entry {
+	if len(dirs) == 0 {
+		return nil
+	}
+	var out []Entry
+	for _, e := range files {
+		for _, d := range dirs {
+			if strings.HasPrefix(e.Path, d+"/") {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// truthy reads a boolean query or form value as the Hub's clients send it
+// ("true", "True", "1").
+func truthy(v string) bool {
+	b, err := strconv.ParseBool(v)
+	return err == nil && b
+}
+
+// commitTime returns when a commit was made, as far as the source knows.
+func (s *Server) commitTime(repo, commit string) time.Time {
+	if d, ok := s.Source.(CommitDater); ok {
+		if t, err := d.CommitTime(repo, commit); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Unix(0, 0).UTC()
+}
+
+// hubTime formats t the way the Hub's APIs do.
+func hubTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func (s *Server) lastCommit(repo, commit string) *LastCommit {
+	return &LastCommit{ID: commit, Title: commitTitle(commit), Date: hubTime(s.commitTime(repo, commit))}
+}
+
+// commitTitle is the title the mirror gives a commit whose message it does
+// not have.
+func commitTitle(commit string) string { return "snapshot " + commit[:min(len(commit), 7)] }
+
+// handlePathsInfo answers POST paths-info: the tree entries of the named
+// paths (files or directories; missing ones are left out), from a form
+// (paths=a&paths=b&expand=true, as huggingface_hub sends) or a JSON body
+// ({"paths": [...], "expand": true}, as @huggingface/hub sends).
+func (s *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
+	repo, commit, ok := s.commitOf(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Paths  []string `json:"paths"`
+		Expand bool     `json:"expand"`
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<20)
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			hubError(w, http.StatusBadRequest, "", "paths-info: the JSON body is not {\"paths\": [...], \"expand\": bool}: "+err.Error())
+			return
+		}
+	} else {
+		if err := r.ParseForm(); err != nil {
+			hubError(w, http.StatusBadRequest, "", "paths-info: "+err.Error())
+			return
+		}
+		req.Paths, req.Expand = r.PostForm["paths"], truthy(r.PostForm.Get("expand"))
+	}
+	files, err := s.Source.Files(repo, commit)
+	if err != nil {
+		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
+		return
+	}
+	byPath := make(map[string]Entry, len(files))
+	for _, e := range files {
+		byPath[e.Path] = e
+	}
+	var folders []string
+	for i, p := range req.Paths {
+		req.Paths[i] = strings.Trim(p, "/")
+		if _, ok := byPath[req.Paths[i]]; !ok && req.Paths[i] != "" {
+			folders = append(folders, req.Paths[i])
+		}
+	}
+	trees, err := s.treeOIDs(filesUnder(files, folders))
+	if err != nil {
+		hubError(w, http.StatusInternalServerError, "", err.Error())
+		return
+	}
+	var last *LastCommit
+	if req.Expand {
+		last = s.lastCommit(repo, commit)
+	}
+	out := []TreeEntry{}
+	for _, p := range req.Paths {
+		if e, ok := byPath[p]; ok {
+			te, err := s.entry(e)
+			if err != nil {
+				hubError(w, http.StatusInternalServerError, "", err.Error())
+				return
+			}
+			te.LastCommit = last
+			out = append(out, te)
+		} else if oid, ok := trees[p]; ok && p != "" {
+			out = append(out, TreeEntry{Type: "directory", OID: oid, Path: p, LastCommit: last})
+		}
+	}
+	writeJSON(w, out)
+}
+
+// handleCommits answers the commits API with the one commit the mirror
+// knows of a revision.
+func (s *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
+	repo, commit, ok := s.commitOf(w, r)
+	if !ok {
+		return
+	}
+	type commitInfo struct {
+		ID      string   `json:"id"`
+		Title   string   `json:"title"`
+		Message string   `json:"message"`
+		Authors []string `json:"authors"`
+		Date    string   `json:"date"`
+	}
+	writeJSON(w, []commitInfo{{ID: commit, Title: commitTitle(commit), Message: "", Authors: []string{}, Date: hubTime(s.commitTime(repo, commit))}})
 }
 
 // writePage writes one page of entries and a Link header to the next.
@@ -141,7 +298,6 @@ type siblingLFS struct {
 }
 
 func (s *Server) handleRevision(w http.ResponseWriter, r *http.Request) {
-	s.stats.api.Add(1)
 	repo, commit, ok := s.commitOf(w, r)
 	if !ok {
 		return
@@ -169,11 +325,16 @@ func (s *Server) handleRevision(w http.ResponseWriter, r *http.Request) {
 		}
 		sibs = append(sibs, sb)
 	}
-	writeJSON(w, map[string]any{"id": repo, "modelId": repo, "sha": commit, "siblings": sibs})
+	id := sha256.Sum256([]byte(repo))
+	date := hubTime(s.commitTime(repo, commit))
+	writeJSON(w, map[string]any{
+		"_id": hex.EncodeToString(id[:12]), "id": repo, "modelId": repo, "author": strings.SplitN(repo, "/", 2)[0],
+		"sha": commit, "lastModified": date, "createdAt": date, "private": false, "gated": false, "disabled": false,
+		"downloads": 0, "likes": 0, "tags": []string{}, "siblings": sibs,
+	})
 }
 
 func (s *Server) handleRefs(w http.ResponseWriter, r *http.Request) {
-	s.stats.api.Add(1)
 	repo := r.PathValue("owner") + "/" + r.PathValue("name")
 	if !s.authorized(w, r, repo) {
 		return

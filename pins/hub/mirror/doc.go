@@ -13,25 +13,38 @@
 // # Routes
 //
 //	HEAD|GET /{owner}/{name}/resolve/{rev}/{path...}
-//	GET      /api/models/{owner}/{name}/tree/{rev}[/{path...}]?recursive=true&cursor=N
+//	HEAD|GET /{owner}/{name}/raw/{rev}/{path...}
+//	GET      /api/models/{owner}/{name}
 //	GET      /api/models/{owner}/{name}/revision/{rev}[?blobs=true]
+//	GET      /api/models/{owner}/{name}/tree/{rev}[/{path...}]?recursive=true&expand=true&cursor=N
+//	POST     /api/models/{owner}/{name}/paths-info/{rev}   (form or JSON: paths, expand)
 //	GET      /api/models/{owner}/{name}/refs
+//	GET      /api/models/{owner}/{name}/commits/{rev}
 //	HEAD|GET /cdn/{owner}/{name}/{commit}/{path...}?exp=...&sig=...
 //
-// A resolve of an LFS file answers 302 with X-Repo-Commit, X-Linked-Etag
-// (the sha256), X-Linked-Size and a Location on the /cdn route signed with
-// an HMAC and an expiry (Server.URLTTL); the /cdn route refuses a request
-// that carries an Authorization header, as a presigned object store does. A
+// A missing revision, or HEAD, is the default branch (DefaultBranch, else
+// the only branch). A resolve of an LFS file answers 302 with
+// X-Repo-Commit, X-Linked-Etag (the sha256), X-Linked-Size and a Location
+// on the /cdn route signed with an HMAC and an expiry (Server.URLTTL). The
+// /cdn route lives on Server.CDNURL when set (a second listener serving
+// Server.CDN(), another origin, as the Hub's CDN is), else on the request's
+// host. It needs no token and ignores one (Stats.CDNAuthorized counts
+// them), and answers with X-Repo-Commit and the sha256 as ETag, for
+// clients that read a file's identity after following the redirect. A
 // resolve of a small (non-LFS) file answers 200 with ETag set to the git
-// blob sha1. Data routes answer a single byte range with 206 and
+// blob sha1; /raw/ answers the git blob, an LFS file's pointer file. Data
+// routes answer a single byte range (the unit in any case) with 206 and
 // Content-Range, an unsatisfiable one with 416 and "Content-Range: bytes
 // */size"; a request with several ranges gets the whole file (200).
+// If-None-Match naming the ETag gets 304. Errors carry X-Error-Code and a
+// JSON body {"error": "..."}, as the Hub's do.
 //
 // Files are LFS when their size is at least Server.LFSMinSize or their name
 // ends in a weight extension (.safetensors, .pth, .bin, .pt, .gguf, .onnx,
 // .msgpack, .h5).
 // The tree listing gives each file's git oid (for an LFS file the sha1 of
-// its pointer file) and, for LFS files, lfs.oid (sha256) and lfs.size.
+// its pointer file) and, for LFS files, lfs.oid (sha256) and lfs.size; each
+// directory's oid is its git tree sha1 (every file mode 100644).
 // Digests are computed on first use and kept in memory.
 //
 // # Faults

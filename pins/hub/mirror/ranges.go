@@ -16,8 +16,8 @@ var errUnsatisfiable = errors.New("range not satisfiable")
 // parseRange parses a single "bytes=a-b", "bytes=a-" or "bytes=-n" range
 // against a file of size bytes and returns the inclusive [start, end].
 func parseRange(h string, size int64) (start, end int64, err error) {
-	spec, ok := strings.CutPrefix(h, "bytes=")
-	if !ok {
+	unit, spec, ok := strings.Cut(h, "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") { // units are case-insensitive (RFC 9110 14.1)
 		return 0, 0, errors.New("range unit is not bytes")
 	}
 	if strings.Contains(spec, ",") {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -33,6 +34,13 @@ type Server struct {
 	LFSMinSize int64         // files this large or larger are LFS (default DefaultLFSMinSize)
 	PageSize   int           // tree entries per page (default DefaultPageSize)
 	URLTTL     time.Duration // lifetime of a signed /cdn URL (default DefaultURLTTL)
+	// CDNURL, when set, is the base URL ("http://127.0.0.1:9001") of a
+	// second listener serving CDN(), the way the Hub serves LFS content
+	// from another host: a resolve of an LFS file then redirects there. A
+	// CDNURL whose host is unspecified (0.0.0.0, [::]) takes the host name
+	// of each request with CDNURL's port. Empty, the redirect stays on the
+	// request's host, under /cdn/, which ServeHTTP serves too.
+	CDNURL string
 	// Token, when set, is required as "Authorization: Bearer <Token>" on
 	// resolve and API routes; Gated then answers 403 GatedRepo instead of
 	// 401 to a request without it.
@@ -50,12 +58,13 @@ type Server struct {
 	Log func(format string, args ...any)
 
 	initOnce sync.Once
-	mux      *http.ServeMux // resolve routes
-	api      *http.ServeMux // /api/ and /cdn/ routes
+	mux      *http.ServeMux // resolve and raw routes
+	api      *http.ServeMux // /api/ routes
+	cdn      *http.ServeMux // /cdn/ routes
 	key      []byte
 	digests  digestCache
 	plan     faultPlan
-	stats    struct{ bytes, data, heads, api, resolves atomic.Int64 }
+	stats    struct{ bytes, data, heads, api, resolves, cdnAuth atomic.Int64 }
 }
 
 // New returns a Server over src with the defaults.
@@ -74,8 +83,11 @@ type Stats struct {
 	DataRequests int64 // GETs of file bytes
 	HeadRequests int64 // HEADs of resolve URLs
 	Resolves     int64 // requests to resolve URLs (HEAD or GET)
-	APIRequests  int64 // tree, revision and refs requests
-	Faults       map[FaultKind]int
+	APIRequests  int64 // requests to /api/ routes
+	// CDNAuthorized counts requests to the /cdn routes that carried an
+	// Authorization header: a client leaking its token off the Hub.
+	CDNAuthorized int64
+	Faults        map[FaultKind]int
 }
 
 // Stats returns the counters.
@@ -86,35 +98,65 @@ func (s *Server) Stats() Stats {
 		f[k] = v
 	}
 	s.plan.mu.Unlock()
-	return Stats{s.stats.bytes.Load(), s.stats.data.Load(), s.stats.heads.Load(), s.stats.resolves.Load(), s.stats.api.Load(), f}
+	return Stats{s.stats.bytes.Load(), s.stats.data.Load(), s.stats.heads.Load(), s.stats.resolves.Load(), s.stats.api.Load(), s.stats.cdnAuth.Load(), f}
 }
 
 func (s *Server) init() {
 	s.initOnce.Do(func() {
 		s.key = make([]byte, 32)
 		_, _ = rand.Read(s.key)
-		m, a := http.NewServeMux(), http.NewServeMux()
+		m, a, c := http.NewServeMux(), http.NewServeMux(), http.NewServeMux()
 		m.HandleFunc("GET /{owner}/{name}/resolve/{rev}/{path...}", s.handleResolve)
+		m.HandleFunc("GET /{owner}/{name}/raw/{rev}/{path...}", s.handleRaw)
+		m.HandleFunc("/", notFound)
+		a.HandleFunc("GET /api/models/{owner}/{name}", s.handleRevision)
 		a.HandleFunc("GET /api/models/{owner}/{name}/tree/{rev}", s.handleTree)
 		a.HandleFunc("GET /api/models/{owner}/{name}/tree/{rev}/{path...}", s.handleTree)
 		a.HandleFunc("GET /api/models/{owner}/{name}/revision/{rev}", s.handleRevision)
 		a.HandleFunc("GET /api/models/{owner}/{name}/refs", s.handleRefs)
-		a.HandleFunc("GET /cdn/{owner}/{name}/{commit}/{path...}", s.handleCDN)
-		s.mux, s.api = m, a
+		a.HandleFunc("GET /api/models/{owner}/{name}/commits/{rev}", s.handleCommits)
+		a.HandleFunc("POST /api/models/{owner}/{name}/paths-info/{rev}", s.handlePathsInfo)
+		a.HandleFunc("/", notFound)
+		c.HandleFunc("GET /cdn/{owner}/{name}/{commit}/{path...}", s.handleCDN)
+		c.HandleFunc("/", notFound)
+		s.mux, s.api, s.cdn = m, a, c
 	})
+}
+
+// CDN returns the handler of the /cdn routes alone, for the listener that
+// CDNURL names. It never asks for a token: its URLs are signed.
+func (s *Server) CDN() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.init()
+		s.logRequest(r)
+		s.cdn.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) logRequest(r *http.Request) {
+	if s.Log != nil {
+		s.Log("%s %s%s range=%q", r.Method, r.Host, r.URL.RequestURI(), r.Header.Get("Range"))
+	}
+}
+
+// notFound answers a route the mirror does not have, in the Hub's form.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	hubError(w, http.StatusNotFound, "", "Sorry, we can't find the page you are looking for: "+r.Method+" "+r.URL.Path)
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.init()
-	if s.Log != nil {
-		s.Log("%s %s range=%q", r.Method, r.URL.RequestURI(), r.Header.Get("Range"))
-	}
-	if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/cdn/") {
+	s.logRequest(r)
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/api/"):
+		s.stats.api.Add(1)
 		s.api.ServeHTTP(w, r)
-		return
+	case strings.HasPrefix(r.URL.Path, "/cdn/"):
+		s.cdn.ServeHTTP(w, r)
+	default:
+		s.mux.ServeHTTP(w, r)
 	}
-	s.mux.ServeHTTP(w, r)
 }
 
 func (s *Server) lfsMin() int64 {
@@ -154,14 +196,35 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, repo string)
 	return false
 }
 
+// DefaultBranch is the branch a request without a revision (or with the
+// revision HEAD) reads.
+const DefaultBranch = "main"
+
+// resolveRev maps rev to a commit; "" and "HEAD" name the default branch:
+// main, else the repository's only branch.
+func (s *Server) resolveRev(repo, rev string) (string, error) {
+	if rev != "" && rev != "HEAD" {
+		return s.Source.Resolve(repo, rev)
+	}
+	c, err := s.Source.Resolve(repo, DefaultBranch)
+	if err == nil || errors.Is(err, errNoRepo) {
+		return c, err
+	}
+	if refs, rerr := s.Source.Refs(repo); rerr == nil && len(refs) == 1 {
+		for _, only := range refs {
+			return only, nil
+		}
+	}
+	return "", fmt.Errorf("no branch %q to take as the default: %w", DefaultBranch, err)
+}
+
 // commitOf resolves the request's repo and rev, answering 404 itself.
 func (s *Server) commitOf(w http.ResponseWriter, r *http.Request) (repo, commit string, ok bool) {
 	repo = r.PathValue("owner") + "/" + r.PathValue("name")
 	if !s.authorized(w, r, repo) {
 		return repo, "", false
 	}
-	rev := r.PathValue("rev")
-	commit, err := s.Source.Resolve(repo, rev)
+	commit, err := s.resolveRev(repo, r.PathValue("rev"))
 	if err != nil {
 		code := "RevisionNotFound"
 		if errors.Is(err, errNoRepo) {
@@ -186,47 +249,119 @@ func (s *Server) lookup(repo, commit, p string) (Entry, error) {
 	return Entry{}, fmt.Errorf("%s@%s: entry %q: %w", repo, commit, p, ErrNotFound)
 }
 
-func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
-	s.stats.resolves.Add(1)
-	if r.Method == http.MethodHead {
-		s.stats.heads.Add(1)
-	}
-	repo, commit, ok := s.commitOf(w, r)
+// fileOf resolves the request's repo, rev and path to a file and its tree
+// entry, answering errors itself. X-Repo-Commit is set once the commit is
+// known, on errors too, as the Hub does.
+func (s *Server) fileOf(w http.ResponseWriter, r *http.Request) (repo, commit string, e Entry, te TreeEntry, ok bool) {
+	repo, commit, ok = s.commitOf(w, r)
 	if !ok {
-		return
+		return repo, commit, e, te, false
 	}
 	w.Header().Set("X-Repo-Commit", commit)
 	e, err := s.lookup(repo, commit, r.PathValue("path"))
 	if err != nil {
 		hubError(w, http.StatusNotFound, "EntryNotFound", err.Error())
-		return
+		return repo, commit, e, te, false
 	}
-	te, err := s.entry(e)
-	if err != nil {
+	if te, err = s.entry(e); err != nil {
 		hubError(w, http.StatusInternalServerError, "", err.Error())
+		return repo, commit, e, te, false
+	}
+	return repo, commit, e, te, true
+}
+
+func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
+	s.stats.resolves.Add(1)
+	if r.Method == http.MethodHead {
+		s.stats.heads.Add(1)
+	}
+	repo, commit, e, te, ok := s.fileOf(w, r)
+	if !ok {
 		return
 	}
-	w.Header().Set("ETag", `"`+te.OID+`"`) // the git blob sha1 (of the pointer file, for LFS)
+	h := w.Header()
+	h.Set("ETag", `"`+te.OID+`"`) // the git blob sha1 (of the pointer file, for LFS)
+	if te.LFS == nil {
+		if notModified(w, r, te.OID) {
+			return
+		}
+		s.serveData(w, r, e)
+		return
+	}
+	h.Set("X-Linked-Etag", `"`+te.LFS.OID+`"`)
+	h.Set("X-Linked-Size", strconv.FormatInt(e.Size, 10))
+	if notModified(w, r, te.OID, te.LFS.OID) {
+		return
+	}
+	s.redirect(w, r, repo, commit, e)
+}
+
+// handleRaw answers /raw/: the git blob, so for an LFS file its pointer
+// file, never a redirect.
+func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
+	_, _, e, te, ok := s.fileOf(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("ETag", `"`+te.OID+`"`)
+	if notModified(w, r, te.OID) {
+		return
+	}
 	if te.LFS == nil {
 		s.serveData(w, r, e)
 		return
 	}
-	s.redirect(w, r, repo, commit, e, te.LFS.OID)
+	serveBytes(w, r, []byte(LFSPointer(te.LFS.OID, te.LFS.Size)), "text/plain; charset=utf-8")
+}
+
+// notModified answers 304 when If-None-Match names one of etags (or "*").
+func notModified(w http.ResponseWriter, r *http.Request, etags ...string) bool {
+	inm := r.Header.Get("If-None-Match")
+	if inm == "" {
+		return false
+	}
+	for _, t := range strings.Split(inm, ",") {
+		t = strings.Trim(strings.TrimPrefix(strings.TrimSpace(t), "W/"), `"`)
+		for _, e := range etags {
+			if t == "*" || t == e {
+				w.WriteHeader(http.StatusNotModified)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cdnBase returns scheme://host[:port] of the CDN for a request.
+func (s *Server) cdnBase(r *http.Request) string {
+	if s.CDNURL == "" {
+		return "http://" + r.Host
+	}
+	u, err := url.Parse(s.CDNURL)
+	if err != nil || u.Host == "" {
+		return "http://" + r.Host
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() == "" || (ip != nil && ip.IsUnspecified()) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(r.Host); err == nil {
+			host = h
+		}
+		u.Host = net.JoinHostPort(host, u.Port())
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // redirect answers a resolve of an LFS file with a signed /cdn Location.
-func (s *Server) redirect(w http.ResponseWriter, r *http.Request, repo, commit string, e Entry, sha256hex string) {
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, repo, commit string, e Entry) {
 	ttl := s.URLTTL
 	if ttl <= 0 {
 		ttl = DefaultURLTTL
 	}
 	exp := strconv.FormatInt(time.Now().Add(ttl).UnixNano(), 10)
 	p := "/cdn/" + repo + "/" + commit + "/" + e.Path
-	loc := "http://" + r.Host + (&url.URL{Path: p}).EscapedPath() + "?exp=" + exp + "&sig=" + s.sign(p, exp)
+	loc := s.cdnBase(r) + (&url.URL{Path: p}).EscapedPath() + "?exp=" + exp + "&sig=" + s.sign(p, exp)
 	body := "Found. Redirecting to " + loc
 	h := w.Header()
-	h.Set("X-Linked-Etag", `"`+sha256hex+`"`)
-	h.Set("X-Linked-Size", strconv.FormatInt(e.Size, 10))
 	h.Set("Location", loc)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Content-Type", "text/plain; charset=utf-8")
@@ -242,17 +377,20 @@ func (s *Server) sign(p, exp string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// handleCDN serves a signed URL. It ignores Authorization (a client
+// following the redirect may keep it; Stats counts those that do) and
+// answers with X-Repo-Commit and the sha256 as ETag, so that a client that
+// reads the file's identity after following the redirect finds it.
 func (s *Server) handleCDN(w http.ResponseWriter, r *http.Request) {
 	repo := r.PathValue("owner") + "/" + r.PathValue("name")
 	commit, p := r.PathValue("commit"), r.PathValue("path")
+	if r.Header.Get("Authorization") != "" {
+		s.stats.cdnAuth.Add(1)
+	}
 	q := r.URL.Query()
 	exp := q.Get("exp")
 	if !hmac.Equal([]byte(q.Get("sig")), []byte(s.sign("/cdn/"+repo+"/"+commit+"/"+p, exp))) {
 		http.Error(w, "SignatureDoesNotMatch", http.StatusForbidden)
-		return
-	}
-	if r.Header.Get("Authorization") != "" {
-		http.Error(w, "InvalidArgument: Only one auth mechanism allowed", http.StatusBadRequest)
 		return
 	}
 	if n, err := strconv.ParseInt(exp, 10, 64); err != nil || time.Now().UnixNano() > n {
@@ -264,7 +402,44 @@ func (s *Server) handleCDN(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "NoSuchKey", http.StatusNotFound)
 		return
 	}
+	d, err := s.digests.get(e.Abs)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("X-Repo-Commit", commit)
+	w.Header().Set("ETag", `"`+d.SHA256+`"`)
+	if notModified(w, r, d.SHA256) {
+		return
+	}
 	s.serveData(w, r, e)
+}
+
+// serveBytes answers HEAD or GET of a small in-memory body, honouring one
+// Range; no faults apply.
+func serveBytes(w http.ResponseWriter, r *http.Request, b []byte, ctype string) {
+	h := w.Header()
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Type", ctype)
+	size := int64(len(b))
+	start, end, status := int64(0), size-1, http.StatusOK
+	if rng := r.Header.Get("Range"); rng != "" && r.Method != http.MethodHead {
+		a, z, err := parseRange(rng, size)
+		switch {
+		case err == nil:
+			start, end, status = a, z, http.StatusPartialContent
+			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", a, z, size))
+		case errors.Is(err, errUnsatisfiable):
+			h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+			http.Error(w, "Range Not Satisfiable", http.StatusRequestedRangeNotSatisfiable)
+			return
+		}
+	}
+	h.Set("Content-Length", strconv.FormatInt(end-start+1, 10))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(b[start : end+1])
+	}
 }
 
 // serveData answers HEAD or GET of a file's bytes, honouring one Range and

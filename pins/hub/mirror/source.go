@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/drama-tts/drama/pins"
 )
@@ -37,6 +38,12 @@ type Source interface {
 	Refs(repo string) (map[string]string, error)
 }
 
+// CommitDater is implemented by a Source that knows when a commit was
+// made; the mirror shows that date in its commit and model APIs.
+type CommitDater interface {
+	CommitTime(repo, commit string) (time.Time, error)
+}
+
 // DirSource serves Dir/<owner>/<name>/<commit>/<path>, with branches in
 // Dir/<owner>/<name>/refs/<branch>.
 type DirSource struct{ Dir string }
@@ -59,6 +66,27 @@ func (s DirSource) Files(repo, commit string) ([]Entry, error) {
 // Refs implements Source.
 func (s DirSource) Refs(repo string) (map[string]string, error) {
 	return readRefs(filepath.Join(s.repoDir(repo), "refs"))
+}
+
+// CommitTime implements CommitDater: the commit directory's mtime.
+func (s DirSource) CommitTime(repo, commit string) (time.Time, error) {
+	return dirTime(filepath.Join(s.repoDir(repo), commit), repo, commit)
+}
+
+// CommitTime implements CommitDater: the snapshot directory's mtime.
+func (s CacheSource) CommitTime(repo, commit string) (time.Time, error) {
+	return dirTime(filepath.Join(s.repoDir(repo), "snapshots", commit), repo, commit)
+}
+
+func dirTime(dir, repo, commit string) (time.Time, error) {
+	if !validRepo(repo) || !pins.IsCommit(commit) {
+		return time.Time{}, fmt.Errorf("%s@%s: %w", repo, commit, ErrNotFound)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fi.ModTime(), nil
 }
 
 func (s CacheSource) repoDir(repo string) string {

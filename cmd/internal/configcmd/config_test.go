@@ -1,0 +1,305 @@
+package configcmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
+	"github.com/drama-tts/drama/cmd/internal/servecmd"
+)
+
+type buf interface{ String() string }
+
+const sample = `# drama settings
+serve:
+  addr: 127.0.0.1:9000
+  variant: nvfp4
+  admission: off
+  max_queue: 64
+  queue_timeout: 90s
+fetch:
+  endpoint: http://127.0.0.1:1
+  workers: 3
+`
+
+func writeConfig(t *testing.T, text string) string {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tree is a drama root with the real serve, say and fetch commands, whose
+// runs only capture their options, and the root's config hook.
+type tree struct {
+	root  *cobra.Command
+	serve *servecmd.Options
+	say   *servecmd.SayOptions
+	fetch *fetchcmd.FetchOptions
+}
+
+func newTree(f *cmdutil.Factory) *tree {
+	tr := &tree{}
+	root := &cobra.Command{Use: "drama", SilenceErrors: true, SilenceUsage: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return Apply(cmd, f) }}
+	root.PersistentFlags().StringVar(&f.Global.Variant, "variant", "full", "")
+	root.PersistentFlags().StringVar(&f.Global.Root, "root", "", "")
+	root.PersistentFlags().BoolVar(&f.Global.JSON, "json", false, "")
+	root.AddCommand(
+		servecmd.NewCmd(f, func(_ context.Context, o *servecmd.Options) error { tr.serve = o; return nil }),
+		servecmd.NewCmdSay(f, func(_ context.Context, o *servecmd.SayOptions) error { tr.say = o; return nil }),
+		fetchcmd.NewCmdFetch(f, func(_ context.Context, o *fetchcmd.FetchOptions) error { tr.fetch = o; return nil }),
+		NewCmd(f),
+	)
+	tr.root = root
+	return tr
+}
+
+func TestFileSetsFlagsNotGiven(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, sample))
+	tr := newTree(f)
+	if err := cmdutil.Execute(tr.root, "serve", "--max-queue", "5"); err != nil {
+		t.Fatal(err)
+	}
+	o := tr.serve
+	if o.Addr != "127.0.0.1:9000" || f.Global.Variant != "nvfp4" || o.Admission != "off" || o.MaxQueue != 5 || o.QueueTimeout != 90*time.Second {
+		t.Fatalf("serve options %+v variant %s", o, f.Global.Variant)
+	}
+	if err := cmdutil.Execute(tr.root, "fetch"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.fetch.Endpoint != "http://127.0.0.1:1" || tr.fetch.Workers != 3 {
+		t.Fatalf("fetch options %+v", tr.fetch)
+	}
+}
+
+func TestEnvironmentBeatsTheFileAndFlagsBeatBoth(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, sample), EnvAddr, "127.0.0.1:7000", "HF_ENDPOINT", "http://127.0.0.1:2")
+	tr := newTree(f)
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.Addr != "127.0.0.1:7000" {
+		t.Fatalf("serve --addr %q, want DRAMA_ADDR's", tr.serve.Addr)
+	}
+	if err := cmdutil.Execute(tr.root, "say", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.say.Server != "http://127.0.0.1:7000" {
+		t.Fatalf("say --server %q, want DRAMA_ADDR's", tr.say.Server)
+	}
+	// fetch reads HF_ENDPOINT itself when --endpoint is unset: the file must not shadow it.
+	if err := cmdutil.Execute(tr.root, "fetch"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.fetch.Endpoint != "" {
+		t.Fatalf("fetch --endpoint %q, want it left to HF_ENDPOINT", tr.fetch.Endpoint)
+	}
+	tr = newTree(f)
+	if err := cmdutil.Execute(tr.root, "serve", "--addr", "127.0.0.1:6000"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.Addr != "127.0.0.1:6000" {
+		t.Fatalf("serve --addr %q, want the flag's", tr.serve.Addr)
+	}
+}
+
+func TestUnknownKeyNamesFileLineAndKey(t *testing.T) {
+	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9000\n  adress: x\n")
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	err := cmdutil.Execute(newTree(f).root, "serve")
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+":3: unknown key serve.adress: known keys are serve.addr,") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadValueNamesFileLine(t *testing.T) {
+	path := writeConfig(t, "fetch:\n  workers: many\n")
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	err := cmdutil.Execute(newTree(f).root, "fetch")
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+":2: fetch.workers: ") {
+		t.Fatalf("err = %v", err)
+	}
+	// A command the file does not configure runs regardless.
+	if err := cmdutil.Execute(newTree(f).root, "say", "hi"); err != nil {
+		t.Fatalf("say: %v", err)
+	}
+}
+
+func TestParseShapes(t *testing.T) {
+	for text, want := range map[string]string{
+		"- a\n":                          ":1: want sections",
+		"serve: 3\n":                     ":1: serve: want a section of keys",
+		"serve:\n  addr: [1, 2]\n":       ":2: serve.addr: want a value, got a list",
+		"serve:\n  voice_aliases: x\n":   ":2: serve.voice_aliases: want NAME: VOICE pairs",
+		"serve:\n  addr: a\n  addr: b\n": ":3: serve.addr is set twice",
+		"a: [":                           "yaml:",
+	} {
+		_, err := Parse("c.yaml", []byte(text))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", text, err, want)
+		}
+	}
+	cf, err := Parse("c.yaml", []byte("serve:\n  voice_aliases:\n    alloy: narrator\n    echo: anna\n"))
+	if err != nil || cf.Values["serve.voice_aliases"].String() != "alloy=narrator,echo=anna" || cf.Values["serve.voice_aliases"].Line != 2 {
+		t.Fatalf("%+v %v", cf, err)
+	}
+}
+
+func TestConfigPath(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	if p, explicit := Path(env(EnvConfig, "/etc/d.yaml", "XDG_CONFIG_HOME", "/x")); p != "/etc/d.yaml" || !explicit {
+		t.Errorf("DRAMA_CONFIG: %s", p)
+	}
+	if p, _ := Path(env("XDG_CONFIG_HOME", "/x", "HOME", "/h")); p != "/x/drama/config.yaml" {
+		t.Errorf("XDG: %s", p)
+	}
+	if p, _ := Path(env("HOME", "/h")); p != "/h/.config/drama/config.yaml" {
+		t.Errorf("HOME: %s", p)
+	}
+	if _, err := Load(env(EnvConfig, filepath.Join(t.TempDir(), "none.yaml"))); err == nil {
+		t.Error("a missing file named by DRAMA_CONFIG is no error")
+	}
+	if cf, err := Load(env("HOME", t.TempDir())); err != nil || len(cf.Values) != 0 {
+		t.Errorf("no file at the default place: %v %v", cf, err)
+	}
+}
+
+func showFixture(t *testing.T, extraEnv ...string) (*cmdutil.Factory, *cmdutil.IOStreams, *tree, string) {
+	path := writeConfig(t, sample+"  \nsay:\n  server: http://127.0.0.1:9000\n")
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, append([]string{EnvConfig, path, EnvAddr, "127.0.0.1:7000"}, extraEnv...)...)
+	return f, ios, newTree(f), path
+}
+
+func TestShowPiped(t *testing.T) {
+	f, ios, tr, path := showFixture(t)
+	_ = f
+	if err := cmdutil.Execute(tr.root, "config", "show", "--variant", "macos"); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(buf).String()
+	for _, want := range []string{
+		"serve.addr\t--addr\t127.0.0.1:7000\tenv DRAMA_ADDR\n",
+		"serve.variant\t--variant\tmacos\tflag\n",
+		"serve.voices\t--voices\t\"\"\tdefault\n",
+		"serve.admission\t--admission\toff\tfile " + path + ":5\n",
+		"serve.queue_timeout\t--queue-timeout\t90s\tfile " + path + ":7\n",
+		"say.server\t--server\thttp://127.0.0.1:7000\tenv DRAMA_ADDR\n",
+		"fetch.workers\t--workers\t3\tfile " + path + ":10\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if !strings.Contains(ios.ErrOut.(buf).String(), "config file: "+path) {
+		t.Errorf("stderr %q", ios.ErrOut.(buf).String())
+	}
+}
+
+func TestShowTTY(t *testing.T) {
+	_, ios, tr, _ := showFixture(t)
+	ios.SetStdoutTTY(true)
+	if err := cmdutil.Execute(tr.root, "config", "show"); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(buf).String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "KEY ") || strings.Contains(out, "\t") || len(lines) < 10 {
+		t.Fatalf("tty:\n%s", out)
+	}
+	col := strings.Index(lines[0], "SOURCE")
+	for _, l := range lines[1:] {
+		if len(l) <= col || l[col-1] != ' ' {
+			t.Fatalf("misaligned %q in\n%s", l, out)
+		}
+	}
+}
+
+func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
+	path := writeConfig(t, "serve:\n  log_file: /var/log/drama.log\n")
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	f.Global.JSON = true
+	tr := newTree(f)
+	if tr.root.Commands()[0].Flags().Lookup("log-file") != nil {
+		t.Skip("serve has --log-file now: the setting applies")
+	}
+	if err := cmdutil.Execute(tr.root, "config", "show", "--json"); err != nil {
+		t.Fatal(err)
+	}
+	var rep ShowReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, s := range rep.Settings {
+		if s.Key == "serve.log_file" {
+			found = s.Unsupported && s.Source == "file "+path+":2" && s.Value == "/var/log/drama.log"
+		}
+	}
+	if rep.File != path || !rep.Found || !found {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
+	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9001\n  log_file: /var/log/drama.log\n")
+	ios, _, _, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	tr := newTree(f)
+	if tr.root.Commands()[0].Flags().Lookup("log-file") != nil {
+		t.Skip("serve has --log-file now: the setting applies")
+	}
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.Addr != "127.0.0.1:9001" || !strings.Contains(errOut.String(), path+":3: serve.log_file: this drama's serve has no --log-file flag") {
+		t.Fatalf("addr %s stderr %q", tr.serve.Addr, errOut)
+	}
+}
+
+// The example file of drama config --help and the README parses and applies.
+func TestHelpExampleFileApplies(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	help := NewCmd(cmdutil.TestFactory(ios)).Long
+	i := strings.Index(help, "An example file:\n\n")
+	j := strings.Index(help, "\n\nAn unknown key")
+	if i < 0 || j < i {
+		t.Fatal("no example file in the help")
+	}
+	var lines []string
+	for _, l := range strings.Split(help[i+len("An example file:\n\n"):j], "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, strings.Join(lines, "\n")+"\n"))
+	tr := newTree(f)
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.MaxQueue != 64 || f.Global.Variant != "nvfp4" {
+		t.Fatalf("serve %+v variant %s", tr.serve, f.Global.Variant)
+	}
+}

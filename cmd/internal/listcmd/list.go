@@ -1,0 +1,245 @@
+// Package listcmd implements `drama list`.
+package listcmd
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/voices"
+)
+
+// Options are the inputs of `drama list`.
+type Options struct {
+	F *cmdutil.Factory
+}
+
+// NewCmd returns `drama list`. runF, if not nil, replaces the run (tests).
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the variants installed under the root",
+		Long: strings.TrimSpace(`
+List the variants installed under the root (each directory with a
+pins.lock.json, as drama fetch leaves it): size on disk, verified state,
+the engine binary recorded, qualification, and voice counts.
+
+SIZE counts each file's content once, however many variants, links and
+cache snapshots share it; SHARED is how much of it another variant uses
+too, and CACHE how much something else in the Hugging Face cache (another
+snapshot or ref, another hard link) still holds: drama rm keeps that.
+
+VERIFIED is "sha256" with the time of the last full check when drama
+verify --level sha256 vouched for every file and none has changed since,
+"size" when every file is present with its pinned size, else what is
+missing. ENGINE is the native engine binary found and the sha256 recorded
+in <root>/engine/engine.sha256. QUALIFIED is "-" until a qualification
+run is recorded. VOICES counts the voice files a variant ships; CLONED
+counts the cloned voices in <root>/voices, which every variant of the
+root can use.`),
+		Example: strings.TrimSpace(`
+$ drama list
+$ drama list --json`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+// Report is the JSON document of `drama list --json`.
+type Report struct {
+	Root   string   `json:"root"`
+	Caches []string `json:"caches"`
+	// Bytes is the disk use of all installs, shared content counted once.
+	Bytes    int64     `json:"bytes"`
+	Variants []Variant `json:"variants"`
+}
+
+// Variant is one installed variant.
+type Variant struct {
+	Variant  string             `json:"variant"`
+	Dir      string             `json:"dir"`
+	Repo     string             `json:"repo,omitempty"`
+	Revision string             `json:"revision,omitempty"`
+	Files    int                `json:"files"`
+	Usage    *hub.VariantUsage  `json:"usage,omitempty"`
+	Verified pins.VerifiedState `json:"verified"`
+	Engine   Engine             `json:"engine"`
+	// Qualified is the recorded qualification; null while none exists.
+	Qualified    *string `json:"qualified"`
+	Voices       int     `json:"voices"`
+	ClonedVoices int     `json:"cloned_voices"`
+	Error        string  `json:"error,omitempty"`
+}
+
+// Engine is the engine binary a variant would be served with.
+type Engine struct {
+	Plugin string `json:"plugin"`           // cuda or metal
+	Binary string `json:"binary,omitempty"` // the binary found; "" when none
+	SHA256 string `json:"sha256,omitempty"` // the sha256 recorded in <root>/engine/engine.sha256
+}
+
+func run(_ context.Context, opts *Options) error {
+	f := opts.F
+	root, installs, placed, err := cmdutil.Installs(f)
+	if err != nil {
+		return err
+	}
+	rep := Report{Root: root, Variants: []Variant{}}
+	for _, c := range cmdutil.Caches(f, root) {
+		rep.Caches = append(rep.Caches, c.Dir)
+	}
+	var ok []pins.Install
+	for _, in := range installs {
+		if in.Pins != nil {
+			ok = append(ok, in)
+		}
+	}
+	usage := hub.DiskUsage(ok, placed)
+	rep.Bytes = usage.Bytes
+	held := map[string]map[pins.FileID]string{}
+	for _, in := range ok {
+		own := map[string]bool{}
+		for _, pl := range placed[in.Variant] {
+			own[pl.Snapshot] = true
+		}
+		refs := map[string]bool{hub.PinnedRef: true, hub.RootRef(root): true}
+		if h, err := hub.Holders(placed[in.Variant], own, refs); err == nil {
+			held[in.Variant] = h
+		}
+	}
+	record, recErr := cmdutil.EngineRecord(root)
+	cloned := countVoices(filepath.Join(root, "voices"))
+	for _, in := range installs {
+		v := Variant{Variant: in.Variant, Dir: in.Dir, ClonedVoices: cloned}
+		if in.Pins == nil {
+			v.Error = in.Err.Error()
+			rep.Variants = append(rep.Variants, v)
+			continue
+		}
+		p := in.Pins
+		v.Repo, v.Revision, v.Files = p.Repo, p.Revision, len(p.Files)
+		v.Usage = usage.Variants[in.Variant]
+		for _, pl := range placed[in.Variant] {
+			if _, ok := held[in.Variant][pl.ID]; ok && !pl.Missing {
+				v.Usage.CacheBytes += pl.Size
+			}
+		}
+		v.Verified = pins.StateOf(in.Dir, p)
+		v.Engine.Plugin = p.Engine
+		if bin, err := cmdutil.EngineBinary(f, "", p.Engine, root); err == nil {
+			v.Engine.Binary = bin
+		}
+		if recErr == nil {
+			v.Engine.SHA256 = record
+		}
+		for _, pf := range p.Files {
+			if strings.HasPrefix(pf.Path, "voices/") && path.Ext(pf.Path) == ".json" {
+				v.Voices++
+			}
+		}
+		rep.Variants = append(rep.Variants, v)
+	}
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, rep)
+	}
+	if len(rep.Variants) == 0 {
+		f.Infof("no variant is installed in %s: run drama fetch --variant VARIANT%s", root, rootFlag(f))
+		return nil
+	}
+	t := cmdutil.NewTable(f.IO, "variant", "size", "shared", "cache", "verified", "engine", "qualified", "voices", "cloned")
+	for _, v := range rep.Variants {
+		if v.Error != "" {
+			t.AddRow(v.Variant, "-", "-", "-", "invalid lock file", "-", "-", "-", "-")
+			continue
+		}
+		t.AddRow(v.Variant, cmdutil.HumanBytes(v.Usage.Bytes), shared(v.Usage), cache(v.Usage), verified(v.Verified),
+			engine(v.Engine), "-", fmt.Sprint(v.Voices), fmt.Sprint(v.ClonedVoices))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, v := range rep.Variants {
+		if v.Error != "" {
+			f.Warnf("%s", v.Error)
+		}
+	}
+	f.Infof("%s on disk in all, content shared between variants and with the cache counted once", cmdutil.HumanBytes(rep.Bytes))
+	return nil
+}
+
+func rootFlag(f *cmdutil.Factory) string {
+	if f.Global.Root != "" {
+		return " --root " + f.Global.Root
+	}
+	return ""
+}
+
+func shared(u *hub.VariantUsage) string {
+	if u.SharedBytes == 0 {
+		return "-"
+	}
+	return cmdutil.HumanBytes(u.SharedBytes) + " with " + strings.Join(u.SharedWith, ",")
+}
+
+func cache(u *hub.VariantUsage) string {
+	if u.CacheBytes == 0 {
+		return "-"
+	}
+	return cmdutil.HumanBytes(u.CacheBytes)
+}
+
+func verified(s pins.VerifiedState) string {
+	switch s.Level {
+	case pins.LevelSHA256:
+		return "sha256 " + s.When.UTC().Format("2006-01-02 15:04 UTC")
+	case pins.LevelSize:
+		return "size"
+	}
+	var parts []string
+	if s.Missing > 0 {
+		parts = append(parts, fmt.Sprintf("%d missing", s.Missing))
+	}
+	if s.Differ > 0 {
+		parts = append(parts, fmt.Sprintf("%d wrong size", s.Differ))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func engine(e Engine) string {
+	switch {
+	case e.Binary == "" && e.SHA256 == "":
+		return "-"
+	case e.SHA256 == "":
+		return e.Binary + " (no sha256 recorded)"
+	case e.Binary == "":
+		return "sha256 " + e.SHA256[:12] + " (binary not found)"
+	}
+	return e.Binary + " sha256 " + e.SHA256[:12]
+}
+
+// countVoices counts the voice files of dir that parse.
+func countVoices(dir string) int {
+	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	n := 0
+	for _, name := range names {
+		if _, err := voices.ReadFile(name, nil); err == nil {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,155 @@
+package listcmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
+)
+
+const (
+	commitPruned = "1111111111111111111111111111111111111111"
+	commitFull   = "2222222222222222222222222222222222222222"
+)
+
+// fixture: nvfp4 and macos share one snapshot, full is hard-linked and
+// verified by sha256, an engine binary is recorded, one cloned voice.
+func fixture(t *testing.T) (*hubtest.Layout, *cmdutil.Factory, *cmdutil.IOStreams) {
+	x := hubtest.New(t)
+	shared := map[string]string{"model.safetensors": strings.Repeat("n", 2048), "codec.pth": "codec"}
+	x.Install("nvfp4", "o/pruned", commitPruned, false, shared)
+	x.Install("macos", "o/pruned", commitPruned, false, shared)
+	full := x.Install("full", "o/full", commitFull, true, map[string]string{"model.safetensors": strings.Repeat("f", 4096), "voices/narrator.json": "{}"})
+	if rep, err := pins.Verify(context.Background(), full.Dir, full.Pins, pins.VerifyOptions{Level: pins.LevelSHA256}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+	eng := filepath.Join(x.Root, "engine")
+	if err := os.MkdirAll(eng, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(eng, "tensorfold-native"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("ab", 32)
+	if err := os.WriteFile(filepath.Join(eng, "engine.sha256"), []byte(sum+"  tensorfold-native\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "voices", "testdata", "cloned.json"))
+	if err != nil {
+		t.Skip("no cloned voice fixture:", err)
+	}
+	if err := os.MkdirAll(filepath.Join(x.Root, "voices"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(x.Root, "voices", "anna.json"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", x.Cache.Dir)
+	f.Global.Root = x.Root
+	return x, f, ios
+}
+
+func TestListPiped(t *testing.T) {
+	x, f, ios := fixture(t)
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(interface{ String() string }).String()
+	bin := filepath.Join(x.Root, "engine", "tensorfold-native")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := []string{
+		"full\t4.0 KiB\t-\t-\tsha256 ",
+		"macos\t2.0 KiB\t2.0 KiB with nvfp4\t-\tsize\t" + bin + " sha256 abababababab\t-\t0\t1",
+		"nvfp4\t2.0 KiB\t2.0 KiB with macos\t-\tsize\t" + bin + " sha256 abababababab\t-\t0\t1",
+	}
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], want[0]) || !strings.HasSuffix(lines[0], "\t"+bin+" sha256 abababababab\t-\t1\t1") || lines[1] != want[1] || lines[2] != want[2] {
+		t.Fatalf("piped:\n%s\nwant like:\n%s", out, strings.Join(want, "\n"))
+	}
+	if strings.Contains(out, "VARIANT") {
+		t.Fatal("headers when piped")
+	}
+}
+
+func TestListTTY(t *testing.T) {
+	_, f, ios := fixture(t)
+	ios.SetStdoutTTY(true)
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(interface{ String() string }).String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "VARIANT  SIZE") || strings.Contains(out, "\t") {
+		t.Fatalf("tty:\n%s", out)
+	}
+	// Columns line up: SHARED starts at one offset in every row.
+	col := strings.Index(lines[0], "SHARED")
+	for _, l := range lines[2:] {
+		if !strings.HasPrefix(l[col:], "2.0 KiB with ") {
+			t.Fatalf("misaligned row %q", l)
+		}
+	}
+	errOut := ios.ErrOut.(interface{ String() string }).String()
+	// 4 KiB + 2 KiB + 5 B: the pruned snapshot counts once.
+	if !strings.Contains(errOut, "6.0 KiB on disk in all") || !strings.Contains(errOut, "counted once") {
+		t.Fatalf("stderr: %q", errOut)
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	x, f, ios := fixture(t)
+	f.Global.JSON = true
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(ios.Out.(interface{ String() string }).String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Root != x.Root || rep.Bytes != 4096+2+2048+5 || len(rep.Variants) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	full, nv := rep.Variants[0], rep.Variants[2]
+	if full.Verified.Level != pins.LevelSHA256 || full.Verified.When.IsZero() || full.Voices != 1 || full.ClonedVoices != 1 || full.Qualified != nil {
+		t.Fatalf("full %+v", full)
+	}
+	if nv.Usage.Bytes != 2048+5 || nv.Usage.SharedBytes != 2048+5 || nv.Usage.SharedWith[0] != "macos" || nv.Verified.Level != pins.LevelSize || nv.Engine.SHA256 != strings.Repeat("ab", 32) {
+		t.Fatalf("nvfp4 %+v usage %+v", nv, nv.Usage)
+	}
+}
+
+func TestListShowsWhatTheCacheHolds(t *testing.T) {
+	x, f, ios := fixture(t)
+	// A user's own hf download of the pruned repository at this commit.
+	if err := x.Cache.WriteRef("o/pruned", "main", commitPruned); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(x.Root, "nvfp4", "codec.pth")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(interface{ String() string }).String()
+	if !strings.Contains(out, "nvfp4\t2.0 KiB\t2.0 KiB with macos\t2.0 KiB\t1 missing\t") || !strings.Contains(out, "macos\t2.0 KiB\t2.0 KiB with nvfp4\t2.0 KiB\tsize") {
+		t.Fatalf("piped:\n%s", out)
+	}
+}
+
+func TestListEmptyRoot(t *testing.T) {
+	ios, _, out, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Root = t.TempDir()
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "run drama fetch --variant VARIANT --root "+f.Global.Root) {
+		t.Fatalf("out %q err %q", out, errOut)
+	}
+}

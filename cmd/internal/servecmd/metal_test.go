@@ -1,0 +1,183 @@
+package servecmd
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/native/nativetest"
+	"github.com/drama-tts/drama/voices/clip"
+)
+
+// speechClip is 16 s of the recorded speech fixture at 44.1 kHz.
+func speechClip(t *testing.T, from int) []byte {
+	t.Helper()
+	a, err := clip.ReadWAVFile("../../../voices/clip/testdata/speech.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := clip.Resample(a.Mono()[from*a.Rate:(from+16)*a.Rate], a.Rate, clip.SampleRate)
+	return clip.EncodeWAV(x, clip.SampleRate)
+}
+
+// serveMetal runs drama serve's HTTP server in front of the Metal flavor
+// of the native engine driving the stand-in in its Metal shape.
+func serveMetal(t *testing.T) (addr, root string) {
+	t.Helper()
+	bin, err := nativetest.Build(t.TempDir(), "drama3-generate", nativetest.StandinPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := native.NewEngine(native.Metal, native.EngineOptions{AnyOS: true})
+	req := nativetest.StartRequest(t, native.Metal, bin)
+	root = t.TempDir()
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var opts *Options
+	if err := cmdutil.Execute(NewCmd(f, func(_ context.Context, o *Options) error { opts = o; return nil }), "--voices", req.VoicesDir); err != nil {
+		t.Fatal(err)
+	}
+	sup := httpapi.NewSupervisor(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, root, req.Install, nil, ln.Addr().String())
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	if err := describe(context.Background(), sup, api); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), root
+}
+
+type cloneReply struct {
+	ID            string                 `json:"id"`
+	CatalogName   string                 `json:"catalog_name"`
+	EngineRestart *httpapi.EngineRestart `json:"engine_restart"`
+}
+
+func cloneOn(t *testing.T, addr, id string, wav []byte) cloneReply {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	mw.WriteField("id", id)
+	mw.WriteField("name", id)
+	mw.WriteField("source", "synthetic")
+	fw, _ := mw.CreateFormFile("clip", id+".wav")
+	fw.Write(wav)
+	mw.WriteField("transcript", "The quick brown fox jumps over the lazy dog.")
+	mw.Close()
+	resp, err := http.Post("http://"+addr+"/v1/voices", mw.FormDataContentType(), &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("clone %s: %d %s", id, resp.StatusCode, body)
+	}
+	var r cloneReply
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// speak asks for speech in voice and returns the status and the restart
+// header.
+func speak(t *testing.T, addr, voice string) (int, string) {
+	t.Helper()
+	resp, err := http.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"Hello there.","voice":"`+voice+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Logf("speech in %s: %s", voice, body)
+	} else if len(body) <= 44 {
+		t.Fatalf("speech in %s: %d bytes", voice, len(body))
+	}
+	return resp.StatusCode, resp.Header.Get("X-Engine-Restart")
+}
+
+// TestMetalClonePublishedToTheCatalog: on the Metal build a clone is
+// published to the catalog under its content name, the engine restarted
+// within the request (the reply says so), and the voice is spoken; the
+// catalog keeps the most recently spoken clones, and a clone it dropped is
+// published again by the request that asks for it, which says it paid the
+// restart.
+func TestMetalClonePublishedToTheCatalog(t *testing.T) {
+	defer func(n int) { catalogClones = n }(catalogClones)
+	catalogClones = 1
+	addr, root := serveMetal(t)
+
+	anna := cloneOn(t, addr, "anna", speechClip(t, 0))
+	file, err := os.ReadFile(filepath.Join(root, "voices", "anna.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(file)
+	if want := "clone-" + hex.EncodeToString(sum[:8]); anna.CatalogName != want {
+		t.Fatalf("catalog name %q, want %q", anna.CatalogName, want)
+	}
+	if anna.EngineRestart == nil || !strings.Contains(anna.EngineRestart.Message, "paid for the restart") {
+		t.Fatalf("the reply does not say the request restarted the engine: %+v", anna.EngineRestart)
+	}
+	cat, _ := filepath.Glob(filepath.Join(root, ".drama", "catalog", "*.json"))
+	if len(cat) != 2 || !regexp.MustCompile(`/(alice|clone-[0-9a-f]{16})\.json$`).MatchString(cat[0]) {
+		t.Fatalf("catalog: %v, want alice and the clone", cat)
+	}
+	published, _ := os.ReadFile(filepath.Join(root, ".drama", "catalog", anna.CatalogName+".json"))
+	if !bytes.Contains(published, []byte(`"drama3-http-voice/1"`)) {
+		t.Fatalf("published voice is not in the catalog's format: %.200s", published)
+	}
+	list, _ := http.Get("http://" + addr + "/v1/voices")
+	lb, _ := io.ReadAll(list.Body)
+	list.Body.Close()
+	if !strings.Contains(string(lb), `"id":"anna"`) || !strings.Contains(string(lb), `"id":"alice"`) || strings.Contains(string(lb), `"id":"clone-`) {
+		t.Fatalf("voices: %s", lb)
+	}
+	if code, restart := speak(t, addr, "anna"); code != 200 || restart != "" {
+		t.Fatalf("speech in the published clone: %d, restart %q", code, restart)
+	}
+
+	// a second clone takes the catalog's one place; anna comes back on demand
+	ben := cloneOn(t, addr, "ben", speechClip(t, 4))
+	if ben.EngineRestart == nil {
+		t.Fatal("second clone: no restart reported")
+	}
+	if code, restart := speak(t, addr, "anna"); code != 200 || !strings.Contains(restart, "paid for the restart") {
+		t.Fatalf("speech in a clone the catalog dropped: %d, restart header %q", code, restart)
+	}
+	if code, restart := speak(t, addr, "anna"); code != 200 || restart != "" {
+		t.Fatalf("speech in anna again: %d, restart %q", code, restart)
+	}
+	if code, _ := speak(t, addr, "alice"); code != 200 {
+		t.Fatalf("the operator's own voice after restarts: %d", code)
+	}
+	spoken, _ := os.ReadFile(filepath.Join(root, "voices", spokenFile))
+	if string(spoken) != "anna\nben\n" {
+		t.Fatalf("spoken order %q", spoken)
+	}
+}

@@ -1,0 +1,209 @@
+package servecmd
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi"
+)
+
+// serveFake runs newHTTPServer, as drama serve builds it from its flags, in
+// front of a fake engine with slow streamed audio.
+func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string) {
+	t.Helper()
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var opts *Options
+	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
+		t.Fatal(err)
+	}
+	fake := enginetest.NewFake()
+	fake.FrameDelay = 20 * time.Millisecond
+	sup := httpapi.NewSupervisor(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	api.SetCapabilities(fake.Desc.Capabilities)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return srv, api, ln.Addr().String()
+}
+
+// rawSpeech sends a speech request over its own connection and returns
+// the status line and headers, or "" when the connection closed without a
+// reply; started is closed once the status line has come (the request
+// then holds the engine).
+func rawSpeech(t *testing.T, addr, body string, started chan<- struct{}) (string, http.Header) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		return "", nil
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", addr, len(body), body)
+	br := bufio.NewReader(conn)
+	line, err := br.ReadString('\n')
+	if started != nil {
+		close(started)
+	}
+	if err != nil {
+		return "", nil
+	}
+	h := http.Header{}
+	for {
+		l, err := br.ReadString('\n')
+		l = strings.TrimRight(l, "\r\n")
+		if err != nil || l == "" {
+			break
+		}
+		k, v, _ := strings.Cut(l, ":")
+		h.Add(k, strings.TrimSpace(v))
+	}
+	io.Copy(io.Discard, br)
+	return strings.TrimSpace(line), h
+}
+
+func metric(t *testing.T, addr, name string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, name+" ") {
+			return strings.TrimPrefix(l, name+" ")
+		}
+	}
+	return ""
+}
+
+// TestShutdownAnswersTheQueue503: at SIGTERM with a short --grace, the
+// requests waiting for the engine get a 503 with Retry-After, not a closed
+// connection; the one holding the engine is cut at the end of the grace.
+func TestShutdownAnswersTheQueue503(t *testing.T) {
+	srv, api, addr := serveFake(t, "--grace 300ms")
+	long := `{"input":"` + strings.Repeat("a long text ", 200) + `","stream":true}`
+	started := make(chan struct{})
+	go rawSpeech(t, addr, long, started)
+	<-started
+	var wg sync.WaitGroup
+	lines := make([]string, 3)
+	retry := make([]string, 3)
+	for i := range lines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, h := rawSpeech(t, addr, `{"input":"queued"}`, nil)
+			lines[i], retry[i] = l, h.Get("Retry-After")
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for metric(t, addr, "drama_queue_depth") != "3" {
+		if time.Now().After(deadline) {
+			t.Fatal("the three requests never queued")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	shutdown(srv, api, 300*time.Millisecond)
+	wg.Wait()
+	for i := range lines {
+		if !strings.HasPrefix(lines[i], "HTTP/1.1 503") || retry[i] == "" {
+			t.Errorf("queued request %d at shutdown: %q, Retry-After %q; want a 503 with Retry-After", i, lines[i], retry[i])
+		}
+	}
+}
+
+// TestMaxQueueZeroMeansNone: --max-queue 0 lets no request wait (it used
+// to mean 32).
+func TestMaxQueueZeroMeansNone(t *testing.T) {
+	_, _, addr := serveFake(t, "--max-queue 0")
+	started := make(chan struct{})
+	done := make(chan string)
+	go func() {
+		l, _ := rawSpeech(t, addr, `{"input":"`+strings.Repeat("a long text ", 30)+`","stream":true}`, started)
+		done <- l
+	}()
+	<-started
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		line, h := rawSpeech(t, addr, `{"input":"second"}`, nil)
+		if strings.HasPrefix(line, "HTTP/1.1 503") && h.Get("Retry-After") != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second request with --max-queue 0: %q, want 503 while the first runs", line)
+		}
+	}
+	if l := <-done; !strings.HasPrefix(l, "HTTP/1.1 200") {
+		t.Fatalf("first request: %q", l)
+	}
+}
+
+func TestGuardAndLimitFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var got *Options
+	runF := func(_ context.Context, o *Options) error { got = o; return nil }
+	args := "--stall-timeout 3s --allow-origin https://app.example --allow-origin http://localhost:3000 --allow-host tts.lan --max-clip-bytes 1000 --max-upload-bytes 5000 --clone-wait 0"
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
+		t.Fatal(err)
+	}
+	if got.StallTimeout != 3*time.Second || len(got.AllowOrigins) != 2 || got.AllowHosts[0] != "tts.lan" || got.MaxClipBytes != 1000 || got.MaxUpload != 5000 || got.CloneWait != 0 {
+		t.Fatalf("%+v", got)
+	}
+	for args, want := range map[string]string{
+		"--stall-timeout 0":                        "--stall-timeout",
+		"--allow-origin app.example":               "want scheme://host[:port]",
+		"--allow-origin https://app.example/path":  "want scheme://host[:port]",
+		"--max-clip-bytes 10 --max-upload-bytes 5": "raise --max-upload-bytes",
+		"--max-upload-bytes 0":                     "--max-upload-bytes must be more than 0",
+		"--clone-wait -1s":                         "--clone-wait",
+	} {
+		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", args, err, want)
+		}
+	}
+}
+
+func TestStaleUploadsRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	old, fresh := filepath.Join(dir, "clone-old"), filepath.Join(dir, "clone-new")
+	for _, d := range []string{old, fresh} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, "clip-1"), []byte("x"), 0o600)
+	}
+	past := time.Now().Add(-2 * staleUpload)
+	os.Chtimes(old, past, past)
+	removeStaleUploads(dir, slog.New(slog.DiscardHandler))
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("a leftover upload of a killed server is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("an upload in progress was removed: %v", err)
+	}
+}

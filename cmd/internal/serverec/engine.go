@@ -1,0 +1,55 @@
+package serverec
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/drama-tts/drama/engine/native"
+)
+
+// RuntimeDir is where drama serve's engine plugin keeps the runtime file
+// naming its native engine child: <root>/.drama/run.
+func RuntimeDir(root string) string { return filepath.Join(root, ".drama", "run") }
+
+// EnginePID returns the pid of the native engine that rec's drama serve
+// supervises, from the engine runtime files of its root: the one whose
+// supervisor is rec's process or its child (the engine plugin). It returns
+// 0 when none is known.
+func EnginePID(root string, rec Record) int {
+	names, _ := filepath.Glob(filepath.Join(RuntimeDir(root), "engine-*.json"))
+	for _, name := range names {
+		rt, err := native.ReadRuntimeFile(name)
+		if err != nil {
+			continue
+		}
+		if rt.Owner == rec.PID || Parent(rt.Owner) == rec.PID {
+			return rt.PID
+		}
+	}
+	return 0
+}
+
+// Parent returns a process's parent pid from /proc/PID/stat, or 0 where
+// that is not available.
+func Parent(pid int) int {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}

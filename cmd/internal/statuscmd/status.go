@@ -1,0 +1,243 @@
+// Package statuscmd implements `drama status`.
+package statuscmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
+)
+
+// Options are the inputs of `drama status`.
+type Options struct {
+	F       *cmdutil.Factory
+	Timeout time.Duration
+	// Now is the clock uptimes are measured against; tests replace it.
+	Now func() time.Time
+}
+
+// NewCmd returns `drama status`. runF, if not nil, replaces the run (tests).
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the drama serve processes running on the root",
+		Long: strings.TrimSpace(`
+Show each drama serve running on the root, from the records it keeps in
+<root>/run: address, pid, variant, engine plugin and the native engine's
+pid when known, whether it is ready (and if not, why: the phase and
+message of GET /ready), the queue depth (drama_queue_depth of GET
+/metrics), uptime, and its log files.
+
+Each server is asked over loopback, each question bounded by --timeout; a
+server that does not answer is listed with the error. Records of processes
+that are gone are skipped.`),
+		Example: strings.TrimSpace(`
+$ drama status
+$ drama status --json`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Timeout <= 0 {
+				return cmdutil.FlagErrorf("--timeout must be more than 0")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 2*time.Second, "how long to wait for each server's answer")
+	return cmd
+}
+
+// Report is the JSON document of `drama status --json`.
+type Report struct {
+	Root    string   `json:"root"`
+	Servers []Server `json:"servers"`
+}
+
+// Server is what one drama serve says of itself.
+type Server struct {
+	PID        int       `json:"pid"`
+	Addr       string    `json:"addr"`
+	Variant    string    `json:"variant"`
+	Engine     string    `json:"engine,omitempty"`
+	EnginePID  int       `json:"engine_pid,omitempty"`
+	Ready      bool      `json:"ready"`
+	Phase      string    `json:"phase,omitempty"`
+	Progress   float64   `json:"progress,omitempty"`
+	Message    string    `json:"message,omitempty"`
+	QueueDepth *int      `json:"queue_depth"`
+	Started    time.Time `json:"started"`
+	UptimeSec  int64     `json:"uptime_seconds"`
+	LogFile    string    `json:"log_file,omitempty"`
+	EngineLog  string    `json:"engine_log,omitempty"`
+	// Error says why the server could not be asked.
+	Error string `json:"error,omitempty"`
+}
+
+func run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	root, err := f.Root()
+	if err != nil {
+		return err
+	}
+	recs, err := serverec.List(root)
+	if err != nil {
+		return err
+	}
+	rep := Report{Root: root, Servers: make([]Server, len(recs))}
+	client := &http.Client{Timeout: opts.Timeout}
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep.Servers[i] = ask(ctx, client, root, rec, opts.Now())
+		}()
+	}
+	wg.Wait()
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, rep)
+	}
+	if len(recs) == 0 {
+		f.Infof("no drama serve runs on %s", root)
+		return nil
+	}
+	t := cmdutil.NewTable(f.IO, "addr", "pid", "variant", "engine", "engine pid", "state", "queue", "uptime", "logs")
+	for _, s := range rep.Servers {
+		epid, queue := "-", "-"
+		if s.EnginePID > 0 {
+			epid = strconv.Itoa(s.EnginePID)
+		}
+		if s.QueueDepth != nil {
+			queue = strconv.Itoa(*s.QueueDepth)
+		}
+		logs := strings.Join(nonEmpty(s.LogFile, s.EngineLog), ",")
+		if logs == "" {
+			logs = "-"
+		}
+		t.AddRow(s.Addr, strconv.Itoa(s.PID), s.Variant, orDash(s.Engine), epid, state(s), queue,
+			(time.Duration(s.UptimeSec) * time.Second).String(), logs)
+	}
+	return t.Render()
+}
+
+func ask(ctx context.Context, client *http.Client, root string, rec serverec.Record, now time.Time) Server {
+	s := Server{PID: rec.PID, Addr: rec.Addr, Variant: rec.Variant, Engine: rec.Engine, Started: rec.Started,
+		LogFile: rec.LogFile, EngineLog: rec.EngineLog, EnginePID: serverec.EnginePID(root, rec)}
+	if !rec.Started.IsZero() {
+		s.UptimeSec = int64(now.Sub(rec.Started) / time.Second)
+	}
+	base := "http://" + loopback(rec.Addr)
+	var st struct {
+		Phase    string  `json:"phase"`
+		Progress float64 `json:"progress"`
+		Message  string  `json:"message"`
+		Ready    bool    `json:"ready"`
+	}
+	body, code, err := get(ctx, client, base+"/ready")
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		s.Error = fmt.Sprintf("GET /ready: status %d, not drama serve's answer: %v", code, err)
+		return s
+	}
+	s.Ready, s.Phase, s.Progress, s.Message = st.Ready && code == http.StatusOK, st.Phase, st.Progress, st.Message
+	if body, code, err := get(ctx, client, base+"/metrics"); err == nil && code == http.StatusOK {
+		if n, ok := gauge(body, "drama_queue_depth"); ok {
+			s.QueueDepth = &n
+		}
+	}
+	return s
+}
+
+func get(ctx context.Context, client *http.Client, url string) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return b, resp.StatusCode, err
+}
+
+// gauge reads an unlabelled metric's value from Prometheus text.
+func gauge(body []byte, name string) (int, bool) {
+	sc := bufio.NewScanner(strings.NewReader(string(body)))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == name {
+			v, err := strconv.ParseFloat(fields[1], 64)
+			return int(v), err == nil
+		}
+	}
+	return 0, false
+}
+
+// loopback turns a wildcard listen address into one this host can dial.
+func loopback(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func state(s Server) string {
+	switch {
+	case s.Error != "":
+		return "unreachable: " + s.Error
+	case s.Ready:
+		return "ready"
+	}
+	st := s.Phase
+	if s.Progress > 0 {
+		st += fmt.Sprintf(" %.0f%%", s.Progress*100)
+	}
+	if s.Message != "" {
+		st += ": " + s.Message
+	}
+	return st
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+package statuscmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
+	"github.com/drama-tts/drama/engine/native"
+)
+
+type buf interface{ String() string }
+
+var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// fixture: a ready server (the test's parent pid, with its engine named by
+// a runtime file) and a loading one (the test's own pid), each a fake
+// drama serve on loopback with a record.
+func fixture(t *testing.T) (*cmdutil.Factory, *cmdutil.IOStreams, [2]string) {
+	root := t.TempDir()
+	ready := fakeServe(t, http.StatusOK, `{"phase":"ready","ready":true,"restarts":0}`, 3)
+	loading := fakeServe(t, http.StatusServiceUnavailable, `{"phase":"loading","progress":0.5,"message":"reading weights","ready":false,"restarts":0}`, 0)
+	addrs := [2]string{ready.Listener.Addr().String(), loading.Listener.Addr().String()}
+	recs := []serverec.Record{
+		{PID: os.Getppid(), Addr: addrs[0], Variant: "nvfp4", Root: root, Engine: "cuda", Started: now.Add(-90 * time.Second), LogFile: "/var/log/drama.log", EngineLog: "/var/log/engine.log"},
+		{PID: os.Getpid(), Addr: addrs[1], Variant: "full", Root: root, Engine: "cuda", Started: now.Add(-10 * time.Second)},
+	}
+	for _, r := range recs {
+		if _, err := serverec.Write(root, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(serverec.RuntimeDir(root), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The engine plugin (this process, a child of the first server) supervises pid 4242.
+	if err := native.WriteRuntimeFile(serverec.RuntimeDir(root)+"/engine-cuda.json", native.RuntimeRecord{PID: 4242, Owner: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Root = root
+	return f, ios, addrs
+}
+
+func fakeServe(t *testing.T, readyCode int, ready string, depth int) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(readyCode)
+		fmt.Fprintln(w, ready)
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "# TYPE drama_requests_total counter\ndrama_requests_total{status=\"200\"} 7\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", depth)
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func opts(f *cmdutil.Factory) *Options {
+	return &Options{F: f, Timeout: 2 * time.Second, Now: func() time.Time { return now }}
+}
+
+func TestStatusPiped(t *testing.T) {
+	f, ios, addrs := fixture(t)
+	if err := run(context.Background(), opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s\t%d\tnvfp4\tcuda\t4242\tready\t3\t1m30s\t/var/log/drama.log,/var/log/engine.log\n"+
+		"%s\t%d\tfull\tcuda\t4242\tloading 50%%: reading weights\t0\t10s\t-\n", addrs[0], os.Getppid(), addrs[1], os.Getpid())
+	if got := ios.Out.(buf).String(); got != want {
+		t.Fatalf("piped:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestStatusTTY(t *testing.T) {
+	f, ios, _ := fixture(t)
+	ios.SetStdoutTTY(true)
+	if err := run(context.Background(), opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(buf).String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ADDR ") || !strings.Contains(lines[0], "ENGINE PID") || strings.Contains(out, "\t") {
+		t.Fatalf("tty:\n%s", out)
+	}
+	col := strings.Index(lines[0], "STATE")
+	if !strings.HasPrefix(lines[1][col:], "ready ") || !strings.HasPrefix(lines[2][col:], "loading 50%") {
+		t.Fatalf("misaligned:\n%s", out)
+	}
+}
+
+func TestStatusJSON(t *testing.T) {
+	f, ios, addrs := fixture(t)
+	f.Global.JSON = true
+	if err := run(context.Background(), opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(ios.Out.(buf).String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Servers) != 2 {
+		t.Fatalf("%+v", rep)
+	}
+	a, b := rep.Servers[0], rep.Servers[1]
+	if a.Addr != addrs[0] || !a.Ready || a.QueueDepth == nil || *a.QueueDepth != 3 || a.EnginePID != 4242 || a.UptimeSec != 90 || a.EngineLog != "/var/log/engine.log" {
+		t.Fatalf("ready server %+v", a)
+	}
+	if b.Ready || b.Phase != "loading" || b.Progress != 0.5 || b.Message != "reading weights" {
+		t.Fatalf("loading server %+v", b)
+	}
+}
+
+func TestStatusUnreachableAndNone(t *testing.T) {
+	root := t.TempDir()
+	ts := httptest.NewServer(http.NotFoundHandler())
+	addr := ts.Listener.Addr().String()
+	ts.Close() // nothing listens there now
+	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: "full", Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, out, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Root = root
+	if err := run(context.Background(), opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\tunreachable: ") || !strings.Contains(out.String(), "\t-\t0s\t-\n") {
+		t.Fatalf("out %q", out)
+	}
+	out.Reset()
+	f.Global.Root = t.TempDir()
+	if err := run(context.Background(), opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "no drama serve runs on "+f.Global.Root) {
+		t.Fatalf("out %q err %q", out, errOut)
+	}
+}
+
+func TestLoopbackForWildcardAddresses(t *testing.T) {
+	for in, want := range map[string]string{"0.0.0.0:8793": "127.0.0.1:8793", "[::]:8793": "[::1]:8793", "127.0.0.1:1": "127.0.0.1:1", ":80": "127.0.0.1:80"} {
+		if got := loopback(in); got != want {
+			t.Errorf("loopback(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/drama-tts/drama/pins"
+)
+
+// Tools are the compilers found for a build, with the versions they report.
+type Tools struct {
+	Zig         string `json:"zig"`
+	ZigVersion  string `json:"zig_version"`
+	NVCC        string `json:"nvcc,omitempty"`
+	CUDAVersion string `json:"cuda_version,omitempty"`
+	Metal       string `json:"metal,omitempty"` // the Metal compiler's version line
+}
+
+// ToolchainError is a compiler that is missing or of the wrong version.
+type ToolchainError struct {
+	Tool, Path, Want, Got, Fix string
+}
+
+// Error implements error.
+func (e *ToolchainError) Error() string {
+	if e.Got == "" {
+		return fmt.Sprintf("engine build: %s: not found at %s: %s", e.Tool, e.Path, e.Fix)
+	}
+	return fmt.Sprintf("engine build: %s at %s: want version %s, got %s: %s", e.Tool, e.Path, e.Want, e.Got, e.Fix)
+}
+
+// MetalError is a macOS host without a usable Metal compiler. Install
+// returns it (wrapping ErrMismatch, exit 3) after everything else is in
+// place, before the build.
+type MetalError struct{ Detail string }
+
+// Error implements error.
+func (e *MetalError) Error() string {
+	return "engine build: no usable Metal compiler (" + e.Detail + "): install Xcode and its Metal toolchain (xcodebuild -downloadComponent MetalToolchain); " +
+		"when xcode-select names the Command Line Tools, set DEVELOPER_DIR=/Applications/Xcode.app/Contents/Developer; then run the install again"
+}
+
+// Unwrap returns ErrMismatch.
+func (e *MetalError) Unwrap() error { return ErrMismatch }
+
+var nvccRelease = regexp.MustCompile(`release (\d+)\.(\d+)`)
+
+// resolve returns flag, else the first of names on the PATH, else fallback.
+func resolve(flag string, names []string, fallback string) string {
+	if flag != "" {
+		return flag
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return fallback
+}
+
+// CheckToolchain finds and checks the compilers tc asks for. zig and nvcc
+// are paths from the command line or ""; the environment and PATH decide
+// otherwise. A missing or wrong compiler is an error; a missing Metal
+// compiler is returned separately, as metal, so that the caller can put
+// everything else in place first.
+func CheckToolchain(ctx context.Context, tc pins.Toolchain, zig, nvcc string, env []string) (t Tools, metal error, err error) {
+	getenv := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	t.Zig = resolve(firstNonEmpty(zig, getenv("ZIG")), []string{"zig"}, "/opt/zig-"+tc.Zig+"/zig")
+	out, err := toolOutput(ctx, env, t.Zig, "version")
+	if err != nil {
+		return t, nil, &ToolchainError{Tool: "zig", Path: t.Zig, Want: tc.Zig, Fix: "install Zig " + tc.Zig + " and pass --zig /opt/zig-" + tc.Zig + "/zig (or set ZIG)"}
+	}
+	t.ZigVersion = strings.TrimSpace(out)
+	if t.ZigVersion != tc.Zig {
+		return t, nil, &ToolchainError{Tool: "zig", Path: t.Zig, Want: tc.Zig, Got: firstLine(t.ZigVersion),
+			Fix: "install Zig " + tc.Zig + " and pass --zig /opt/zig-" + tc.Zig + "/zig (or set ZIG)"}
+	}
+	if tc.CUDA != "" {
+		t.NVCC = resolve(firstNonEmpty(nvcc, getenv("NVCC")), []string{"nvcc"}, "/usr/local/cuda/bin/nvcc")
+		fix := "install CUDA " + tc.CUDA + " and pass --nvcc /usr/local/cuda/bin/nvcc (or set NVCC)"
+		out, err := toolOutput(ctx, env, t.NVCC, "--version")
+		if err != nil {
+			return t, nil, &ToolchainError{Tool: "nvcc", Path: t.NVCC, Want: tc.CUDA, Fix: fix}
+		}
+		m := nvccRelease.FindStringSubmatch(out)
+		if m == nil {
+			return t, nil, &ToolchainError{Tool: "nvcc", Path: t.NVCC, Want: tc.CUDA + ".x", Got: "no \"release N.M\" in its --version: " + firstLine(out), Fix: fix}
+		}
+		t.CUDAVersion = m[1] + "." + m[2]
+		if m[1] != tc.CUDA {
+			return t, nil, &ToolchainError{Tool: "nvcc", Path: t.NVCC, Want: tc.CUDA + ".x", Got: t.CUDAVersion, Fix: fix}
+		}
+	}
+	if tc.Metal {
+		xcrun := resolve("", []string{"xcrun"}, "/usr/bin/xcrun")
+		out, err := toolOutput(ctx, env, xcrun, "-sdk", "macosx", "metal", "--version")
+		if err != nil {
+			detail := strings.TrimSpace(out)
+			if detail == "" {
+				detail = err.Error()
+			}
+			return t, &MetalError{Detail: xcrun + " -sdk macosx metal --version: " + firstLine(detail)}, nil
+		}
+		t.Metal = firstLine(strings.TrimSpace(out))
+	}
+	return t, nil, nil
+}
+
+// toolOutput runs a tool for its version with a deadline and returns its
+// combined output.
+func toolOutput(ctx context.Context, env []string, bin string, args ...string) (string, error) {
+	if _, err := os.Stat(bin); err != nil {
+		if _, lerr := exec.LookPath(bin); lerr != nil {
+			return "", err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	if err != nil && b.Len() == 0 {
+		return "", err
+	}
+	if err != nil {
+		return b.String(), errors.New(strings.TrimSpace(b.String()))
+	}
+	return b.String(), nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

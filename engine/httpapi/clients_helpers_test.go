@@ -1,0 +1,220 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/engine"
+)
+
+// gatedEngine holds every synthesis after its first chunk until the test
+// opens the gate, so a test can see that the first audio left drama serve
+// while the engine was still making the rest, without timing anything.
+type gatedEngine struct {
+	engine.Engine
+	mu       sync.Mutex
+	gate     chan struct{}
+	streamed bool // the last request asked the engine to stream
+	// holdAt is the call of Next that waits for the gate (default 2: the
+	// one after the first chunk).
+	holdAt int
+}
+
+// arm returns a fresh gate for the next synthesis.
+func (g *gatedEngine) arm() chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gate = make(chan struct{})
+	return g.gate
+}
+
+func (g *gatedEngine) lastStreamed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.streamed
+}
+
+func (g *gatedEngine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
+	st, err := g.Engine.Synthesize(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	gate := g.gate
+	g.streamed = req.Stream
+	g.mu.Unlock()
+	return &gatedStream{AudioStream: st, gate: gate, ctx: ctx, holdAt: max(g.holdAt, 2)}, nil
+}
+
+type gatedStream struct {
+	engine.AudioStream
+	gate   chan struct{}
+	ctx    context.Context
+	calls  int
+	holdAt int
+}
+
+func (s *gatedStream) Next() ([]byte, error) {
+	if s.calls++; s.calls == s.holdAt && s.gate != nil {
+		select {
+		case <-s.gate:
+		case <-s.ctx.Done():
+			return nil, s.ctx.Err()
+		}
+	}
+	return s.AudioStream.Next()
+}
+
+// failingEngine fails every synthesis the way the native engine does when
+// its process died: a KindFailed error whose text holds the engine's last
+// output, local paths included. midway fails after the first chunk instead
+// of before it.
+type failingEngine struct {
+	engine.Engine
+	midway bool
+}
+
+const secretTail = "/home/operator/.local/share/drama/engine/tensorfold-native: CUDA error: out of memory at /opt/build/src/kernel.cu:42"
+
+func engineDied() error {
+	return &engine.Error{Kind: engine.KindFailed, Op: "synthesize",
+		Msg:     "native: engine exited with code 70; its last output:\n  " + secretTail,
+		LogTail: "loading /home/operator/.local/share/drama/full/model.safetensors\n" + secretTail}
+}
+
+func (f *failingEngine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
+	if !f.midway {
+		return nil, engineDied()
+	}
+	st, err := f.Engine.Synthesize(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &failingStream{AudioStream: st}, nil
+}
+
+type failingStream struct {
+	engine.AudioStream
+	calls int
+}
+
+func (s *failingStream) Next() ([]byte, error) {
+	if s.calls++; s.calls > 1 {
+		return nil, engineDied()
+	}
+	return s.AudioStream.Next()
+}
+
+// rawExchange is one request written by hand onto a fresh connection and
+// its response read back byte by byte, chunked bodies decoded here, so the
+// framing (Content-Length, chunks, the terminating chunk, trailers, a
+// close) is seen exactly as a client sees it.
+type rawExchange struct {
+	Proto      string
+	Status     int
+	Header     http.Header
+	Body       []byte
+	Trailer    http.Header
+	Chunked    bool
+	Terminated bool // the zero-length chunk arrived
+	CleanEOF   bool // a body without framing ended with the connection
+}
+
+// rawDo sends method path with body as proto ("HTTP/1.0" or "HTTP/1.1").
+// stop, when set, is called once the headers and the first body bytes have
+// arrived, before the rest is read.
+func rawDo(t *testing.T, url, proto, method, path, body string, stop func(first []byte)) rawExchange {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	req := fmt.Sprintf("%s %s %s\r\nHost: %s\r\n", method, path, proto, strings.TrimPrefix(url, "http://"))
+	if body != "" || method == http.MethodPost {
+		req += fmt.Sprintf("Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
+	}
+	if proto == "HTTP/1.1" {
+		req += "TE: trailers\r\nConnection: close\r\n"
+	}
+	io.WriteString(conn, req+"\r\n"+body)
+	br := bufio.NewReader(conn)
+	var r rawExchange
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("no status line: %v", err)
+	}
+	fmt.Sscanf(line, "%s %d", &r.Proto, &r.Status)
+	r.Header = readHeaders(br)
+	first := func() {
+		if stop != nil {
+			stop(r.Body)
+			stop = nil
+		}
+	}
+	if r.Header.Get("Transfer-Encoding") != "chunked" {
+		if cl := r.Header.Get("Content-Length"); cl != "" {
+			n, _ := strconv.Atoi(cl)
+			r.Body = make([]byte, n)
+			if _, err := io.ReadFull(br, r.Body); err != nil {
+				t.Fatalf("body shorter than its Content-Length %d: %v", n, err)
+			}
+			first()
+			return r
+		}
+		r.Body, err = io.ReadAll(br)
+		r.CleanEOF = err == nil
+		first()
+		return r
+	}
+	r.Chunked = true
+	for {
+		sizeLine, err := br.ReadString('\n')
+		if err != nil {
+			return r
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(sizeLine), 16, 64)
+		if err != nil {
+			t.Fatalf("bad chunk size line %q", sizeLine)
+		}
+		if n == 0 {
+			r.Terminated = true
+			r.Trailer = readHeaders(br)
+			return r
+		}
+		chunk := make([]byte, n+2)
+		if _, err := io.ReadFull(br, chunk); err != nil {
+			return r
+		}
+		r.Body = append(r.Body, chunk[:n]...)
+		first()
+	}
+}
+
+// lockedBuffer is a log destination safe for the server's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// corsExposed are the reply headers a browser page of an allowed origin may
+// read.
+const corsExposed = "X-Request-Id, X-Sample-Rate, X-Audio-Format, X-Finish-Reason, X-Long-Form-Segments, Retry-After"
+
+// guard refuses requests a web page could make without the operator
+// meaning it: a Host header that names neither the bound address nor a
+// name for it (DNS rebinding: a page on another name whose name now points
+// here), and a browser request from another origin (Origin, or
+// Sec-Fetch-Site when a browser sends no Origin) that --allow-origin does
+// not name. Requests of allowed origins get CORS headers, and their
+// preflight OPTIONS is answered. Clients that are not browsers send
+// neither header and are not affected.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(r.Host) {
+			writeError(w, &apiError{Status: http.StatusMisdirectedRequest, Type: "invalid_request_error", Code: "host_not_allowed",
+				Message: "Host " + quoteHost(r.Host) + " is not an address this server listens on: use " + s.selfHost() + ", or start drama serve with --allow-host " + hostOnly(r.Host)})
+			return
+		}
+		origin := r.Header.Get("Origin")
+		allowed := origin != "" && s.originAllowed(origin)
+		switch {
+		case allowed:
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", corsExposed)
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+				if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+					h.Set("Access-Control-Allow-Headers", req)
+				}
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		case origin != "" && !s.sameOrigin(origin, r):
+			s.refuseOrigin(w, origin)
+			return
+		case origin == "" && crossSiteFetch(r.Header.Get("Sec-Fetch-Site")):
+			s.refuseOrigin(w, "")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) refuseOrigin(w http.ResponseWriter, origin string) {
+	what := "a page of another site"
+	if origin != "" {
+		what = "a page of " + origin
+	}
+	writeError(w, &apiError{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "origin_not_allowed",
+		Message: "refused a request from " + what + ": start drama serve with --allow-origin " + originOrExample(origin) + " to let that page use this server"})
+}
+
+func originOrExample(origin string) string {
+	if origin == "" || origin == "null" {
+		return "https://app.example"
+	}
+	return origin
+}
+
+// crossSiteFetch reports a Sec-Fetch-Site of a request a page of another
+// origin made.
+func crossSiteFetch(v string) bool { return v == "cross-site" || v == "same-site" }
+
+// sameOrigin reports whether origin is this server as the request reached
+// it: http://<Host>, with a Host that hostAllowed has already accepted.
+func (s *Server) sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" || u.Path != "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// originAllowed reports whether origin is named by AllowOrigins ("*"
+// allows every origin).
+func (s *Server) originAllowed(origin string) bool {
+	for _, o := range s.cfg.AllowOrigins {
+		if o == "*" || strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostAllowed reports whether a request's Host names this server: the bound
+// IP address, localhost for a loopback address, any IP address and this
+// machine's names for a wildcard address, or a name in AllowHosts. Without
+// a bound address (Config.Addr empty) every Host is taken, and so is an
+// HTTP/1.0 request without one (browsers always send it; net/http refuses
+// an HTTP/1.1 request without it).
+func (s *Server) hostAllowed(hostport string) bool {
+	if s.cfg.Addr == "" || hostport == "" {
+		return true
+	}
+	host := strings.ToLower(hostOnly(hostport))
+	for _, h := range s.cfg.AllowHosts {
+		if h == "*" || strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	bound, _, err := net.SplitHostPort(s.cfg.Addr)
+	if err != nil {
+		return false
+	}
+	bip := net.ParseIP(bound)
+	ip := net.ParseIP(host)
+	switch {
+	case bound == "" || (bip != nil && bip.IsUnspecified()):
+		return ip != nil || host == "localhost" || s.machineName(host)
+	case strings.EqualFold(bound, "localhost"):
+		return host == "localhost" || (ip != nil && ip.IsLoopback())
+	case bip == nil:
+		return strings.EqualFold(bound, host)
+	case ip != nil:
+		return ip.Equal(bip)
+	default:
+		return host == "localhost" && bip.IsLoopback()
+	}
+}
+
+func (s *Server) machineName(host string) bool {
+	for _, n := range s.hostNames {
+		if strings.EqualFold(n, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// selfHost is how a client should name this server.
+func (s *Server) selfHost() string {
+	return s.cfg.Addr
+}
+
+// hostOnly strips the port (and an IPv6 literal's brackets) from a Host
+// header.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func quoteHost(h string) string {
+	if h == "" {
+		return "(empty)"
+	}
+	return "\"" + h + "\""
+}

@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// DefaultStallTimeout is how long a client may accept no part of its reply
+// before it is cut.
+const DefaultStallTimeout = 10 * time.Second
+
+// stallPiece is the most written to the connection under one deadline: a
+// client that takes a whole stall timeout to accept this much has stopped
+// reading.
+const stallPiece = 16 << 10
+
+// errClientStalled is the cause given to a request's context when its
+// client stopped reading.
+var errClientStalled = errors.New("the client accepted no audio within the stall timeout")
+
+// withStallCut gives every write to a reply a deadline: a client that
+// accepts no piece of its reply for StallTimeout is cut, the request's
+// context is cancelled (which cancels its synthesis and frees the engine),
+// and the cut is counted in the metrics.
+func (s *Server) withStallCut(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancelCause(r.Context())
+		defer cancel(nil)
+		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.StallTimeout, cancel: cancel, onStall: s.clientStalled}
+		// Armed from the start (a deadline left by an earlier request on
+		// the connection must not cut this one), and still armed after the
+		// handler returns, so the last bytes net/http writes are bounded too.
+		sw.arm()
+		defer sw.arm()
+		next.ServeHTTP(sw, r.WithContext(ctx))
+	})
+}
+
+func (s *Server) clientStalled() {
+	s.metrics.stalled.Add(1)
+}
+
+// stallWriter is a ResponseWriter whose writes each get StallTimeout.
+type stallWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	cancel  context.CancelCauseFunc
+	onStall func()
+	stalled bool
+}
+
+func (w *stallWriter) arm() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+}
+
+// Write writes p in pieces of at most stallPiece bytes, each under a fresh
+// deadline, so a slow client that keeps reading is never cut but one that
+// stops is.
+func (w *stallWriter) Write(p []byte) (int, error) {
+	var n int
+	for len(p) > 0 || n == 0 {
+		piece := p[:min(len(p), stallPiece)]
+		w.arm()
+		m, err := w.ResponseWriter.Write(piece)
+		n += m
+		if err != nil {
+			w.failed(err)
+			return n, err
+		}
+		p = p[len(piece):]
+		if len(p) == 0 {
+			break
+		}
+	}
+	return n, nil
+}
+
+// Flush sends what is buffered under a fresh deadline.
+func (w *stallWriter) Flush() {
+	w.arm()
+	if err := w.rc.Flush(); err != nil {
+		w.failed(err)
+	}
+}
+
+// WriteHeader is the wrapped writer's, under a fresh deadline.
+func (w *stallWriter) WriteHeader(code int) {
+	w.arm()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *stallWriter) failed(err error) {
+	var ne net.Error
+	if !errors.Is(err, os.ErrDeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+		return
+	}
+	if !w.stalled {
+		w.stalled = true
+		w.onStall()
+	}
+	w.cancel(errClientStalled)
+}

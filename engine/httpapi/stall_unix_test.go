@@ -1,0 +1,84 @@
+//go:build unix
+
+package httpapi
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
+)
+
+// dialTinyWindow connects with a 4 KiB receive buffer, set before the
+// connection is made so the window it offers stays small.
+func dialTinyWindow(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// TestStalledClientIsCut: a client with a tiny receive buffer asks for a
+// long streamed synthesis and never reads. It is cut after the stall
+// timeout, its synthesis is cancelled, the next client is served, and the
+// cut is counted.
+func TestStalledClientIsCut(t *testing.T) {
+	for _, mode := range []string{`"stream":true`, `"stream":false`, `"stream_format":"sse"`} {
+		t.Run(mode, func(t *testing.T) {
+			ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *Config) {
+				f.FramesPerRune = 20 // about 8 MB of audio: far more than the socket buffers hold
+				c.StallTimeout = 300 * time.Millisecond
+			})
+			conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
+			body := `{"input":"` + strings.Repeat("word ", 20) + `",` + mode + `}`
+			fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			waitFor(t, func() bool { return ce.peak.Load() == 1 })
+
+			client := &http.Client{Timeout: 30 * time.Second}
+			resp, err := client.Post(ts.URL+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"the next client"}`))
+			if err != nil {
+				t.Fatalf("the next client was not served while one client stopped reading: %v", err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("next client: %d", resp.StatusCode)
+			}
+			if ce.active.Load() != 0 {
+				t.Fatalf("%d syntheses still running: the stalled client's was not cancelled", ce.active.Load())
+			}
+			m := get(t, ts.URL+"/metrics")
+			if !strings.Contains(m, "drama_stalled_clients_total 1\n") {
+				t.Fatalf("metrics do not count the cut client:\n%s", m)
+			}
+		})
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}

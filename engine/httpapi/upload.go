@@ -1,0 +1,245 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Default limits of POST /v1/voices.
+const (
+	DefaultMaxClipBytes   = 64 << 20  // one clip file
+	DefaultMaxUploadBytes = 256 << 20 // a whole request
+	DefaultMaxClips       = 8         // clips in a request, as a voice keeps at most 8 references
+	DefaultCloneWait      = 10 * time.Second
+	maxFieldBytes         = 64 << 10 // a text field (name, transcript, consent)
+)
+
+// UploadLimits bound POST /v1/voices. Parts are written to files under Dir
+// as they arrive (never held in memory), one clone runs at a time, and every
+// file of a request is removed when it ends, whatever the outcome.
+type UploadLimits struct {
+	// Dir holds the parts of the clone being made (default: the system's
+	// temporary directory; drama serve uses <root>/.drama/uploads).
+	Dir string
+	// MaxClipBytes bounds one clip file (default DefaultMaxClipBytes).
+	MaxClipBytes int64
+	// MaxRequestBytes bounds a whole request (default DefaultMaxUploadBytes).
+	MaxRequestBytes int64
+	// MaxClips bounds the clips of a request (default DefaultMaxClips).
+	MaxClips int
+	// Wait is how long a clone waits for the one running before a 429
+	// (default DefaultCloneWait; negative: no wait).
+	Wait time.Duration
+}
+
+func (u UploadLimits) withDefaults() UploadLimits {
+	if u.Dir == "" {
+		u.Dir = os.TempDir()
+	}
+	if u.MaxClipBytes <= 0 {
+		u.MaxClipBytes = DefaultMaxClipBytes
+	}
+	if u.MaxRequestBytes <= 0 {
+		u.MaxRequestBytes = DefaultMaxUploadBytes
+	}
+	if u.MaxClips <= 0 {
+		u.MaxClips = DefaultMaxClips
+	}
+	if u.Wait == 0 {
+		u.Wait = DefaultCloneWait
+	}
+	return u
+}
+
+// cloneTurn takes the one clone slot, waiting up to Uploads.Wait; past it
+// the answer is a 429 with Retry-After from the clones measured so far.
+func (s *Server) cloneTurn(ctx context.Context) (release func(), e *apiError) {
+	release = func() { <-s.cloneSlot }
+	select {
+	case s.cloneSlot <- struct{}{}:
+		return release, nil
+	default:
+	}
+	if s.cfg.Uploads.Wait < 0 {
+		return nil, s.cloneBusy()
+	}
+	t := time.NewTimer(s.cfg.Uploads.Wait)
+	defer t.Stop()
+	select {
+	case s.cloneSlot <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, clientClosed()
+	case <-t.C:
+		return nil, s.cloneBusy()
+	}
+}
+
+func (s *Server) cloneBusy() *apiError {
+	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "clone_busy", RetryAfter: s.metrics.meanClone(),
+		Message: "another voice is being cloned; one clone runs at a time: retry after the Retry-After seconds"}
+}
+
+// uploadDir makes a directory of its own for one request's parts.
+func (s *Server) uploadDir() (string, error) {
+	if err := os.MkdirAll(s.cfg.Uploads.Dir, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(s.cfg.Uploads.Dir, "clone-*")
+}
+
+func tooLarge(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Param: param, Code: "upload_too_large", Message: fmt.Sprintf(format, args...)}
+}
+
+// parseClone reads a multipart clone request part by part: text fields of
+// at most 64 KiB into memory, clip files into dir, each under the limits.
+// Clip files and transcript fields pair up in order.
+func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) (*CloneRequest, *apiError) {
+	lim := s.cfg.Uploads
+	if r.ContentLength > lim.MaxRequestBytes {
+		return nil, tooLarge("", "the request is %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, lim.MaxRequestBytes)
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return nil, badRequest("", "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each)")
+	}
+	// every read must bring bytes within the stall timeout: a client that
+	// stops sending is cut and frees the clone slot, one that keeps sending
+	// is never cut however long the upload takes
+	rc := http.NewResponseController(w)
+	r.Body = http.MaxBytesReader(w, &stallReader{ReadCloser: r.Body, arm: func() { _ = rc.SetReadDeadline(time.Now().Add(s.cfg.StallTimeout)) }}, lim.MaxRequestBytes)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, badRequest("", "send the clone as multipart/form-data: %v", err)
+	}
+	fields := map[string]string{}
+	var files []CloneClip
+	var texts []string
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, readErr("", err, lim)
+		}
+		name := part.FormName()
+		switch {
+		case name == "clip":
+			if len(files) == lim.MaxClips {
+				part.Close()
+				return nil, badRequest("clip", "more than %d clips: a voice keeps at most %d references", lim.MaxClips, lim.MaxClips)
+			}
+			c, e := saveClip(part, dir, len(files), lim)
+			part.Close()
+			if e != nil {
+				return nil, e
+			}
+			files = append(files, c)
+		case part.FileName() != "":
+			part.Close()
+			return nil, badRequest(name, "unexpected file field %q: only clip takes files", name)
+		default:
+			v, e := readField(part, name, lim)
+			part.Close()
+			if e != nil {
+				return nil, e
+			}
+			if name == "transcript" {
+				texts = append(texts, v)
+			} else if _, dup := fields[name]; !dup {
+				fields[name] = v
+			}
+		}
+	}
+	req := &CloneRequest{ID: fields["id"], Name: fields["name"], Source: fields["source"], ConsentWho: fields["consent_who"], ConsentStatement: fields["consent_statement"]}
+	if req.Source == "" {
+		req.Source = "consented"
+	}
+	if req.Source != "synthetic" && (req.ConsentWho == "" || req.ConsentStatement == "") {
+		return nil, badRequest("consent_statement", "a cloned voice needs consent: give consent_who and consent_statement (or source=synthetic)")
+	}
+	if len(files) == 0 || len(files) != len(texts) {
+		return nil, badRequest("clip", "send one or more clip files, each with a transcript field (got %d clips, %d transcripts)", len(files), len(texts))
+	}
+	for i := range files {
+		files[i].Transcript = texts[i]
+	}
+	req.Clips = files
+	return req, nil
+}
+
+// saveClip writes one clip part to a file in dir, at most MaxClipBytes.
+func saveClip(part *multipart.Part, dir string, i int, lim UploadLimits) (CloneClip, *apiError) {
+	label := fmt.Sprintf("clip %d", i+1)
+	if fn := part.FileName(); fn != "" {
+		label += " (" + filepath.Base(fn) + ")"
+	}
+	f, err := os.CreateTemp(dir, "clip-*")
+	if err != nil {
+		return CloneClip{}, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store " + label + ": " + err.Error()}
+	}
+	n, err := io.Copy(f, io.LimitReader(part, lim.MaxClipBytes+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return CloneClip{}, readErr("clip", fmt.Errorf("%s: %w", label, err), lim)
+	case n > lim.MaxClipBytes:
+		return CloneClip{}, tooLarge("clip", "%s is over %d bytes, the limit for one clip (drama serve --max-clip-bytes); a voice keeps 60 s of speech: cut the recording", label, lim.MaxClipBytes)
+	case n == 0:
+		return CloneClip{}, badRequest("clip", "%s is empty", label)
+	}
+	return CloneClip{Filename: part.FileName(), Path: f.Name()}, nil
+}
+
+func readField(part *multipart.Part, name string, lim UploadLimits) (string, *apiError) {
+	b, err := io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
+	if err != nil {
+		return "", readErr(name, err, lim)
+	}
+	if len(b) > maxFieldBytes {
+		return "", tooLarge(name, "field %s is over %d bytes", name, maxFieldBytes)
+	}
+	return string(b), nil
+}
+
+// stallReader arms a read deadline before each read of the body.
+type stallReader struct {
+	io.ReadCloser
+	arm func()
+}
+
+func (r *stallReader) Read(p []byte) (int, error) {
+	r.arm()
+	return r.ReadCloser.Read(p)
+}
+
+// readErr maps an error reading the body: past the request's limit a 413,
+// otherwise a 400.
+func readErr(param string, err error, lim UploadLimits) *apiError {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge(param, "the request is over %d bytes, the limit for a clone request (drama serve --max-upload-bytes)", lim.MaxRequestBytes)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Param: param, Code: "upload_stalled",
+			Message: "the upload stopped: no bytes came within the stall timeout (drama serve --stall-timeout)"}
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "clip ") {
+		msg = "reading the multipart body: " + msg
+	}
+	return badRequest(param, "%s", msg)
+}

@@ -1,0 +1,92 @@
+// Package hubtest lays out drama roots and Hugging Face caches as drama
+// fetch leaves them, for the tests of the commands that read them.
+package hubtest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
+)
+
+// Layout is a drama root and the cache its installs link into.
+type Layout struct {
+	T     testing.TB
+	Root  string
+	Cache hub.Cache
+}
+
+// New returns a layout in a fresh temporary directory: <tmp>/root and the
+// cache <tmp>/hub.
+func New(t testing.TB) *Layout {
+	d := t.TempDir()
+	return &Layout{T: t, Root: filepath.Join(d, "root"), Cache: hub.Cache{Dir: filepath.Join(d, "hub")}}
+}
+
+// File returns the pin of a file with the given content.
+func File(path, content string) pins.File {
+	sum := sha256.Sum256([]byte(content))
+	return pins.File{Path: path, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), LFS: true}
+}
+
+// Install puts files (path to content) of repo@commit into the cache as
+// blobs and snapshot links, places them in <root>/<variant> as symlinks
+// into the snapshot (hard links to the blobs when hard is set), writes the
+// lock file and drama's refs, and returns the install.
+func (x *Layout) Install(variant, repo, commit string, hard bool, files map[string]string) pins.Install {
+	t := x.T
+	t.Helper()
+	p := &pins.Pins{Format: pins.Format, Variant: variant, Repo: repo, RepoType: "model", Revision: commit,
+		License: "test", Engine: "cuda", MemoryGiB: 1}
+	for path, content := range files {
+		f := File(path, content)
+		p.Files = append(p.Files, f)
+		x.Blob(repo, f, content)
+		if err := x.Cache.Link(repo, commit, path, hub.BlobName(f)); err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(x.Root, variant, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if hard {
+			err = os.Link(x.Cache.BlobPath(repo, hub.BlobName(f)), dst)
+		} else {
+			err = os.Symlink(x.Cache.SnapshotPath(repo, commit, path), dst)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteFile(filepath.Join(x.Root, variant, pins.LockFileName)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{hub.PinnedRef, hub.RootRef(x.Root)} {
+		if err := x.Cache.WriteRef(repo, ref, commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pins.Install{Variant: variant, Dir: filepath.Join(x.Root, variant), Pins: p}
+}
+
+// Blob writes a blob of repo for f unless it is there.
+func (x *Layout) Blob(repo string, f pins.File, content string) {
+	p := x.Cache.BlobPath(repo, hub.BlobName(f))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		x.T.Fatal(err)
+	}
+	if _, err := os.Stat(p); err == nil {
+		return
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		x.T.Fatal(err)
+	}
+}
