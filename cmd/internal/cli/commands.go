@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/drama-tts/drama/cmd/internal/benchcmd"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/doctorcmd"
@@ -14,6 +15,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/pinscmd"
 	"github.com/drama-tts/drama/cmd/internal/pluginscmd"
 	"github.com/drama-tts/drama/cmd/internal/pthcmd"
+	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
@@ -44,4 +46,6 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(configcmd.NewCmd(f))
 	root.AddCommand(doctorcmd.NewCmd(f, nil))
 	root.AddCommand(enginecmd.NewCmd(f))
+	root.AddCommand(benchcmd.NewCmd(f, nil))
+	root.AddCommand(qualifycmd.NewCmd(f, nil))
 }

@@ -45,7 +45,9 @@ var layers = []layer{
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
-	{"engine/httpapi", []string{"engine", "engine/prompt", "voices/..."}, nil},
+	{"engine/httpapi", []string{"engine", "engine/prompt", "voices/..."}, []string{"github.com/go-json-experiment/json"}},
+	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
+	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
 	{"scripts", domain, nil},
@@ -82,10 +84,11 @@ func allowed(l layer, pkg, imp string) bool {
 }
 
 // testHelper reports whether imp is one of drama's test-helper packages
-// (enginetest, nativetest, hubtest, ...), which any package's tests may use.
+// (enginetest, nativetest, hubtest, ...) or the stand-in engine, which any
+// package's tests may use.
 func testHelper(imp string) bool {
 	rel, ok := strings.CutPrefix(imp, module)
-	return ok && strings.HasSuffix(rel, "test") && !strings.HasPrefix(rel, "cmd/")
+	return ok && (strings.HasSuffix(rel, "test") || rel == "engine/native/standin") && !strings.HasPrefix(rel, "cmd/")
 }
 
 // TestImportTable holds the import table over every package of the module,

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// qualifyRoot makes a root whose full variant is two small files with
+// locked pins, and whose engine record names the stand-in.
+func qualifyRoot(t *testing.T) (root, corpus string) {
+	t.Helper()
+	bin := binaries(t)
+	root = t.TempDir()
+	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	os.MkdirAll(filepath.Join(root, "engine"), 0o755)
+	os.WriteFile(filepath.Join(root, "full", "config.json"), []byte(`{"model":"test"}`), 0o644)
+	os.WriteFile(filepath.Join(root, "full", "codec.pth"), []byte(strings.Repeat("codec", 200)), 0o644)
+	if out, err := exec.Command(filepath.Join(bin, "drama"), "pins", "make", filepath.Join(root, "full"), "--local",
+		"-o", filepath.Join(root, "full", "pins.lock.json")).CombinedOutput(); err != nil {
+		t.Fatalf("pins make: %v\n%s", err, out)
+	}
+	setRecord(t, root, filepath.Join(bin, "tensorfold-standin"))
+	corpus = filepath.Join(t.TempDir(), "corpus.txt")
+	os.WriteFile(corpus, []byte("Hi.\n[laughs] Oh.\n"), 0o644)
+	return root, corpus
+}
+
+func setRecord(t *testing.T, root, binary string) {
+	t.Helper()
+	out, err := exec.Command("sha256sum", binary).Output()
+	if err != nil {
+		t.Fatalf("sha256sum: %v", err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), out, 0o644)
+}
+
+// drama runs the drama binary with the stand-in paced at rtf and returns
+// its exit code and output.
+func drama(t *testing.T, rtf string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binaries(t), "drama"), args...)
+	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms", "TENSORFOLD_STANDIN_RTF="+rtf)
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+func TestQualify(t *testing.T) {
+	root, corpus := qualifyRoot(t)
+	bin := binaries(t)
+	marker := filepath.Join(root, ".drama", "qualified-full.json")
+	// Other jobs on a shared test machine move MemAvailable by more than
+	// the 2 GiB default; the threshold itself is tested in engine/qualify.
+	args := []string{"qualify", "--root", root, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--plugin-dir", bin,
+		"--corpus", corpus, "--warmup", "0", "--passes", "2", "--mem-tolerance-gib", "8"}
+	serve := []string{"--", "--admission", "off", "--grace", "3s"}
+
+	code, out := drama(t, "0.02", append(append(args, "--accept-native-numerics", "--gate-rtf", "0.01"), serve...)...)
+	if code != 1 || !strings.Contains(out, "warm whole RTF p50 0.") || !strings.Contains(out, "is not under 0.010") {
+		t.Fatalf("gate 0.01: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a marker was written for a failed run")
+	}
+
+	code, out = drama(t, "0.02", append(args, serve...)...)
+	if code != 1 || !strings.Contains(out, "--accept-native-numerics") || strings.Contains(out, "FAIL") {
+		t.Fatalf("without acceptance: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a marker was written without --accept-native-numerics")
+	}
+
+	voices := t.TempDir()
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "voices", "testdata", "cuda.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
+	code, out = drama(t, "0.02", append(append(args, "--accept-native-numerics", "--references", filepath.Join(voices, "fixture.json")), append(serve, "--voices", voices)...)...)
+	if code != 0 || !strings.Contains(out, "full is qualified on this host") {
+		t.Fatalf("qualify: exit %d\n%s", code, out)
+	}
+	for _, step := range []string{"pinned files", "engine binary", "cold load", "sentence warm, byte-identical", "sentence streamed, same samples",
+		"300-character paragraph", "voice fixture", "inline references (2 from fixture.json)", "unknown voice refused", "stopped", "first audio", "rtf whole", "rtf streamed", "memory"} {
+		if !strings.Contains(out, "\t"+step) {
+			t.Errorf("no step %q in\n%s", step, out)
+		}
+	}
+	var m map[string]any
+	data, err := os.ReadFile(marker)
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		t.Fatalf("marker: %v\n%s", err, data)
+	}
+	for _, k := range []string{"qualified", "host", "gpu", "pins_sha256", "native_sha256", "checkpoint_revision", "numerics", "bench", "qualified_at"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("marker lacks %q", k)
+		}
+	}
+	if left := processesRunning(t, bin); len(left) > 0 {
+		t.Fatalf("processes left after qualify: %q", left)
+	}
+	if code, out := drama(t, "0", "verify", "--root", root); code != 0 || strings.Contains(out, "not pinned") {
+		t.Fatalf("verify counts the marker: exit %d\n%s", code, out)
+	}
+	if code, out := drama(t, "0", "qualify", "--check", "--root", root); code != 0 || !strings.HasPrefix(out, "full\tqualified") {
+		t.Fatalf("check: exit %d\n%s", code, out)
+	}
+
+	// A rebuilt engine: its record changes, the marker goes stale.
+	setRecord(t, root, filepath.Join(bin, "drama-engine-cuda"))
+	if code, out := drama(t, "0", "qualify", "--check", "--root", root); code != 1 || !strings.Contains(out, "stale") || !strings.Contains(out, "engine binary") {
+		t.Fatalf("check after the record changed: exit %d\n%s", code, out)
+	}
+}
+
+func TestBenchStartsServe(t *testing.T) {
+	bin := binaries(t)
+	root, corpus := qualifyRoot(t)
+	out := t.TempDir()
+	voices := t.TempDir()
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "voices", "testdata", "cuda.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
+	code, msg := drama(t, "0.05", "bench", "--root", root, "--start", "--corpus", corpus, "--warmup", "0", "--passes", "1", "--out", out,
+		"--voice", "", "--voice", "fixture",
+		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s", "--voices", voices)
+	if code != 0 || !strings.Contains(msg, "streamed\tall\tfirst_audio_s") || !strings.Contains(msg, "streamed\tvoice fixture\trtf") {
+		t.Fatalf("drama bench --start: exit %d\n%s", code, msg)
+	}
+	var rep struct {
+		ReadySeconds float64 `json:"ready_s"`
+		Memory       struct {
+			Baseline struct {
+				BeforeLoad bool `json:"before_load"`
+			} `json:"baseline"`
+			Peak struct {
+				RSS int64 `json:"rss"`
+			} `json:"peak"`
+			PIDs []int `json:"pids"`
+		} `json:"memory"`
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.ReadySeconds <= 0 || !rep.Memory.Baseline.BeforeLoad || rep.Memory.Peak.RSS <= 0 || len(rep.Memory.PIDs) < 3 {
+		t.Fatalf("report: ready %g, before load %v, RSS %d, pids %v", rep.ReadySeconds, rep.Memory.Baseline.BeforeLoad, rep.Memory.Peak.RSS, rep.Memory.PIDs)
+	}
+	if left := processesRunning(t, bin); len(left) > 0 {
+		t.Fatalf("processes left after drama bench: %q", left)
+	}
+}
+
+func TestBenchInterruptedStopsItsServe(t *testing.T) {
+	bin := binaries(t)
+	root, _ := qualifyRoot(t)
+	cmd := exec.Command(filepath.Join(bin, "drama"), "bench", "--root", root, "--start", "--out", t.TempDir(),
+		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s")
+	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms", "TENSORFOLD_STANDIN_RTF=0.5")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "drama serve ready at") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("drama serve not ready:\n%s", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if running := processesRunning(t, bin); len(running) < 4 {
+		t.Fatalf("want drama bench, drama serve, its plugin and the stand-in, found %q", running)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v) after SIGINT\n%s", code, err, stderr)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for left := processesRunning(t, bin); len(left) > 0; left = processesRunning(t, bin) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after an interrupted bench: %q", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,221 @@
+package benchcmd
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/realclient"
+	"github.com/drama-tts/drama/engine/bench"
+	"github.com/drama-tts/drama/engine/native/standin"
+)
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+		check   func(*Options) bool
+	}{
+		{nil, "", func(o *Options) bool { return o.Warmup == 2 && o.Passes == 3 && o.Out == "." && !o.Start }},
+		{[]string{"--voice", "a", "--voice", "b"}, "", func(o *Options) bool { return len(o.Voices) == 2 }},
+		{[]string{"--start", "--", "--engine-bin", "x"}, "", func(o *Options) bool { return o.Start && strings.Join(o.ServeArgs, " ") == "--engine-bin x" }},
+		{[]string{"--", "--engine-bin", "x"}, "add --start", nil},
+		{[]string{"--start", "--server", "http://x"}, "exclude each other", nil},
+		{[]string{"stray"}, "unknown command", nil},
+		{[]string{"--passes", "0"}, "--passes", nil},
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		var got *Options
+		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tc.args...)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !tc.check(got) {
+			t.Errorf("%v: %v %+v", tc.args, err, got)
+		}
+	}
+}
+
+func TestResolveServer(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
+	if u, _ := ResolveServer(f, ""); u != DefaultServer {
+		t.Errorf("default: %s", u)
+	}
+	if u, _ := ResolveServer(f, "127.0.0.1:9000"); u != "http://127.0.0.1:9000" {
+		t.Errorf("flag: %s", u)
+	}
+	f = cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir(), "DRAMA_ADDR", "127.0.0.1:9001")
+	if u, _ := ResolveServer(f, ""); u != "http://127.0.0.1:9001" {
+		t.Errorf("DRAMA_ADDR: %s", u)
+	}
+}
+
+func standin_(t *testing.T, rtf float64) string {
+	t.Helper()
+	run, err := standin.Listen(standin.Options{RTF: rtf}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	return "http://" + run.Addr
+}
+
+func writeCorpus(t *testing.T, texts ...string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "corpus.txt")
+	os.WriteFile(name, []byte("# test corpus\n"+strings.Join(texts, "\n")+"\n"), 0o644)
+	return name
+}
+
+// benchRun runs drama bench against url and returns the output directory.
+func benchRun(t *testing.T, url string, corpus string) (dir string, stdout string) {
+	t.Helper()
+	dir = t.TempDir()
+	ios, _, out, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
+	err := cmdutil.Execute(NewCmd(f, nil), "--server", url, "--corpus", corpus, "--warmup", "0", "--passes", "3", "--out", dir)
+	if err != nil {
+		t.Fatalf("drama bench: %v\n%s", err, errOut)
+	}
+	return dir, out.String()
+}
+
+func TestBenchWritesReports(t *testing.T) {
+	dir, out := benchRun(t, standin_(t, 0.1), writeCorpus(t, "Hi.", "[laughs] Oh."))
+	for _, want := range []string{"streamed\tall\tfirst_audio_s\t6\t", "whole\tall\trtf\t6\t", "streamed\tshort\trtf"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	rep, err := bench.ReadReport(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Requests) != 1+2*3*2 || rep.Corpus.Name == "" || rep.Summary.Invalid != 0 {
+		t.Fatalf("report: %d requests, corpus %q, %d invalid", len(rep.Requests), rep.Corpus.Name, rep.Summary.Invalid)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBenchNoServer(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
+	err := cmdutil.Execute(NewCmd(f, nil), "--server", "http://127.0.0.1:1", "--passes", "1", "--out", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "is drama serve running at http://127.0.0.1:1?") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestCompareCommand(t *testing.T) {
+	corpus := writeCorpus(t, "Hi.")
+	a, _ := benchRun(t, standin_(t, 0.2), corpus)
+	b, _ := benchRun(t, standin_(t, 0.4), corpus)
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	if err := cmdutil.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.json"), filepath.Join(b, "report.json")); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, line := range strings.Split(out.String(), "\n") {
+		c := strings.Split(line, "\t")
+		if len(c) == 7 && c[0] == "whole" && c[1] == "all" && c[2] == "rtf p50" {
+			found = true
+			ratio, _ := strconv.ParseFloat(strings.TrimSuffix(c[5], "x"), 64)
+			if c[6] != "slower" || ratio < 1.6 || ratio > 2.4 {
+				t.Errorf("2x slower: %q", line)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no whole rtf p50 row:\n%s", out)
+	}
+	err := cmdutil.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.html"), filepath.Join(b, "report.json"))
+	if err == nil || !strings.Contains(err.Error(), "report.html") {
+		t.Fatalf("not a report: %v", err)
+	}
+}
+
+// TestReportInChromium opens the HTML report in headless Chromium with
+// the network cut off: the plots must be drawn (their colours are on the
+// screenshot, their SVG in the rendered DOM) and the console must stay
+// silent (the page has no script, so any line is a failed load or an
+// error).
+func TestReportInChromium(t *testing.T) {
+	chromium := realclient.Chromium(t)
+	dir, _ := benchRun(t, standin_(t, 0.05), writeCorpus(t, "Hi.", "Hello there."))
+	page := filepath.Join(dir, "report.html")
+	profile := t.TempDir()
+	shot := filepath.Join(dir, "shot.png")
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
+		"--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0", "--window-size=1100,2600"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dom, err := exec.CommandContext(ctx, chromium, append(base, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	for _, id := range []string{bench.PlotFirstAudio, bench.PlotRTF, bench.PlotMemory} {
+		i := bytes.Index(dom, []byte(`<figure id="`+id+`">`))
+		if i < 0 || !bytes.Contains(dom[i:i+min(len(dom)-i, 4000)], []byte("<svg")) {
+			t.Errorf("rendered DOM has no plot %s", id)
+		}
+	}
+	cmd := exec.CommandContext(ctx, chromium, append(base, "--screenshot="+shot, "file://"+page)...)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, logs.String())
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Failed to load") || strings.Contains(line, "net::ERR") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bars and lines are drawn in these colours and nothing else is.
+	for name, want := range map[string]color.RGBA{"whole": {0x1f, 0x77, 0xb4, 0xff}, "streamed": {0xff, 0x7f, 0x0e, 0xff}} {
+		if n := countNear(img, want); n < 500 {
+			t.Errorf("%s colour: %d pixels on the screenshot: the plots were not drawn", name, n)
+		}
+	}
+}
+
+func countNear(img image.Image, c color.RGBA) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if near(r>>8, c.R) && near(g>>8, c.G) && near(bl>>8, c.B) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func near(v uint32, w uint8) bool { d := int(v) - int(w); return d > -8 && d < 8 }

@@ -1,0 +1,464 @@
+// Package qualifycmd implements `drama qualify`.
+package qualifycmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/cmd/internal/benchcmd"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/bench"
+	"github.com/drama-tts/drama/engine/qualify"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/voices"
+)
+
+// Options are the inputs of `drama qualify`.
+type Options struct {
+	F              *cmdutil.Factory
+	Engine         string // cuda or metal: which native binary and first-audio gate
+	EngineBin      string
+	PluginDir      string
+	ServeArgs      []string
+	PinsFile       string
+	VariantSet     bool
+	Accept         bool
+	Check          bool
+	Corpus         string
+	Warmup, Passes int
+	GateFirstAudio float64
+	GateRTF        float64
+	MemoryGiB      float64 // booked memory; 0: the pins' estimate x qualify.BookedFactor
+	MemTolerance   float64 // GiB MemAvailable may stay below its baseline after the stop
+	UpstreamCommit string
+	References     string // a voice file whose references the e2e step sends inline
+	Out            string
+	ReadyTimeout   time.Duration
+	Drama          string // the drama binary to start drama serve with; "" this one (tests)
+}
+
+// NewCmd returns `drama qualify`.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "qualify [-- SERVE-FLAGS]",
+		Short: "Check that this host serves a variant correctly and in real time, and mark it qualified",
+		Long: strings.TrimSpace(`
+Run the qualification of a variant on this host, in three steps, and write
+the qualification marker when every check passes and --accept-native-numerics
+is given:
+
+  assets  every pinned file of the variant by full sha256 (pins verify), and
+          the engine binary against its record <root>/engine/engine.sha256
+  e2e     drama serve started cold; a sentence whole, again warm
+          (byte-identical) and streamed (the same samples); a 300-character
+          paragraph whole and streamed (equal); each served voice; with
+          --references FILE, the sentence with that voice file's references
+          inline; an unknown voice refused with 400; after the stop, no
+          process left
+          and MemAvailable back within --mem-tolerance-gib of its level
+          before the load
+  bench   drama bench's schedule on the same server, with gates: every
+          reply valid audio; warm streamed first audio p50 at most
+          --gate-first-audio; warm RTF p50 under --gate-rtf for whole and
+          streamed replies; the memory peak within the memory booked for the
+          variant (--memory-gib; default 1.4 x the pins' estimate)
+
+The marker, <root>/.drama/qualified-<variant>.json, is bound to this host,
+the pins' sha256 and the engine binary's sha256: new pins, a rebuilt engine
+or a changed record make it stale. The native engine is not bit-exact with
+the reference implementation; --accept-native-numerics records that you
+accept its output, and without it no marker is written. --check only reads
+the marker and says whether it holds.
+
+Arguments after -- go to drama serve (e.g. --admission off, --voices DIR).
+The report of the bench step is written to --out.`),
+		Example: strings.TrimSpace(`
+$ drama qualify --variant nvfp4 --accept-native-numerics
+$ drama qualify --check --variant nvfp4
+$ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if d := cmd.ArgsLenAtDash(); d < 0 && len(args) > 0 || d > 0 {
+				return cmdutil.FlagErrorf("unexpected argument %q: arguments of drama serve go after --", args[0])
+			}
+			opts.ServeArgs = args
+			opts.VariantSet = cmd.Flags().Changed("variant")
+			if !cmd.Flags().Changed("gate-first-audio") && opts.Engine == "metal" {
+				opts.GateFirstAudio = qualify.DefaultFirstAudioMetal
+			}
+			switch {
+			case opts.Passes < 1 || opts.Warmup < 0:
+				return cmdutil.FlagErrorf("--passes must be 1 or more and --warmup 0 or more")
+			case opts.GateFirstAudio <= 0 || opts.GateRTF <= 0:
+				return cmdutil.FlagErrorf("--gate-first-audio and --gate-rtf must be above 0")
+			case opts.MemoryGiB < 0 || opts.MemTolerance < 0:
+				return cmdutil.FlagErrorf("--memory-gib and --mem-tolerance-gib must be 0 or more")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda or metal (passed on to drama serve)")
+	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH); passed on to drama serve")
+	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins (passed on to drama serve)")
+	fl.StringVar(&opts.PinsFile, "pins", "", "pins file (default: the variant's pins.lock.json, else the built-in pins)")
+	fl.BoolVar(&opts.Accept, "accept-native-numerics", false, "accept that the native engine is not bit-exact with the reference; needed to write the marker")
+	fl.BoolVar(&opts.Check, "check", false, "only check the marker against this host, the pins and the engine record")
+	fl.StringVar(&opts.Corpus, "corpus", "", "bench corpus file (default: the built-in "+bench.DefaultCorpusName+")")
+	fl.IntVar(&opts.Warmup, "warmup", bench.DefaultWarmup, "bench warm-up passes")
+	fl.IntVar(&opts.Passes, "passes", bench.DefaultPasses, "bench warm passes")
+	fl.Float64Var(&opts.GateFirstAudio, "gate-first-audio", qualify.DefaultFirstAudio, "seconds: warm streamed first audio p50 at most this (0.55 with --engine metal)")
+	fl.Float64Var(&opts.GateRTF, "gate-rtf", qualify.DefaultRTF, "warm real-time factor p50 under this, whole and streamed")
+	fl.Float64Var(&opts.MemoryGiB, "memory-gib", 0, "memory booked for the variant (0: 1.4 x the pins' memory_gib)")
+	fl.Float64Var(&opts.MemTolerance, "mem-tolerance-gib", float64(qualify.DefaultMemoryTolerance)/(1<<30), "how far MemAvailable may stay below its level before the load once drama serve stopped")
+	fl.StringVar(&opts.References, "references", "", "a voice file whose references an e2e step sends inline with a request (CUDA)")
+	fl.StringVar(&opts.UpstreamCommit, "upstream-commit", "", "the engine checkout's commit the binary was built from, recorded in the marker")
+	fl.StringVarP(&opts.Out, "out", "o", "", "directory for the bench report (default <root>/.drama/qualify-<variant>)")
+	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 15*time.Minute, "deadline for drama serve to become ready")
+	return cmd
+}
+
+func defaultEngine() string {
+	if runtime.GOOS == "darwin" {
+		return "metal"
+	}
+	return "cuda"
+}
+
+// step is one line of the qualification's outcome.
+type step struct {
+	Step string `json:"step"` // assets, e2e or bench
+	qualify.Result
+}
+
+// Outcome is what `drama qualify --json` prints.
+type Outcome struct {
+	Variant string `json:"variant"`
+	// Passed says every check passed; Qualified that the marker was
+	// written too (or, with --check, that it holds).
+	Passed    bool            `json:"passed"`
+	Qualified bool            `json:"qualified"`
+	Steps     []step          `json:"steps,omitempty"`
+	Marker    string          `json:"marker,omitempty"` // its path, when written
+	Report    string          `json:"report,omitempty"`
+	Status    *qualify.Status `json:"status,omitempty"` // with --check
+	figures   qualify.Figures // the bench's gated figures, for the marker
+}
+
+// CurrentBinding is what a marker of the variant must be bound to now:
+// this host, the pins in force and the engine record of the root.
+func CurrentBinding(f *cmdutil.Factory, pinsFile string, variantSet bool) (qualify.Binding, *pins.Pins, error) {
+	p, err := cmdutil.LoadPins(f, pinsFile, variantSet)
+	if err != nil {
+		return qualify.Binding{}, nil, err
+	}
+	root, err := f.Root()
+	if err != nil {
+		return qualify.Binding{}, nil, err
+	}
+	record, err := cmdutil.EngineRecord(root)
+	if err != nil {
+		return qualify.Binding{}, nil, err
+	}
+	sum, err := qualify.PinsSHA256(p)
+	if err != nil {
+		return qualify.Binding{}, nil, err
+	}
+	return qualify.Binding{Variant: p.Variant, Host: qualify.HostID(), PinsSHA256: sum, NativeSHA256: record}, p, nil
+}
+
+func run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	want, p, err := CurrentBinding(f, opts.PinsFile, opts.VariantSet)
+	if err != nil {
+		return err
+	}
+	root, _ := f.Root()
+	if opts.Check {
+		return check(f, root, want)
+	}
+	out := &Outcome{Variant: p.Variant}
+	add := func(name string, rs ...qualify.Result) {
+		for _, r := range rs {
+			out.Steps = append(out.Steps, step{name, r})
+			mark := "ok  "
+			if !r.Pass {
+				mark = "FAIL"
+			}
+			f.Infof("%s %s %s: %s", mark, name, r.Name, r.Detail)
+		}
+	}
+	f.Infof("qualify %s: assets", p.Variant)
+	assets, bin := checkAssets(ctx, opts, root, p, want)
+	add("assets", assets...)
+	if qualify.AllPass(assets) {
+		if err := serveAndMeasure(ctx, opts, p, bin, add, out); err != nil {
+			return err
+		}
+	}
+	out.Passed = allPass(out.Steps)
+	if out.Passed && opts.Accept {
+		m := &qualify.Marker{Qualified: true, Variant: p.Variant, Host: want.Host, GPU: bench.GPUName(), PinsSHA256: want.PinsSHA256,
+			NativeSHA256: want.NativeSHA256, UpstreamCommit: opts.UpstreamCommit, CheckpointRevision: p.Revision,
+			Numerics:    qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now().UTC()},
+			QualifiedAt: time.Now().UTC(), DramaVersion: f.Version, Bench: out.figures}
+		if err := qualify.Write(root, m); err != nil {
+			return err
+		}
+		out.Marker, out.Qualified = qualify.Path(root, p.Variant), true
+	}
+	if err := printOutcome(f, out); err != nil {
+		return err
+	}
+	switch {
+	case !out.Passed:
+		return fmt.Errorf("%s is not qualified on this host: %d of %d checks failed (see above)", p.Variant, failed(out.Steps), len(out.Steps))
+	case !opts.Accept:
+		return fmt.Errorf("every check passed, but no marker was written: the native engine is not bit-exact with the reference implementation; run again with --accept-native-numerics to accept its output for this host")
+	}
+	f.Infof("%s is qualified on this host: wrote %s", p.Variant, out.Marker)
+	return nil
+}
+
+func allPass(steps []step) bool {
+	for _, s := range steps {
+		if !s.Pass {
+			return false
+		}
+	}
+	return len(steps) > 0
+}
+
+func failed(steps []step) int {
+	n := 0
+	for _, s := range steps {
+		if !s.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
+	st := qualify.Check(root, want)
+	if f.Global.JSON {
+		if err := cmdutil.WriteJSON(f.IO.Out, &Outcome{Variant: want.Variant, Passed: st.OK(), Qualified: st.OK(), Status: &st}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(f.IO.Out, "%s\t%s\t%s\n", want.Variant, st.State, st.Reason)
+	}
+	if !st.OK() {
+		return cmdutil.SilentError(1)
+	}
+	return nil
+}
+
+// checkAssets verifies every pinned file by sha256 and the engine binary
+// against its record; it returns the engine binary's path.
+func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, want qualify.Binding) ([]qualify.Result, string) {
+	var out []qualify.Result
+	files := qualify.Result{Name: "pinned files"}
+	if !p.Locked() {
+		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the locked pins)", p.Variant, p.Variant)
+	} else {
+		f := opts.F
+		bar := f.NewProgress("verify "+p.Variant, p.TotalBytes())
+		rep, err := pins.Verify(ctx, filepath.Join(root, p.Variant), p, pins.VerifyOptions{Level: pins.LevelSHA256, NoRecord: true, Progress: bar.Add})
+		bar.Finish()
+		switch {
+		case err != nil:
+			files.Detail = err.Error()
+		case !rep.OK():
+			var bad []string
+			for _, r := range rep.Files {
+				if r.Status != pins.StatusOK {
+					bad = append(bad, r.Path+" "+string(r.Status))
+				}
+			}
+			files.Detail = fmt.Sprintf("%d of %d files do not match their pins: %s: run `drama verify --level sha256 --variant %s` for details",
+				len(bad), len(rep.Files), strings.Join(bad[:min(3, len(bad))], ", "), p.Variant)
+		default:
+			files.Pass = true
+			files.Detail = fmt.Sprintf("all %d files (%s) match their sha256", len(rep.Files), cmdutil.HumanBytes(rep.HashedBytes))
+		}
+	}
+	out = append(out, files)
+
+	engineRes := qualify.Result{Name: "engine binary"}
+	bin, err := cmdutil.EngineBinary(opts.F, opts.EngineBin, opts.Engine, root)
+	record := filepath.Join(root, "engine", "engine.sha256")
+	switch {
+	case err != nil:
+		engineRes.Detail = err.Error()
+	case bin == "":
+		engineRes.Detail = fmt.Sprintf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin", cmdutil.EngineBinaries[opts.Engine], filepath.Dir(record))
+	case want.NativeSHA256 == "":
+		engineRes.Detail = fmt.Sprintf("no record of the engine binary: write it with `sha256sum %s > %s`", bin, record)
+	default:
+		sum, _, herr := pins.HashFile(ctx, bin, nil)
+		switch {
+		case herr != nil:
+			engineRes.Detail = fmt.Sprintf("%s: %v", bin, herr)
+		case sum != want.NativeSHA256:
+			engineRes.Detail = fmt.Sprintf("%s: sha256 want %s (%s), got %s: rebuild the engine, or record this binary with `sha256sum %s > %s`", bin, want.NativeSHA256, record, sum, bin, record)
+		default:
+			engineRes.Pass = true
+			engineRes.Detail = fmt.Sprintf("%s matches its record (sha256 %.12s)", bin, sum)
+		}
+	}
+	return append(out, engineRes), bin
+}
+
+// serveAndMeasure starts drama serve cold, runs the end-to-end steps and
+// the bench on it, stops it and checks it is gone.
+func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin string, add func(string, ...qualify.Result), out *Outcome) error {
+	f := opts.F
+	root, _ := f.Root()
+	corpus, err := benchcmd.LoadCorpus(opts.Corpus)
+	if err != nil {
+		return err
+	}
+	e2e := qualify.E2EConfig{}
+	if opts.References != "" {
+		v, err := voices.ReadFile(opts.References, nil)
+		if err != nil {
+			return fmt.Errorf("--references: %w", err)
+		}
+		for _, r := range v.References {
+			e2e.References = append(e2e.References, qualify.Reference{Text: r.Text, VQCodes: r.Codes})
+		}
+		e2e.ReferencesFrom = filepath.Base(opts.References)
+	}
+	dir := opts.Out
+	if dir == "" {
+		dir = filepath.Join(root, pins.StateDirName, "qualify-"+p.Variant)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	args := []string{"--engine", opts.Engine, "--engine-bin", bin}
+	if opts.PluginDir != "" {
+		args = append(args, "--plugin-dir", opts.PluginDir)
+	}
+	args = append(args, opts.ServeArgs...)
+
+	f.Infof("qualify %s: e2e (cold start of drama serve)", p.Variant)
+	base := bench.ReadBaseline(true)
+	// Memory is sampled from before the load to the end of the bench.
+	sampler := bench.StartSampler(base, 0, time.Now())
+	served, err := benchcmd.StartServe(ctx, f, benchcmd.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+	if err != nil {
+		sampler.Stop()
+		add("e2e", qualify.Result{Name: "cold load", Detail: err.Error()})
+		return nil
+	}
+	defer served.Stop()
+	add("e2e", qualify.Result{Name: "cold load", Pass: true, Value: served.Ready.Seconds(), Detail: fmt.Sprintf("ready %.2f s after start", served.Ready.Seconds())})
+	client := &bench.Client{URL: served.URL}
+	pids := map[int]bool{}
+	for _, pid := range bench.ProcessTree(served.PID) {
+		pids[pid] = true
+	}
+	e2e.Client = client
+	steps, err := qualify.E2E(ctx, e2e)
+	add("e2e", steps...)
+	if err != nil {
+		add("e2e", qualify.Result{Name: "server", Detail: err.Error() + "\n" + served.Tail()})
+	}
+
+	var rep *bench.Report
+	if err != nil {
+		sampler.Stop()
+	} else {
+		f.Infof("qualify %s: bench (%d texts, %d warm-up and %d warm passes)", p.Variant, len(corpus.Texts), opts.Warmup, opts.Passes)
+		warm := opts.Warmup
+		if warm == 0 {
+			warm = -1
+		}
+		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
+		bar := benchcmd.ProgressFor(f, &cfg)
+		rep, err = bench.Run(ctx, cfg)
+		bar.Finish()
+		if err != nil {
+			add("bench", qualify.Result{Name: "run", Detail: err.Error() + "\n" + served.Tail()})
+		}
+	}
+	for _, pid := range bench.ProcessTree(served.PID) {
+		pids[pid] = true
+	}
+	if rep != nil {
+		rep.ReadySeconds = served.Ready.Seconds()
+		for _, pid := range rep.Memory.PIDs {
+			pids[pid] = true
+		}
+	}
+	stopErr := served.Stop()
+	list := make([]int, 0, len(pids))
+	for pid := range pids {
+		list = append(list, pid)
+	}
+	waitGone(list, 5*time.Second)
+	stopped := qualify.CheckStopped(list, base.MemAvailable, int64(opts.MemTolerance*(1<<30)))
+	if stopErr != nil && stopped.Pass {
+		stopped.Pass, stopped.Detail = false, stopErr.Error()
+	}
+	add("e2e", stopped)
+
+	if rep == nil || errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	booked := int64(opts.MemoryGiB * (1 << 30))
+	if booked == 0 {
+		booked = int64(p.MemoryGiB * qualify.BookedFactor * (1 << 30))
+	}
+	gates := qualify.Gates{FirstAudio: opts.GateFirstAudio, RTF: opts.GateRTF, BookedBytes: booked}
+	add("bench", gates.Evaluate(rep)...)
+	if err := benchcmd.WriteReports(rep, dir); err != nil {
+		return err
+	}
+	out.Report = filepath.Join(dir, "report.json")
+	out.figures = qualify.FiguresOf(rep, booked)
+	out.figures.Report = out.Report
+	return nil
+}
+
+// waitGone waits up to d for the processes to exit.
+func waitGone(pids []int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		if qualify.CheckStopped(pids, -1, 0).Pass || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func printOutcome(f *cmdutil.Factory, out *Outcome) error {
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, out)
+	}
+	t := cmdutil.NewTable(f.IO, "step", "check", "result", "detail")
+	for _, s := range out.Steps {
+		res := "pass"
+		if !s.Pass {
+			res = "FAIL"
+		}
+		t.AddRow(s.Step, s.Name, res, strings.ReplaceAll(s.Detail, "\n", " | "))
+	}
+	return t.Render()
+}

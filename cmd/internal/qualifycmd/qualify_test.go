@@ -1,0 +1,104 @@
+package qualifycmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/qualify"
+	"github.com/drama-tts/drama/pins"
+)
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+		check   func(*Options) bool
+	}{
+		{[]string{"--engine", "cuda"}, "", func(o *Options) bool {
+			return o.GateFirstAudio == 0.5 && o.GateRTF == 1 && o.Passes == 3 && o.Warmup == 2 && !o.Accept && o.MemTolerance == 2
+		}},
+		{[]string{"--engine", "metal"}, "", func(o *Options) bool { return o.GateFirstAudio == 0.55 }},
+		{[]string{"--engine", "metal", "--gate-first-audio", "0.7"}, "", func(o *Options) bool { return o.GateFirstAudio == 0.7 }},
+		{[]string{"--", "--admission", "off"}, "", func(o *Options) bool { return strings.Join(o.ServeArgs, " ") == "--admission off" }},
+		{[]string{"--gate-rtf", "0"}, "--gate-rtf", nil},
+		{[]string{"--passes", "0"}, "--passes", nil},
+		{[]string{"stray"}, "unexpected argument", nil},
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		var got *Options
+		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tc.args...)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !tc.check(got) {
+			t.Errorf("%v: %v %+v", tc.args, err, got)
+		}
+	}
+}
+
+// checkRoot makes a root with locked pins for full and an engine record.
+func checkRoot(t *testing.T) (string, *cmdutil.Factory, func() string) {
+	t.Helper()
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	os.MkdirAll(filepath.Join(root, "engine"), 0o755)
+	os.WriteFile(filepath.Join(root, "full", "config.json"), []byte("{}"), 0o644)
+	p, err := pins.Make(context.Background(), filepath.Join(root, "full"), pins.Pins{Variant: "full", Engine: "cuda"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteFile(filepath.Join(root, "full", pins.LockFileName)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
+	ios, _, out, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "DRAMA_HOME", root)
+	return root, f, func() string { s := out.String(); out.Reset(); return s }
+}
+
+func TestCheck(t *testing.T) {
+	root, f, out := checkRoot(t)
+	runCheck := func() error { return cmdutil.Execute(NewCmd(f, nil), "--check") }
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker") {
+		t.Fatalf("no marker: %v", err)
+	}
+	b, _, err := CurrentBinding(f, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &qualify.Marker{Qualified: true, Variant: "full", Host: b.Host, PinsSHA256: b.PinsSHA256, NativeSHA256: b.NativeSHA256,
+		Numerics: qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now()}, QualifiedAt: time.Now()}
+	if err := qualify.Write(root, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCheck(); err != nil || !strings.HasPrefix(out(), "full\tqualified") {
+		t.Fatalf("marker: %v", err)
+	}
+	// A changed engine record makes the marker stale.
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("cd", 32)+"  tensorfold-native\n"), 0o644)
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tstale\tengine binary") {
+		t.Fatalf("record changed: %v", err)
+	}
+}
+
+func TestAssetsFailStopTheRun(t *testing.T) {
+	root, f, out := checkRoot(t)
+	os.WriteFile(filepath.Join(root, "full", "config.json"), []byte("{ }"), 0o644) // same size, other bytes
+	err := cmdutil.Execute(NewCmd(f, nil), "--engine-bin", filepath.Join(root, "full", "config.json"), "--accept-native-numerics")
+	o := out()
+	if cmdutil.ExitCode(err) != 1 || !strings.Contains(o, "assets\tpinned files\tFAIL\t1 of 1 files do not match") ||
+		!strings.Contains(o, "assets\tengine binary\tFAIL") || strings.Contains(o, "e2e") {
+		t.Fatalf("%v\n%s", err, o)
+	}
+	if _, err := os.Stat(qualify.Path(root, "full")); err == nil {
+		t.Fatal("a marker was written")
+	}
+}
