@@ -155,7 +155,7 @@ repo="$work/mirror/demo/drama-examples/$rev"
 rm -rf "$work/mirror"; mkdir -p "$repo"
 go run ./scripts/quant-synth -o "$repo" -layers 8 -experts 4 -hidden 256 -inter 128 -shards 8 || die "quant-synth"
 cp "$fixtures/tokenizer.json" "$repo/tokenizer.json"
-jq -c '. + {"max_seq_len": 2148}' "$repo/config.json" > "$repo/config.tmp" && mv "$repo/config.tmp" "$repo/config.json"   # the context drama serve and tokenize read
+jq -c '. + {"max_seq_len": 40960}' "$repo/config.json" > "$repo/config.tmp" && mv "$repo/config.tmp" "$repo/config.json"   # the context drama serve and tokenize read
 cp pth/testdata/wn.pth "$repo/codec.pth"
 drama mirror serve "$work/mirror" --addr 127.0.0.1:0 --json -q > "$work/mirror.json" 2>"$work/mirror.log" &
 hub_pid=$!
@@ -175,6 +175,7 @@ done
 echo "local Hub at $hub (HF_ENDPOINT); demo pins in $work/pins"
 P_FULL=$work/pins/demo-full.lock.json P_NVFP4=$work/pins/demo-nvfp4.lock.json
 net="the Internet (the real repository on huggingface.co)"
+gpu_build="needs Zig 0.17.0, CUDA 13 and the native engine's pinned sources: drama engine install builds the GPU engine"
 
 readme_blocks() { awk '/^```sh$/{on=1; next} /^```/{on=0} on' "$clone/README.md"; }
 
@@ -192,8 +193,10 @@ fresh nothing-to-speech
 ex 'drama fetch --variant nvfp4 --accept-license   # 22.3 GB, verified while it arrives' \
 	"drama fetch --variant nvfp4 --accept-license --pins $P_NVFP4" "$net"
 ex 'drama verify --variant nvfp4 --level sha256'
-bgex 'drama serve --variant nvfp4 &                  # needs the native engine in <root>/engine/' \
-	'drama serve --variant nvfp4' http://127.0.0.1:8793/ready
+skip 'drama engine install --variant nvfp4           # builds the native engine: Zig 0.17.0, CUDA 13' "$gpu_build"
+echo "  (in its place: the stand-in's sha256 recorded in <root>/engine/engine.sha256, as for an engine put there by hand)"
+mkdir -p "$root/engine" && (cd "$clone/bin" && sha256sum tensorfold-standin) > "$root/engine/engine.sha256"
+bgex 'drama serve --variant nvfp4 &' 'drama serve --variant nvfp4' http://127.0.0.1:8793/ready
 ex 'drama say "Hello there. [laughs]" -o hello.wav'
 stop
 
@@ -373,6 +376,74 @@ ex 'drama voice prepare interview.wav -o prep --force'
 ex 'drama voice prepare take1.wav -o prep --replace --json'
 ex 'drama voice show anna.json'
 ex 'drama voice show anna.json --json'
+
+say "help and README: drama engine (builds the GPU engine)"
+for e in 'drama engine install --variant full' 'drama engine install --variant nvfp4 --source /srv/mirror --zig /opt/zig-0.17.0/zig --nvcc /usr/local/cuda/bin/nvcc' \
+	"drama engine install --sources engine-sources.json --source mirror --patch voice-cache.patch=\$(sha256sum voice-cache.patch | cut -d' ' -f1) --head \$(cat voice-cache.head)" \
+	'drama engine show' 'drama engine show --variant full --json' 'drama engine verify' 'drama engine verify --variant full --json'; do
+	skip "$e" "$gpu_build; show and verify read what it installed"
+done
+
+say "help and README: drama mirror serve with a CDN listener"
+fresh mirror-cdn
+bgex 'drama mirror serve --cache --addr 0.0.0.0:8080 --cdn-addr 0.0.0.0:8081' 'drama mirror serve --cache --addr 0.0.0.0:8080 --cdn-addr 0.0.0.0:8081' \
+	"http://127.0.0.1:8080/api/models/demo/drama-examples/revision/$rev"
+stop
+
+say "help: drama serve with a voice alias, and curl of a whole WAV"
+fresh serve-alias
+bgex 'drama serve --voice-alias alloy=default                # OpenAI'"'"'s "alloy" speaks the built-in voice' \
+	'drama serve --voice-alias alloy=default' http://127.0.0.1:8793/ready
+ex "curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{\"input\":\"Hello.\",\"stream\":false}' -o hello.wav"
+
+say "help and README: drama bench (against the drama serve running on this root)"
+ex 'drama status'
+ex 'drama status                     # each drama serve on this root: ready or why not, queue depth, uptime, logs'
+ex 'drama status --json'
+ex 'drama bench --out bench-a'
+ex 'drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b'
+stop
+cp bench-a/report.json old.json; cp bench-b/report.json new.json
+ex 'drama bench compare bench-a/report.json bench-b/report.json'
+ex 'drama bench compare old.json new.json --json'
+cd "$clone"
+ex 'drama bench --start --passes 1 -- --engine-bin bin/tensorfold-standin --admission off'
+fresh bench-readme
+bgex 'drama serve --variant nvfp4' 'drama serve --variant nvfp4' http://127.0.0.1:8793/ready
+ex 'drama bench --out bench-a                                  # against the drama serve running on this root'
+drama bench --passes 1 --out bench-b -q >/dev/null 2>&1
+stop
+ex 'drama bench compare bench-a/report.json bench-b/report.json'
+
+say "help and README: drama qualify (on the stand-in engine)"
+fresh qualify
+ex 'drama qualify --variant nvfp4 --accept-native-numerics'
+ex 'drama qualify --variant nvfp4 --accept-native-numerics     # writes <root>/.drama/qualified-nvfp4.json when every check passes'
+ex 'drama qualify --check --variant nvfp4'
+ex 'drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external'
+
+say "help and README: drama list, doctor, config show"
+fresh everyday
+ex 'drama list'
+ex 'drama list                       # VARIANT SIZE SHARED CACHE VERIFIED ENGINE QUALIFIED VOICES CLONED'
+ex 'drama list --json'
+# doctor's one problem here is that this host has no GPU: that is a pass.
+doctor_ok() { local rc=0; "$@" > "$work/doctor.out" 2>&1 || rc=$?; cat "$work/doctor.out"; [ "$rc" = 0 ] && return 0;
+	! grep -E '^problem ' "$work/doctor.out" | grep -v '^problem gpu:' | grep -q . && ! grep '"problem' "$work/doctor.out" | grep -q . && grep -q 'found 1 problems' "$work/doctor.out"; }
+ex 'drama doctor' 'doctor_ok drama doctor' "a GPU (its one problem here, no GPU, is accepted)"
+ex 'drama doctor                     # versions, paths, plugins and checksums, engine, GPU or Metal, memory, disk, ffmpeg' 'doctor_ok drama doctor' "a GPU (its one problem here, no GPU, is accepted)"
+ex 'drama doctor --variant nvfp4 --json' 'doctor_ok drama doctor --variant nvfp4 --json' "a GPU (its one problem here, no GPU, is accepted)"
+ex 'drama config show'
+ex 'drama config show                # each setting, its value, and flag / env NAME / file PATH:LINE / default'
+ex 'drama config show --json'
+
+say "help and README: drama rm (last: it removes the nvfp4 variant)"
+ex 'drama rm nvfp4 --dry-run'
+ex 'drama rm nvfp4 --dry-run         # what would go, and what is kept because something else uses it'
+ex 'drama rm nvfp4 --json'
+echo "  (nvfp4 fetched again for the next example)"
+drama fetch --variant nvfp4 --pins "$P_NVFP4" --accept-license -q >/dev/null 2>&1
+ex 'drama rm nvfp4'
 
 cleanup
 trap - EXIT
