@@ -428,8 +428,18 @@ ex 'drama list'
 ex 'drama list                       # VARIANT SIZE SHARED CACHE VERIFIED ENGINE QUALIFIED VOICES CLONED'
 ex 'drama list --json'
 # doctor's one problem here is that this host has no GPU: that is a pass.
-doctor_ok() { local rc=0; "$@" > "$work/doctor.out" 2>&1 || rc=$?; cat "$work/doctor.out"; [ "$rc" = 0 ] && return 0;
-	! grep -E '^problem ' "$work/doctor.out" | grep -v '^problem gpu:' | grep -q . && ! grep '"problem' "$work/doctor.out" | grep -q . && grep -q 'found 1 problems' "$work/doctor.out"; }
+doctor_ok() {
+	local rc=0 out="$work/doctor.out"
+	"$@" > "$out" 2>&1 || rc=$?
+	cat "$out"
+	[ "$rc" = 0 ] && return 0
+	grep -q 'found 1 problems' "$out" || return 1
+	if grep -q '^problem ' "$out"; then
+		[ "$(grep -c '^problem ' "$out")" = 1 ] && grep -q '^problem gpu:' "$out"
+	else
+		jq -e -s '.[0].checks | map(select(.status == "problem") | .check) == ["gpu"]' "$out" >/dev/null
+	fi
+}
 ex 'drama doctor' 'doctor_ok drama doctor' "a GPU (its one problem here, no GPU, is accepted)"
 ex 'drama doctor                     # versions, paths, plugins and checksums, engine, GPU or Metal, memory, disk, ffmpeg' 'doctor_ok drama doctor' "a GPU (its one problem here, no GPU, is accepted)"
 ex 'drama doctor --variant nvfp4 --json' 'doctor_ok drama doctor --variant nvfp4 --json' "a GPU (its one problem here, no GPU, is accepted)"
