@@ -46,14 +46,14 @@ func checkFixture(t *testing.T) (root, bin, voicesDir string) {
 // runServeArgs runs drama serve's command line up to the engine's start:
 // every case here must fail before a plugin is opened (the plugin given is
 // a path that does not exist, so getting further fails differently).
-func runServeArgs(t *testing.T, args ...string) (error, string) {
+func runServeArgs(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	ios, _, _, errOut := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	cmd := NewCmd(f, nil)
 	root := cmdutil.NewTestRoot(f, cmd)
 	err := cmdutil.Execute(root, append([]string{"serve"}, args...)...)
-	return err, errOut.String()
+	return errOut.String(), err
 }
 
 func TestServeChecksBeforeTheEngine(t *testing.T) {
@@ -78,7 +78,7 @@ func TestServeChecksBeforeTheEngine(t *testing.T) {
 			"--default-voice ghost: the engine has only the voices of --voices DIR"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err, stderr := runServeArgs(t, append(append([]string{}, base...), tt.args...)...)
+			stderr, err := runServeArgs(t, append(append([]string{}, base...), tt.args...)...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tt.want)
 			}
@@ -94,7 +94,7 @@ func TestServeChecksBeforeTheEngine(t *testing.T) {
 
 func TestServeUnknownEngineIsAUsageErrorWithOneHint(t *testing.T) {
 	root, bin, _ := checkFixture(t)
-	err, _ := runServeArgs(t, "--root", root, "--engine", "cuda2", "--engine-bin", bin, "--plugin-dir", t.TempDir())
+	_, err := runServeArgs(t, "--root", root, "--engine", "cuda2", "--engine-bin", bin, "--plugin-dir", t.TempDir())
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 		t.Fatalf("exit code %d, want 2: %v", cmdutil.ExitCode(err), err)
 	}
@@ -110,7 +110,7 @@ func TestServeNamesTheDramaServeAlreadyOnTheRoot(t *testing.T) {
 	if _, err := serverec.Write(root, serverec.Record{PID: other, Addr: "127.0.0.1:8793", Variant: "full", Root: root, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	err, _ := runServeArgs(t, "--root", root, "--engine", filepath.Join(t.TempDir(), "drama-engine-cuda"), "--engine-bin", bin)
+	_, err := runServeArgs(t, "--root", root, "--engine", filepath.Join(t.TempDir(), "drama-engine-cuda"), "--engine-bin", bin)
 	want := fmt.Sprintf("drama serve (pid %d, http://127.0.0.1:8793, variant full", other)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "another --root") || strings.Contains(err.Error(), "runtime directory") {
 		t.Fatalf("err = %v, want it to name %q", err, want)
