@@ -59,7 +59,7 @@ drama_fetch() { # workers
   HF_HUB_CACHE="$W/cache" "$W/drama" fetch --json --pins "$W/pins.json" --root "$W/root" \
     --endpoint "http://127.0.0.1:$PORT" --accept-license --workers "$1" > "$W/events.ndjson"
 }
-export W # the functions are passed to bash -c with declare -f; they read $W
+export W PORT # the functions are passed to bash -c with declare -f; they read $W and $PORT
 printf 'tool\tworkers\tseconds\tMB/s\tcpu_s_per_GB\tpeak_rss_MiB\n'
 for r in $(seq 1 "$REPEAT"); do
   rm -rf "$W/curl"; mkdir -p "$W/curl"

@@ -157,7 +157,9 @@ func TestJSONErrorsOnEveryRoute(t *testing.T) {
 	}{
 		{"GET", "/v1/models/tts-1", 404, "", "model_not_found"},
 		{"GET", "/v1/nothing-here", 404, "", "not_found"},
-		{"GET", "/", 404, "", "not_found"},
+		{"GET", "/index.php", 404, "", "not_found"},
+		{"GET", "/ui/nothing.js", 404, "", "not_found"},
+		{"POST", "/", 405, "GET, HEAD", "method_not_allowed"}, // GET / is the page
 		{"GET", "/v1/audio/speech", 405, "POST", "method_not_allowed"},
 		{"DELETE", "/v1/models", 405, "GET, HEAD", "method_not_allowed"},
 		{"PUT", "/v1/voices", 405, "GET, HEAD, POST", "method_not_allowed"},

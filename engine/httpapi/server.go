@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/webui"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/voices"
 )
@@ -95,6 +96,9 @@ type Config struct {
 	StallTimeout time.Duration
 	// Uploads are the limits of POST /v1/voices.
 	Uploads UploadLimits
+	// Transcribe, when set, gives the words spoken in a clip file, for the
+	// page's clip check (the clone pipeline has its own).
+	Transcribe func(ctx context.Context, path, name string) (string, error)
 }
 
 // DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
@@ -165,6 +169,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
+	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
 	return s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux))))
 }
 

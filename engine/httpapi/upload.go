@@ -169,6 +169,9 @@ func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) 
 	if req.Source != "synthetic" && (req.ConsentWho == "" || req.ConsentStatement == "") {
 		return nil, badRequest("consent_statement", "a cloned voice needs consent: give consent_who and consent_statement (or source=synthetic)")
 	}
+	if len(texts) == 0 {
+		texts = make([]string, len(files)) // no words: transcribed, or refused, by the clone
+	}
 	if len(files) == 0 || len(files) != len(texts) {
 		return nil, badRequest("clip", "send one or more clip files, each with a transcript field (got %d clips, %d transcripts)", len(files), len(texts))
 	}

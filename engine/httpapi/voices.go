@@ -13,19 +13,28 @@ import (
 
 // VoiceInfo is one voice as GET /v1/voices lists it.
 type VoiceInfo struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Origin     string  `json:"origin"` // "engine", "clone", "builtin" or "alias"
-	AliasOf    string  `json:"alias_of,omitempty"`
-	Source     string  `json:"source,omitempty"`
-	References int     `json:"references"`
-	Frames     int     `json:"frames"`
-	Seconds    float64 `json:"seconds"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Origin  string `json:"origin"` // "engine", "clone", "builtin" or "alias"
+	AliasOf string `json:"alias_of,omitempty"`
+	Source  string `json:"source,omitempty"`
+	// Consent is a clone's consent: who gave it, when, in what words.
+	Consent    *VoiceConsent `json:"consent,omitempty"`
+	References int           `json:"references"`
+	Frames     int           `json:"frames"`
+	Seconds    float64       `json:"seconds"`
 	// CatalogName is a clone's name in a catalog engine's catalog.
 	CatalogName string `json:"catalog_name,omitempty"`
 	// EngineRestart, in the reply to a clone, tells that the request
 	// restarted the engine to load the voice.
 	EngineRestart *EngineRestart `json:"engine_restart,omitempty"`
+}
+
+// VoiceConsent is the consent recorded in a cloned voice.
+type VoiceConsent struct {
+	Who       string    `json:"who"`
+	When      time.Time `json:"when"`
+	Statement string    `json:"statement"`
 }
 
 // CloneClip is one recording sent to POST /v1/voices: its bytes in a file

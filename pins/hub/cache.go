@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,10 +39,17 @@ func HubCacheDir(getenv func(string) string) string {
 	return filepath.Join(HFHome(getenv), "hub")
 }
 
-// CacheFromEnv returns the cache huggingface_hub would use: HubCacheDir,
-// with hard links instead of symlinks when HF_HUB_DISABLE_SYMLINKS is set.
+// CacheFromEnv returns the cache huggingface_hub would use: HubCacheDir
+// made absolute (a relative HF_HUB_CACHE is taken from the working
+// directory, as huggingface_hub does, and the paths handed out stay right
+// from anywhere), with hard links instead of symlinks when
+// HF_HUB_DISABLE_SYMLINKS is set.
 func CacheFromEnv(getenv func(string) string) Cache {
-	return Cache{Dir: HubCacheDir(getenv), NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}
+	dir := HubCacheDir(getenv)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return Cache{Dir: dir, NoSymlinks: truthy(getenv("HF_HUB_DISABLE_SYMLINKS"))}
 }
 
 // Cache is a Hugging Face hub cache directory:
@@ -211,4 +220,80 @@ func (c Cache) writeCacheTag() {
 		return
 	}
 	_ = pins.WriteFileAtomic(p, []byte("Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag: the Hugging Face hub cache.\n"), 0o644)
+}
+
+// TreePath is huggingface_hub's cached listing of a commit:
+// models--<owner>--<name>/trees/<commit>.json.
+func (c Cache) TreePath(repo, commit string) string {
+	return filepath.Join(c.RepoDir(repo), "trees", commit+".json")
+}
+
+type treeCacheEntry struct {
+	Size      int64  `json:"size"`
+	BlobID    string `json:"blob_id"`
+	LFSSHA256 string `json:"lfs_sha256,omitempty"`
+	LFSSize   *int64 `json:"lfs_size,omitempty"`
+	XetHash   string `json:"xet_hash,omitempty"`
+}
+
+// WriteTree stores a commit's file listing (as the tree API gave it) the
+// way huggingface_hub caches it, so that snapshot_download of that commit
+// works offline: {"format_version": 1, "files": {path: {size, blob_id,
+// lfs_sha256, lfs_size, xet_hash}}}. An Xet hash that is not 64 hex
+// digits is left out, as huggingface_hub would refuse the whole file.
+func (c Cache) WriteTree(repo, commit string, files []TreeFile) error {
+	out := struct {
+		FormatVersion int                       `json:"format_version"`
+		Files         map[string]treeCacheEntry `json:"files"`
+	}{1, map[string]treeCacheEntry{}}
+	for _, f := range files {
+		e := treeCacheEntry{Size: f.Size, BlobID: f.GitOID}
+		if f.LFS {
+			size := f.Size
+			e.LFSSHA256, e.LFSSize = f.SHA256, &size
+		}
+		if isHex(f.XetHash, 64) {
+			e.XetHash = f.XetHash
+		}
+		out.Files[f.Path] = e
+	}
+	data, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		return err
+	}
+	p := c.TreePath(repo, commit)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return pins.WriteFileAtomic(p, data, 0o644)
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// pruneListings removes, from a repository folder some of whose files
+// were just removed, the cached listings (trees/<commit>.json) of commits
+// with no snapshot left, and drama's verified-blob record once no blob is
+// left, so that a repository folder emptied of its files goes whole.
+func pruneListings(repoDir string) {
+	trees, _ := filepath.Glob(filepath.Join(repoDir, "trees", "*.json"))
+	for _, t := range trees {
+		commit := strings.TrimSuffix(filepath.Base(t), ".json")
+		if _, err := os.Stat(filepath.Join(repoDir, "snapshots", commit)); errors.Is(err, os.ErrNotExist) {
+			_ = os.Remove(t)
+		}
+	}
+	_ = os.Remove(filepath.Join(repoDir, "trees")) // only when empty
+	if _, err := os.Stat(filepath.Join(repoDir, "blobs")); errors.Is(err, os.ErrNotExist) {
+		_ = os.Remove(filepath.Join(repoDir, RecordName))
+	}
 }

@@ -15,6 +15,10 @@ import (
 // errStalled is a stream that sent nothing for the idle timeout.
 var errStalled = errors.New("stream stalled")
 
+// errShortAnswer is a 206 that held less than the range asked for, all of
+// it written: not a failure, the rest is asked for at once.
+var errShortAnswer = errors.New("the server sent part of the range")
+
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // fetchSpan downloads one span of a chunk, retrying transient failures;
@@ -22,12 +26,17 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b 
 // span is done the chunk is. It returns only fatal errors.
 func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 	j := s.j
+	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		meta, err := d.metaFor(ctx, j)
 		if err != nil {
-			return err
+			return err // the HEAD had its own retries
 		}
-		n, err := d.stream(ctx, s, meta.URL)
+		n, err := d.stream(ctx, q, s, meta.URL)
+		if errors.Is(err, errShortAnswer) && n > 0 {
+			attempt, waited = -1, 0 // progress, and no fault: ask for the rest now
+			continue
+		}
 		if err == nil {
 			if n, raised := q.success(); raised {
 				d.emit(Event{Kind: EventWorkers, Workers: n})
@@ -46,26 +55,38 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 			return fmt.Errorf("fetch %s: bytes %d-%d: %w", j.t.File.Path, off, last, err)
 		}
 		if n > 0 {
-			attempt = 0 // progress: the stream was alive
+			attempt, waited = 0, 0 // progress: the stream was alive
 		}
-		if attempt+1 >= d.attempts() {
-			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, d.attempts(), err)
+		// A server that takes no connection at all gets the HEAD's number
+		// of tries, not the data's: it will not come back in a minute.
+		limit := d.attempts()
+		if n == 0 && isDial(err) {
+			limit = min(limit, d.Client.Retries+1)
 		}
-		d.afterFailure(q, j, meta, err)
-		if err := sleep(ctx, d.Client.delay(attempt, err)); err != nil {
+		if attempt+1 >= limit {
+			if isNetwork(err) {
+				err = &NetError{Host: origin(meta.URL), What: fmt.Sprintf("GET %s bytes %d-%d", j.t.File.Path, off, last), Attempts: attempt + 1, Waited: waited, Err: err}
+				return fmt.Errorf("fetch %s: %w", j.t.File.Path, err)
+			}
+			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, limit, err)
+		}
+		delay := d.Client.delay(attempt, err)
+		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
+		if err := sleep(ctx, delay); err != nil {
 			return err
 		}
+		waited += delay
 	}
 }
 
 // afterFailure records a transient failure: an expired URL or a 416 asks
 // for a fresh HEAD; repeated failures lower the number of streams.
-func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, err error) {
+func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, r Retry) {
 	var se *StatusError
-	if errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
+	if err := r.Err; errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
 		j.invalidate(meta.URL)
 	}
-	d.emit(Event{Kind: EventRetry, Path: j.t.File.Path, Error: err.Error()})
+	d.emit(Event{Kind: EventRetry, Path: j.t.File.Path, Error: r.Message()})
 	if n, changed := q.failure(); changed {
 		d.emit(Event{Kind: EventWorkers, Workers: n})
 	}
@@ -127,7 +148,7 @@ func (j *job) invalidate(url string) {
 // stream GETs what remains of a span and writes it in place, returning
 // how many bytes it wrote. It stops early, without error, when a split
 // has taken the rest. A stream idle for the idle timeout is cut.
-func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, error) {
+func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) (int64, error) {
 	first, last := s.bounds()
 	if first > last {
 		return 0, nil
@@ -145,13 +166,29 @@ func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, er
 	defer body.Close()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
+	if body.Whole {
+		return d.streamWhole(q, s, body, *bp, func() { timer.Reset(d.idle()) }, idled.Load)
+	}
+	// An answer that starts before the range: drop the bytes before it.
+	if skip := first - body.First; skip > 0 {
+		n, err := io.CopyBuffer(io.Discard, io.LimitReader(body, skip), *bp)
+		if err != nil {
+			return 0, stallErr(err, idled.Load())
+		}
+		if n < skip {
+			return 0, fmt.Errorf("%w: body ended at byte %d, before byte %d asked for", ErrBadResponse, body.First+n, first)
+		}
+	}
 	var wrote int64
 	for {
 		off, end := s.bounds()
 		if off > end {
 			return wrote, nil // done, or the rest was split off
 		}
-		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1)])
+		if off > body.Last {
+			return wrote, errShortAnswer // the server sent less: ask for the rest
+		}
+		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1, body.Last-off+1)])
 		if n > 0 {
 			timer.Reset(d.idle())
 			m, werr := s.write((*bp)[:n])
@@ -167,10 +204,103 @@ func (d *Downloader) stream(ctx context.Context, s *span, url string) (int64, er
 			if off, end := s.bounds(); off > end {
 				return wrote, nil
 			}
+			if off, _ := s.bounds(); rerr == io.EOF && off > body.Last {
+				return wrote, errShortAnswer
+			}
 			if rerr == io.EOF {
 				return wrote, fmt.Errorf("%w: body ended at byte %d of %d-%d", ErrBadResponse, off, first, last)
 			}
 			return wrote, stallErr(rerr, idled.Load())
+		}
+	}
+}
+
+// streamWhole takes a 200, the whole file from byte 0, sent for a ranged
+// request by a server that ignores Range (HTTP allows it). Besides the
+// span's own bytes it writes every chunk of the file still queued, which
+// it takes from the queue, so such a server costs one pass over the file
+// rather than one per chunk; the bytes nobody needs are read and dropped.
+// Chunks it took but did not finish go back to the queue.
+func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, alive func(), idled func() bool) (int64, error) {
+	j := s.j
+	claimed := q.claim(j) // ascending chunk indexes
+	next := 0             // claimed[next] is the first claimed chunk not finished
+	defer func() {
+		var back []task
+		for _, idx := range claimed[next:] {
+			back = append(back, task{j, idx})
+		}
+		if len(back) > 0 {
+			q.push(back...)
+		}
+	}()
+	var pos, wrote int64
+	for {
+		off, end := s.bounds()
+		own := off <= end
+		// The region pos is in: the span's own bytes, a claimed chunk, or
+		// bytes to drop up to the next of those.
+		kind, limit := 0, int64(-1)
+		switch {
+		case own && pos == off:
+			kind, limit = 1, end-pos+1
+		case next < len(claimed) && pos >= int64(claimed[next])*j.chunk:
+			kind, limit = 2, int64(claimed[next])*j.chunk+j.chunkLen(claimed[next])-pos
+		case own && off < pos:
+			return wrote, fmt.Errorf("%w: whole-file body passed byte %d of the span", ErrBadResponse, off)
+		default:
+			u := int64(-1)
+			if own && off > pos {
+				u = off
+			}
+			if next < len(claimed) {
+				if c := int64(claimed[next]) * j.chunk; u < 0 || c < u {
+					u = c
+				}
+			}
+			if u < 0 {
+				return wrote, nil
+			}
+			limit = u - pos
+		}
+		n, rerr := body.Read(buf[:min(int64(len(buf)), limit)])
+		if n > 0 {
+			alive()
+			switch kind {
+			case 1:
+				m, werr := s.write(buf[:n])
+				if werr != nil {
+					return wrote, diskError(j.t.Partial, werr)
+				}
+				wrote += int64(m)
+				if d.Progress != nil && m > 0 {
+					d.Progress(j.t.File.Path, int64(m))
+				}
+			case 2:
+				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
+					return wrote, diskError(j.t.Partial, werr)
+				}
+				if d.Progress != nil {
+					d.Progress(j.t.File.Path, int64(n))
+				}
+				if int64(n) == limit { // the chunk is whole
+					idx := claimed[next]
+					next++
+					if err := d.chunkDone(q, j, idx); err != nil {
+						return wrote, err
+					}
+				}
+			}
+			pos += int64(n)
+		}
+		if rerr != nil {
+			if off, end := s.bounds(); off > end && next == len(claimed) {
+				return wrote, nil
+			}
+			if rerr == io.EOF {
+				return wrote, fmt.Errorf("%w: whole-file body ended at byte %d of %d", ErrBadResponse, pos, j.t.File.Size)
+			}
+			return wrote, stallErr(rerr, idled())
 		}
 	}
 }
@@ -302,9 +432,9 @@ func (d *Downloader) finish(q *queue, j *job) error {
 func (d *Downloader) restart(q *queue, j *job, cause error) error {
 	j.mu.Lock()
 	j.restarts++
-	_ = os.Remove(j.statePath())
 	if j.restarts > 1 {
 		j.mu.Unlock()
+		_ = os.Remove(j.statePath())
 		_ = os.Remove(j.t.Partial)
 		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
 	}
@@ -315,7 +445,11 @@ func (d *Downloader) restart(q *queue, j *job, cause error) error {
 	j.done = make([]byte, len(j.done))
 	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false
 	j.hashedChunks.Store(0)
+	err := j.saveLocked() // the old sidecar vouches for the bad bytes
 	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	j.metaMu.Lock()
 	j.meta = nil
 	j.metaMu.Unlock()

@@ -38,6 +38,9 @@ type Client struct {
 	Backoff, MaxBackoff time.Duration
 	// HeadTimeout bounds one HEAD or API call.
 	HeadTimeout time.Duration
+	// OnRetry, if set, is told of each retry of a HEAD or API call before
+	// its wait; it must be safe for concurrent use.
+	OnRetry func(Retry)
 }
 
 // New returns a Client for endpoint with a transport fit for parallel
@@ -46,7 +49,7 @@ type Client struct {
 func New(endpoint, token string, conns int) *Client {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     false,
 		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
 		MaxIdleConns:          2*conns + 4,
@@ -190,8 +193,18 @@ func (c *Client) delay(attempt int, err error) time.Duration {
 	if c.MaxBackoff > 0 && d > c.MaxBackoff {
 		d = c.MaxBackoff
 	}
+	// A server that takes no connection is either starting up or not
+	// there: retry it soon, and give up within seconds, not minutes.
+	if isDial(err) {
+		d = min(d, max(c.Backoff, c.MaxBackoff/4))
+	}
 	return d/2 + rand.N(d/2+1)
 }
+
+// shortCommit is the first 7 hex digits of a commit, as git shows it.
+func shortCommit(c string) string { return c[:min(7, len(c))] }
+
+func httpStatusText(code int) string { return http.StatusText(code) }
 
 // sleep waits d or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {
@@ -216,8 +229,11 @@ func isTransient(err error) bool {
 }
 
 // withRetry runs call until it succeeds, fails for good, or runs out of
-// retries.
-func (c *Client) withRetry(ctx context.Context, call func(context.Context) error) error {
+// retries, telling OnRetry before each retry. what names the request for
+// messages, u is where it goes. A request that never got an HTTP answer
+// ends as a *NetError saying how long it was tried.
+func (c *Client) withRetry(ctx context.Context, what, u string, call func(context.Context) error) error {
+	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, c.headTimeout())
 		err := call(cctx)
@@ -226,11 +242,19 @@ func (c *Client) withRetry(ctx context.Context, call func(context.Context) error
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if isNetwork(err) {
+				return &NetError{Host: origin(u), What: what, Attempts: attempt + 1, Waited: waited, Err: err}
+			}
 			return err
 		}
-		if err := sleep(ctx, c.delay(attempt, err)); err != nil {
+		d := c.delay(attempt, err)
+		if c.OnRetry != nil {
+			c.OnRetry(Retry{What: what, N: attempt + 1, Of: c.Retries, Delay: d, Err: err, Network: isNetwork(err)})
+		}
+		if err := sleep(ctx, d); err != nil {
 			return err
 		}
+		waited += d
 	}
 }
 
@@ -254,7 +278,7 @@ type FileMeta struct {
 func (c *Client) Head(ctx context.Context, repo, commit, path string) (FileMeta, error) {
 	var m FileMeta
 	u := c.resolveURL(repo, commit, path)
-	err := c.withRetry(ctx, func(ctx context.Context) error {
+	err := c.withRetry(ctx, "HEAD "+path, u, func(ctx context.Context) error {
 		var err error
 		m, err = c.head(ctx, repo, u)
 		return err
@@ -336,7 +360,7 @@ func (c *Client) Tree(ctx context.Context, repo, commit string) ([]TreeFile, err
 		}
 		var entries []treeEntry
 		var link string
-		err := c.withRetry(ctx, func(ctx context.Context) error {
+		err := c.withRetry(ctx, "listing of "+repo+"@"+shortCommit(commit), next, func(ctx context.Context) error {
 			var err error
 			entries, link, err = c.getJSONPage(ctx, repo, next)
 			return err
@@ -407,8 +431,9 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 			TargetCommit string `json:"targetCommit"`
 		} `json:"branches"`
 	}
-	err := c.withRetry(ctx, func(ctx context.Context) error {
-		_, err := c.getJSON(ctx, repo, c.Endpoint+"/api/models/"+repo+"/refs", 8<<20, &out)
+	u := c.Endpoint + "/api/models/" + repo + "/refs"
+	err := c.withRetry(ctx, "refs of "+repo, u, func(ctx context.Context) error {
+		_, err := c.getJSON(ctx, repo, u, 8<<20, &out)
 		return err
 	})
 	if err != nil {
@@ -421,10 +446,23 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 	return m, nil
 }
 
-// GetRange asks for bytes [first, last] of a file of size bytes at u and
-// returns the body only when the answer is a 206 with exactly that
-// Content-Range; anything else is an error and its body is discarded.
-func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (io.ReadCloser, error) {
+// RangeBody is the answer to a ranged GET: a body and the bytes of the
+// file it carries.
+type RangeBody struct {
+	io.ReadCloser
+	First, Last int64 // the body holds bytes First to Last of the file
+	// Whole marks a 200: the whole file from byte 0, from a server that
+	// ignores Range.
+	Whole bool
+}
+
+// GetRange asks for bytes [first, last] of a file of size bytes at u. It
+// takes any answer HTTP allows that holds byte first: a 206 whose
+// Content-Range is the range asked for, or one that starts earlier or ends
+// sooner (a server may cap a range), or a 200 with the whole file. The
+// caller skips to first and asks again for what a shorter answer lacks.
+// Anything else is an error and its body is discarded.
+func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size int64) (*RangeBody, error) {
 	req, err := c.newRequest(ctx, http.MethodGet, u)
 	if err != nil {
 		return nil, err
@@ -437,32 +475,41 @@ func (c *Client) GetRange(ctx context.Context, repo, u string, first, last, size
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRange(resp, first, last, size); err != nil {
+	rb, err := checkRange(resp, first, last, size)
+	if err != nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 			return nil, c.statusError(resp, repo, true)
 		}
 		return nil, err
 	}
-	return resp.Body, nil
+	rb.ReadCloser = resp.Body
+	return rb, nil
 }
 
-func checkRange(resp *http.Response, first, last, size int64) error {
+func checkRange(resp *http.Response, first, last, size int64) (*RangeBody, error) {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, fmt.Errorf("%w: asked for bytes %d-%d unencoded, got Content-Encoding %q", ErrBadResponse, first, last, enc)
+	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		return fmt.Errorf("%w: asked for bytes %d-%d, got 200 with the whole body (Range ignored)", ErrBadResponse, first, last)
+		// Range ignored: the whole file, from byte 0.
+		if resp.ContentLength >= 0 && resp.ContentLength != size {
+			return nil, fmt.Errorf("%w: asked for bytes %d-%d, got 200 with %d bytes of a %d-byte file", ErrBadResponse, first, last, resp.ContentLength, size)
+		}
+		return &RangeBody{First: 0, Last: size - 1, Whole: true}, nil
 	case resp.StatusCode != http.StatusPartialContent:
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	cr, err := ParseContentRange(resp.Header.Get("Content-Range"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if cr.First != first || cr.Last != last || cr.Size != size {
-		return fmt.Errorf("%w: want Content-Range bytes %d-%d/%d, got %q", ErrBadResponse, first, last, size, resp.Header.Get("Content-Range"))
+	if cr.Size != size || cr.First > first || cr.Last < first || cr.Last >= size {
+		return nil, fmt.Errorf("%w: want Content-Range bytes %d-%d/%d (or a part holding byte %d), got %q", ErrBadResponse, first, last, size, first, resp.Header.Get("Content-Range"))
 	}
-	if resp.ContentLength >= 0 && resp.ContentLength != last-first+1 {
-		return fmt.Errorf("%w: want Content-Length %d, got %d", ErrBadResponse, last-first+1, resp.ContentLength)
+	if resp.ContentLength >= 0 && resp.ContentLength != cr.Last-cr.First+1 {
+		return nil, fmt.Errorf("%w: Content-Range %q with Content-Length %d", ErrBadResponse, resp.Header.Get("Content-Range"), resp.ContentLength)
 	}
-	return nil
+	return &RangeBody{First: cr.First, Last: cr.Last}, nil
 }

@@ -94,7 +94,7 @@ func (c *Client) smallFileSHA256(ctx context.Context, p *pins.Pins, t TreeFile) 
 		return "", fmt.Errorf("pins lock: %s: a non-LFS file of %d bytes is larger than %d", t.Path, t.Size, MaxGitFileSize)
 	}
 	var sum string
-	err := c.withRetry(ctx, func(ctx context.Context) error {
+	err := c.withRetry(ctx, "GET "+t.Path, c.resolveURL(p.Repo, p.Revision, t.Path), func(ctx context.Context) error {
 		var err error
 		sum, err = c.getSmall(ctx, p.Repo, p.Revision, t)
 		return err

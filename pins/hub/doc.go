@@ -10,13 +10,19 @@
 // ({endpoint}/{repo}/resolve/{commit}/{path}), reading X-Repo-Commit,
 // X-Linked-Etag or ETag, X-Linked-Size and Location. Only relative
 // redirects are followed. Bytes are fetched with ranged GETs from the
-// Location; a 206 with exactly the Content-Range asked for is the only
-// answer whose bytes are written. The token (HF_TOKEN, else the token
+// Location; a 206 is used when its Content-Range holds the first byte
+// asked for (read from there; the rest of a shorter answer is asked for at
+// once), and a 200 (the whole file, from a server that ignores Range) is
+// read from byte 0, skipping to the range and taking the file's queued
+// chunks on the way. The token (HF_TOKEN, else the token
 // file) goes only to resolve and API URLs of the endpoint, never to a
 // redirect target. 408, 429 and 5xx are retried with backoff that honours
 // RateLimit (t=) and Retry-After; a 403 from a data URL (expired signature)
 // or a 416 triggers a fresh HEAD; 401, 403 (gated) and 404 are reported
-// with what to do.
+// with what to do. A request that gets no HTTP answer at all after its
+// retries is a *NetError (ErrUnreachable) naming the server, the reason
+// and the time spent; the commit's listing is a fetch's first request, so
+// such a server stops it before any file is planned.
 //
 // # Download
 //
@@ -27,8 +33,9 @@
 // contiguous finished prefix is hashed as it grows (sha256, plus the git
 // blob sha1 for small files), so the digest is ready soon after the last
 // byte. A sidecar, <partial>.state (JSON: chunk size, a bitmap of finished
-// chunks, the hashed offset and the marshalled hash states), is rewritten
-// after every chunk, so a process killed with SIGKILL loses at most the
+// chunks, the hashed offset and the marshalled hash states), is written
+// before the data's space is preallocated and then rewritten in place
+// after every chunk (so a full disk cannot stop it), so a process killed with SIGKILL loses at most the
 // chunks in flight, and a resumed file is neither fetched nor re-read
 // again. A stream idle for IdleTimeout is cut and its range re-issued from
 // the last byte written; three failures in a row halve the number of
@@ -59,8 +66,14 @@
 // downloads, huggingface_hub's own lock .locks/<repo folder>/<etag>.lock is
 // held too, so Python and drama never write the same blob at once.
 //
-// Limits: blobs already in the cache (written by drama or by
-// huggingface_hub) are trusted by size; a full sha256 check of an install
-// is drama verify's job. Xet's native protocol is not used: the Hub's
-// bridge answers plain ranged GETs for Xet-backed files.
+// A blob already in the cache is trusted by size only when drama's record
+// (RecordName in the repository folder) says drama verified it and its
+// size, modification time and inode are unchanged; any other blob is
+// hashed first and downloaded again on a mismatch. Pinned paths with the
+// same content share one download. The commit's listing is cached as
+// trees/<commit>.json in huggingface_hub's format, which its offline
+// snapshot_download needs.
+//
+// Limits: Xet's native protocol is not used: the Hub's bridge answers
+// plain ranged GETs for Xet-backed files.
 package hub

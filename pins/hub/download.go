@@ -69,6 +69,10 @@ const (
 	EventWorkers  EventKind = "workers"  // the number of active streams changed
 	EventSplit    EventKind = "split"    // an idle stream took half of a straggler's range
 	EventDone     EventKind = "done"     // the fetch ended
+	// EventCheck: a blob in the cache that drama's record does not vouch
+	// for is being hashed before use; with Error, it failed and is
+	// downloaded again.
+	EventCheck EventKind = "check"
 )
 
 // Event is one step of a fetch, for progress displays and NDJSON logs.
@@ -171,6 +175,7 @@ func (d *Downloader) work(ctx context.Context, q *queue, id int) {
 type job struct {
 	t     Target
 	f     *os.File
+	sf    *stateFile // the open resume sidecar
 	chunk int64
 	n     int // chunks
 
@@ -214,12 +219,29 @@ func (d *Downloader) open(t Target) (*job, error) {
 		j.close()
 		return nil, diskError(t.Partial, err)
 	}
-	if st := loadState(j.statePath(), t.File.Path, t.File.Size); st != nil && fi.Size() == t.File.Size && j.resume(st) {
+	_ = os.Remove(j.statePath() + ".tmp") // left by an older drama
+	st := loadState(j.statePath(), t.File.Path, t.File.Size)
+	if j.sf, err = openStateFile(j.statePath()); err != nil {
+		j.close()
+		return nil, diskError(j.statePath(), err)
+	}
+	if st != nil && fi.Size() == t.File.Size && j.resume(st) {
 		return j, nil
 	}
 	j.chunk = d.chunkSize()
 	j.n = numChunks(t.File.Size, j.chunk)
 	j.done = make([]byte, (j.n+7)/8)
+	j.hashed, j.hstate = 0, [2][]byte{}
+	j.dig = newDigester(t.File)
+	// The sidecar first, then the space for the data: once both are held,
+	// no later write of this file needs more.
+	j.mu.Lock()
+	err = j.saveLocked()
+	j.mu.Unlock()
+	if err != nil {
+		j.close()
+		return nil, err
+	}
 	if err := preallocate(f, t.File.Size); err != nil {
 		j.close()
 		return nil, diskError(t.Partial, err)
@@ -302,13 +324,14 @@ func (j *job) close() {
 	if j.f != nil {
 		j.f.Close()
 	}
+	j.sf.close()
 }
 
 // saveLocked writes the sidecar; j.mu is held.
 func (j *job) saveLocked() error {
 	st := partState{Version: stateVersion, Path: j.t.File.Path, Size: j.t.File.Size, Chunk: j.chunk,
 		Done: j.done, Hashed: j.hashed, SHA256: j.hstate[0], GitSHA1: j.hstate[1]}
-	if err := st.save(j.statePath()); err != nil {
+	if err := j.sf.save(&st); err != nil {
 		return diskError(j.statePath(), err)
 	}
 	return nil

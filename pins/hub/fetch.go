@@ -2,10 +2,13 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +29,9 @@ type Fetcher struct {
 	// Downloader settings; Client, Repo and Commit are filled in.
 	Download Downloader
 	LockWait time.Duration // bound on waiting for another fetch (default 1 min)
+
+	recMu   sync.Mutex
+	records map[string]*blobRecord // by repository folder, during a Fetch
 }
 
 // How says how a file came to be in the cache.
@@ -65,13 +71,26 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 			return nil, fmt.Errorf("fetch: %s: the pin has no digest: run drama pins lock first", pf.Path)
 		}
 	}
+	// The paths in the result must name the files from anywhere.
+	if dir, err := filepath.Abs(f.Cache.Dir); err == nil {
+		f.Cache.Dir = dir
+	}
 	unlock, err := Lock(ctx, f.Cache.lockPath(repo, "drama-fetch.lock"), orDefault(f.LockWait, time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	defer unlock()
+	f.records = map[string]*blobRecord{}
+	defer f.saveRecords()
+	if f.Client != nil && f.Client.OnRetry == nil {
+		f.Client.OnRetry = func(r Retry) { f.Download.emit(Event{Kind: EventRetry, Path: r.What, Error: r.Message()}) }
+	}
 	res := &Result{Repo: repo, Commit: commit}
-	missing, err := f.classify(repo, files, res)
+	missing, err := f.classify(ctx, repo, files, res)
+	if err != nil {
+		return nil, err
+	}
+	tree, reachable, err := f.listing(ctx, repo, commit, len(missing) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -83,34 +102,134 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if err := f.download(ctx, repo, commit, missing); err != nil {
 		return nil, err
 	}
-	if err := f.link(ctx, repo, commit, res); err != nil {
+	if err := f.link(ctx, repo, commit, res, reachable); err != nil {
 		return nil, err
+	}
+	if tree != nil && treeAgrees(tree, files) {
+		_ = f.Cache.WriteTree(repo, commit, tree) // only saves huggingface_hub a request
 	}
 	f.Download.emit(Event{Kind: EventDone})
 	return res, nil
 }
 
+// record returns the verified-blob record of the repository folder that
+// holds blob path.
+func (f *Fetcher) record(blobPath string) *blobRecord {
+	dir := filepath.Dir(filepath.Dir(blobPath))
+	f.recMu.Lock()
+	defer f.recMu.Unlock()
+	r := f.records[dir]
+	if r == nil {
+		r = loadRecord(dir)
+		f.records[dir] = r
+	}
+	return r
+}
+
+func (f *Fetcher) saveRecords() {
+	f.recMu.Lock()
+	defer f.recMu.Unlock()
+	for _, r := range f.records {
+		r.save()
+	}
+}
+
+// usable reports whether the blob at path holds pf's bytes: the right
+// size, and either drama's record vouches for it unchanged or its digest
+// matches now. A blob of the right size that fails the digest is removed
+// when it is the repository's own (it is downloaded again); another
+// repository's is only passed over.
+func (f *Fetcher) usable(ctx context.Context, path string, pf pins.File, own bool) (bool, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != pf.Size {
+		return false, nil
+	}
+	rec, name := f.record(path), filepath.Base(path)
+	if rec.vouches(name, fi, pf.SHA256) {
+		return true, nil
+	}
+	f.Download.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size})
+	err = checkBlob(ctx, path, pf)
+	switch {
+	case err == nil:
+		rec.add(name, path, pf.SHA256)
+		return true, nil
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case errors.Is(err, ErrMismatch) && f.Offline && own:
+		return false, fmt.Errorf("%w in the cache (%s); HF_HUB_OFFLINE is set, so it cannot be downloaded again: unset HF_HUB_OFFLINE and run again", err, path)
+	case errors.Is(err, ErrMismatch):
+		f.Download.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size, Error: err.Error() + ": downloading it again"})
+		rec.drop(name)
+		if own {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return false, diskError(path, err)
+			}
+		}
+		return false, nil
+	}
+	return false, nil // unreadable: fetch it
+}
+
+// find looks for a usable blob named etag for pf: the repository's own
+// first, then the other repositories of the cache.
+func (f *Fetcher) find(ctx context.Context, repo, etag string, pf pins.File) (string, error) {
+	own := f.Cache.BlobPath(repo, etag)
+	if ok, err := f.usable(ctx, own, pf, true); ok || err != nil {
+		return own, err
+	}
+	matches, _ := filepath.Glob(filepath.Join(f.Cache.Dir, "*--*", "blobs", etag))
+	for _, m := range matches {
+		if m == own {
+			continue
+		}
+		if ok, err := f.usable(ctx, m, pf, false); err != nil {
+			return "", err
+		} else if ok {
+			return m, nil
+		}
+	}
+	return "", nil
+}
+
 // classify finds each file's blob in the cache (own or another
-// repository's) and returns the ones to download.
-func (f *Fetcher) classify(repo string, files []pins.File, res *Result) ([]Target, error) {
+// repository's) and returns the ones to download, once per blob: paths
+// with the same content share one download.
+func (f *Fetcher) classify(ctx context.Context, repo string, files []pins.File, res *Result) ([]Target, error) {
 	var missing []Target
+	seen := map[string]How{}
 	for _, pf := range files {
 		name := BlobName(pf)
 		final := f.Cache.BlobPath(repo, name)
 		r := FileResult{Path: pf.Path, Size: pf.Size, Blob: final, How: HowPresent}
-		if src, ok := f.Cache.FindBlob(repo, name, pf.Size); ok && src != final {
+		if how, ok := seen[name]; ok {
+			r.How = how
+			if how != HowDownloaded {
+				f.Download.emit(Event{Kind: EventPresent, Path: pf.Path, Size: pf.Size})
+			}
+			res.Files = append(res.Files, r)
+			continue
+		}
+		src, err := f.find(ctx, repo, name, pf)
+		if err != nil {
+			return nil, fmt.Errorf("fetch: %s: %w", pf.Path, err)
+		}
+		switch {
+		case src == "":
+			r.How = HowDownloaded
+			missing = append(missing, Target{File: pf, Partial: final + ".drama.incomplete", Final: final})
+		case src != final:
 			linked, err := linkOrCopy(src, final)
 			if err != nil {
 				return nil, fmt.Errorf("fetch: %s: share blob from %s: %w", pf.Path, src, err)
 			}
+			f.record(final).add(name, final, pf.SHA256)
 			r.How = HowShared
 			f.Download.emit(Event{Kind: EventShared, Path: pf.Path, Size: pf.Size, Copied: !linked})
-		} else if !ok {
-			r.How = HowDownloaded
-			missing = append(missing, Target{File: pf, Partial: final + ".drama.incomplete", Final: final})
-		} else {
+		default:
 			f.Download.emit(Event{Kind: EventPresent, Path: pf.Path, Size: pf.Size})
 		}
+		seen[name] = r.How
 		res.Files = append(res.Files, r)
 	}
 	return missing, nil
@@ -139,8 +258,13 @@ func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, 
 			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
 		}
 		unlocks = append(unlocks, u)
-		if blobOK(t.Final, t.File.Size) {
-			res.setHow(t.File.Path, HowPresent)
+		ok, err := f.usable(ctx, t.Final, t.File, true)
+		if err != nil {
+			unlockAll()
+			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
+		}
+		if ok {
+			res.setHow(BlobName(t.File), HowPresent)
 			f.Download.emit(Event{Kind: EventPresent, Path: t.File.Path, Size: t.File.Size})
 			continue
 		}
@@ -149,9 +273,10 @@ func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, 
 	return rest, unlockAll, nil
 }
 
-func (r *Result) setHow(path string, how How) {
+// setHow sets how every file stored in blob name arrived.
+func (r *Result) setHow(name string, how How) {
 	for i := range r.Files {
-		if r.Files[i].Path == path {
+		if filepath.Base(r.Files[i].Blob) == name {
 			r.Files[i].How = how
 		}
 	}
@@ -175,6 +300,21 @@ func (f *Fetcher) download(ctx context.Context, repo, commit string, missing []T
 	}
 	d := f.Download
 	d.Client, d.Repo, d.Commit = f.Client, repo, commit
+	pinned := map[string]pins.File{}
+	for _, t := range missing {
+		pinned[t.File.Path] = t.File
+	}
+	// Record each blob as it is verified, so that a fetch that fails later
+	// still spares it the hash next time.
+	d.Event = func(e Event) {
+		if e.Kind == EventVerified {
+			if pf, ok := pinned[e.Path]; ok {
+				final := f.Cache.BlobPath(repo, BlobName(pf))
+				f.record(final).add(BlobName(pf), final, pf.SHA256)
+			}
+		}
+		f.Download.emit(e)
+	}
 	return d.Run(ctx, missing)
 }
 
@@ -186,8 +326,10 @@ func checkSpace(dir string, missing []Target) error {
 	var need int64
 	for _, t := range missing {
 		need += t.File.Size
-		if fi, err := os.Stat(t.Partial); err == nil && loadState(t.Partial+".state", t.File.Path, t.File.Size) != nil {
-			need -= min(fi.Size(), t.File.Size) // preallocated already
+		// A partial holds its space already, whether it is resumed or
+		// started over in place.
+		if fi, err := os.Stat(t.Partial); err == nil {
+			need -= min(allocatedBytes(fi), t.File.Size)
 		}
 	}
 	var st unix.Statfs_t
@@ -201,9 +343,67 @@ func checkSpace(dir string, missing []Target) error {
 	return nil
 }
 
+// allocatedBytes is the disk space a file holds (its blocks), which is
+// less than its size when it is sparse.
+func allocatedBytes(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return min(fi.Size(), st.Blocks*512)
+	}
+	return fi.Size()
+}
+
+// listing reads the commit's file listing from the Hub when files are to
+// be downloaded or huggingface_hub's cached copy of it (trees/<commit>.json)
+// is missing. It is the fetch's first request, so a server that cannot be
+// reached at all stops a fetch with work to do at once, with one message.
+// Any other failure only means there is no listing to cache. reachable
+// says the server was asked and answered, so the branch refs are worth
+// asking for too.
+func (f *Fetcher) listing(ctx context.Context, repo, commit string, needed bool) (tree []TreeFile, reachable bool, err error) {
+	if f.Offline || f.Client == nil {
+		return nil, false, nil
+	}
+	if _, err := os.Stat(f.Cache.TreePath(repo, commit)); err == nil && !needed {
+		return nil, false, nil // nothing to ask: a complete cache costs no request
+	}
+	tree, err = f.Client.Tree(ctx, repo, commit)
+	switch {
+	case err == nil:
+		return tree, true, nil
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case errors.Is(err, ErrUnreachable) && needed:
+		return nil, false, fmt.Errorf("fetch: %w", err)
+	case errors.Is(err, ErrUnreachable):
+		return nil, false, nil
+	}
+	return nil, true, nil
+}
+
+// treeAgrees reports whether a listing holds every pinned file with the
+// pinned size and digests, so that caching it cannot contradict the pins.
+func treeAgrees(tree []TreeFile, files []pins.File) bool {
+	listed := map[string]TreeFile{}
+	for _, t := range tree {
+		listed[t.Path] = t
+	}
+	for _, pf := range files {
+		t, ok := listed[pf.Path]
+		switch {
+		case !ok || t.Size != pf.Size || t.LFS != pf.LFS:
+			return false
+		case t.LFS && t.SHA256 != pf.SHA256:
+			return false
+		case !t.LFS && pf.GitSHA1 != "" && t.GitOID != pf.GitSHA1:
+			return false
+		}
+	}
+	return true
+}
+
 // link writes the snapshot links and the refs: drama's own, and any branch
-// whose head is this commit.
-func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result) error {
+// whose head is this commit (asked only of a server that answered).
+func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result, reachable bool) error {
 	f.Cache.writeCacheTag()
 	for i, r := range res.Files {
 		if err := f.Cache.Link(repo, commit, r.Path, filepath.Base(r.Blob)); err != nil {
@@ -214,7 +414,7 @@ func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result) er
 	if err := f.Cache.WriteRef(repo, PinnedRef, commit); err != nil {
 		return fmt.Errorf("fetch: write ref: %w", err)
 	}
-	if f.Offline || f.Client == nil {
+	if f.Offline || f.Client == nil || !reachable {
 		return nil
 	}
 	if refs, err := f.Client.Refs(ctx, repo); err == nil {

@@ -1,15 +1,20 @@
 package hub
 
 import (
+	"context"
 	"errors"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -41,9 +46,9 @@ func TestFetchClean(t *testing.T) {
 	if st.BytesServed != total {
 		t.Errorf("bytes served: want %d, got %d", total, st.BytesServed)
 	}
-	// A second run asks nothing.
+	// A second run asks nothing, not even the API.
 	res, err = f.Fetch(ctxT(t), repoA, commitA, pf)
-	if err != nil || fx.srv.Stats().Resolves != st.Resolves || fx.srv.Stats().DataRequests != st.DataRequests {
+	if err != nil || fx.srv.Stats().Resolves != st.Resolves || fx.srv.Stats().DataRequests != st.DataRequests || fx.srv.Stats().APIRequests != st.APIRequests {
 		t.Fatalf("second run: err %v, stats %+v", err, fx.srv.Stats())
 	}
 	if res.Files[0].How != HowPresent {
@@ -75,7 +80,6 @@ func TestPersistentFaults(t *testing.T) {
 		fault string
 		want  error
 	}{
-		{"full200x1000", ErrBadResponse},
 		{"badrange x1000", ErrBadResponse},
 		{"flipx1000", ErrMismatch},
 		{"503x1000", nil},
@@ -206,7 +210,7 @@ func TestCompletePartialIsVerifiedNotRequested(t *testing.T) {
 	for i := range n {
 		setBit(st.Done, i)
 	}
-	st.save(blob + ".drama.incomplete.state")
+	writeState(t, blob+".drama.incomplete.state", &st)
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +235,7 @@ func TestCorruptPartialRestarts(t *testing.T) {
 	for i := range n {
 		setBit(st.Done, i)
 	}
-	st.save(blob + ".drama.incomplete.state")
+	writeState(t, blob+".drama.incomplete.state", &st)
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 		t.Fatal(err)
 	}
@@ -537,5 +541,316 @@ func TestSharedBlobReplacesTruncatedOne(t *testing.T) {
 	checkCache(t, f.Cache, "org/nvfp4", commitB, filesB)
 	if res.Files[0].How != HowShared || fx.srv.Stats().BytesServed != before {
 		t.Errorf("want codec.pth shared without a download, got %s and %d bytes served", res.Files[0].How, fx.srv.Stats().BytesServed-before)
+	}
+}
+
+// TestSameContentTwoPaths: two pinned paths with the same bytes share one
+// blob; it is downloaded once and both paths link to it, with no wait on
+// the fetch's own blob lock.
+func TestSameContentTwoPaths(t *testing.T) {
+	fx := newFixture(t)
+	same := content(11, 200<<10)
+	files := map[string][]byte{"a/weights.safetensors": same, "b/weights.safetensors": same, "config.json": []byte("{}"), "copy.json": []byte("{}")}
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if got, want := fx.srv.Stats().BytesServed, int64(len(same)+2); got != want {
+		t.Errorf("bytes served: want each blob once (%d), got %d", want, got)
+	}
+	// A second run finds everything.
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+}
+
+// TestCorruptBlobOfRightSizeIsFetchedAgain: a blob of the right size that
+// drama's record does not vouch for is hashed before use; one that does not
+// match is downloaded again, whether another tool left it or it changed
+// after drama verified it.
+func TestCorruptBlobOfRightSizeIsFetchedAgain(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	var big, small pins.File
+	for _, p := range pf {
+		if p.Path == "model-00001.safetensors" {
+			big = p
+		}
+		if p.Path == "config.json" {
+			small = p
+		}
+	}
+	corrupt := func(p pins.File) {
+		b := append([]byte(nil), files[p.Path]...)
+		b[len(b)/2] ^= 0xff
+		path := f.Cache.BlobPath(repoA, BlobName(p))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another tool left a corrupt blob of the right size.
+	corrupt(big)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	served := fx.srv.Stats().BytesServed
+	var total int64
+	for _, b := range files {
+		total += int64(len(b))
+	}
+	if served != total {
+		t.Errorf("want the corrupt blob downloaded again (%d bytes in all), got %d", total, served)
+	}
+	// A blob drama verified, changed since (same size).
+	corrupt(small)
+	corrupt(big)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if got, want := fx.srv.Stats().BytesServed-served, big.Size+small.Size; got != want {
+		t.Errorf("second run: want both changed blobs downloaded again (%d bytes), got %d", want, got)
+	}
+	// Unchanged since drama verified it: nothing is read or asked.
+	before := fx.srv.Stats()
+	n := fx.count(EventCheck)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	if fx.srv.Stats().DataRequests != before.DataRequests || fx.count(EventCheck) != n {
+		t.Errorf("third run: want no request and no hash, got %d requests and %d checks", fx.srv.Stats().DataRequests-before.DataRequests, fx.count(EventCheck)-n)
+	}
+}
+
+// TestRangeIgnored: a server that answers every ranged request with 200
+// and the whole file (HTTP allows it) still gives a verified fetch, and
+// each stream takes the rest of its file from such a body instead of
+// asking again per chunk.
+func TestRangeIgnored(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	fault, err := mirror.ParseFault("full200x100000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.srv.SetFaults([]mirror.Fault{fault})
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	var total int64
+	for _, b := range files {
+		total += int64(len(b))
+	}
+	st := fx.srv.Stats()
+	if st.Faults[mirror.FaultFull200] == 0 {
+		t.Fatal("the fault never fired")
+	}
+	if max := int64(f.Download.Workers) * total; st.BytesServed > max {
+		t.Errorf("bytes served: want at most one whole file per stream (%d), got %d", max, st.BytesServed)
+	}
+	if fx.count(EventRetry) != 0 {
+		t.Errorf("a 200 for a range is an answer, not a failure: got %d retries", fx.count(EventRetry))
+	}
+}
+
+// setDiskFault installs the full-disk seam for one test.
+func setDiskFault(t *testing.T, fn func(path string, off, n int64) error) {
+	t.Helper()
+	diskFault = fn
+	t.Cleanup(func() { diskFault = nil })
+}
+
+// stateTmps lists sidecar temporaries left in a cache.
+func stateTmps(t *testing.T, cache string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(cache, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestDiskFullAfterPreallocation: once the partial files are preallocated,
+// a disk that fills up (another process) costs nothing: every later write,
+// the resume sidecar's included, lands in space already held.
+func TestDiskFullAfterPreallocation(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.Workers = 1
+	var full atomic.Bool
+	setDiskFault(t, func(path string, off, n int64) error {
+		if strings.HasSuffix(path, ".drama.incomplete") {
+			full.Store(true) // the data has started: the disk is now full
+		}
+		if fi, err := os.Stat(path); full.Load() && (err != nil || off+n > fi.Size()) {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatalf("want the fetch to finish in the space it reserved, got %v", err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	if tmps := stateTmps(t, f.Cache.Dir); len(tmps) > 0 {
+		t.Errorf("left temporaries: %v", tmps)
+	}
+}
+
+// TestResumeAfterDiskFull: when a write fails with ENOSPC mid-fetch, the
+// fetch stops with ErrNoSpace and leaves no empty temporaries; once space is
+// back, the resume asks only for what the sidecar does not already hold.
+func TestResumeAfterDiskFull(t *testing.T) {
+	fx := newFixture(t)
+	files := threeFiles()
+	pf := fx.addRepo(repoA, commitA, files)
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Download.Workers = 1
+	var saves atomic.Int64
+	setDiskFault(t, func(path string, off, n int64) error {
+		if strings.Contains(path, ".state") && saves.Add(1) > 6 {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("want ErrNoSpace, got %v", err)
+	}
+	if tmps := stateTmps(t, f.Cache.Dir); len(tmps) > 0 {
+		t.Errorf("left temporaries: %v", tmps)
+	}
+	diskFault = nil
+	served := fx.srv.Stats().BytesServed
+	fx.mu.Lock()
+	fx.events = nil
+	fx.mu.Unlock()
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repoA, commitA, files)
+	var total, onDisk int64 // of the files still to download
+	fx.mu.Lock()
+	for _, e := range fx.events {
+		if e.Kind == EventPlan {
+			total += e.Size
+			onDisk += e.Bytes
+		}
+	}
+	fx.mu.Unlock()
+	if onDisk == 0 {
+		t.Error("the resume found nothing on disk: the partial was not kept")
+	}
+	if got := fx.srv.Stats().BytesServed - served; got != total-onDisk {
+		t.Errorf("resume: want %d bytes (all but the %d on disk), got %d", total-onDisk, onDisk, got)
+	}
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestUnreachableEndpoint: a server that refuses connections stops a fetch
+// after one request's retries, each told as one line, with an error that
+// names the server, the reason and how long it was tried.
+func TestUnreachableEndpoint(t *testing.T) {
+	fx := newFixture(t)
+	pf := fx.addRepo(repoA, commitA, threeFiles())
+	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	f.Client.Endpoint = "http://" + closedPort(t)
+	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
+	var ne *NetError
+	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &ne) {
+		t.Fatalf("want a NetError, got %v", err)
+	}
+	if ne.Host != f.Client.Endpoint || ne.Attempts != f.Client.Retries+1 || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("want %s, %d attempts, connection refused; got %v", f.Client.Endpoint, f.Client.Retries+1, err)
+	}
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	retries := 0
+	line := regexp.MustCompile(`^retrying in [0-9.]+m?s \(\d of \d\): connection refused$`)
+	for _, e := range fx.events {
+		if e.Kind == EventRetry {
+			retries++
+			if !line.MatchString(e.Error) {
+				t.Errorf("retry line %q", e.Error)
+			}
+		}
+		if e.Kind == EventPlan || e.Kind == EventStart {
+			t.Errorf("a file was planned before the server answered: %+v", e)
+		}
+	}
+	if retries != f.Client.Retries {
+		t.Errorf("want one retry event per retry (%d), got %d", f.Client.Retries, retries)
+	}
+	if m, _ := filepath.Glob(filepath.Join(f.Cache.RepoDir(repoA), "blobs", "*")); len(m) > 0 {
+		t.Errorf("left files: %v", m)
+	}
+}
+
+func TestCheckEndpoint(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{"https://huggingface.co", true},
+		{"http://127.0.0.1:8080", true},
+		{"http://[::1]:80/prefix", true},
+		{"127.0.0.1:8080", false},
+		{"huggingface.co", false},
+		{"ftp://x", false},
+		{"http://", false},
+		{"http://h:99999", false},
+		{"http://h/?a=1", false},
+	} {
+		if err := CheckEndpoint(c.in); (err == nil) != c.ok {
+			t.Errorf("%q: want ok %v, got %v", c.in, c.ok, err)
+		}
+	}
+}
+
+// TestNetReason: a failure to get any answer is told in a few words, not
+// as Go's raw error.
+func TestNetReason(t *testing.T) {
+	dial := func(err error) error {
+		return &url.Error{Op: "Head", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}}
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{dial(&os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}), "connection refused"},
+		{&url.Error{Op: "Head", URL: "http://hub.invalid", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "hub.invalid", IsNotFound: true}}}, "no such host hub.invalid"},
+		{dial(&os.SyscallError{Syscall: "connect", Err: syscall.ENETUNREACH}), "network unreachable"},
+		{&url.Error{Op: "Get", URL: "http://x", Err: context.DeadlineExceeded}, "timed out"},
+	} {
+		if !isNetwork(c.err) {
+			t.Errorf("%v: not seen as a network failure", c.err)
+		}
+		if got := netReason(c.err); got != c.want {
+			t.Errorf("%v: want %q, got %q", c.err, c.want, got)
+		}
 	}
 }

@@ -168,3 +168,16 @@ func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	t.Cleanup(cancel)
 	return ctx, cancel
 }
+
+// writeState writes a resume sidecar as the downloader does.
+func writeState(t *testing.T, name string, st *partState) {
+	t.Helper()
+	sf, err := openStateFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.close()
+	if err := sf.save(st); err != nil {
+		t.Fatal(err)
+	}
+}

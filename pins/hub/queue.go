@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -119,6 +120,25 @@ func (q *queue) eligible() int {
 		}
 	}
 	return -1
+}
+
+// claim removes every queued chunk of j and returns their indexes in
+// ascending order.
+func (q *queue) claim(j *job) []int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var idx []int
+	rest := q.tasks[:0]
+	for _, t := range q.tasks {
+		if t.j == j {
+			idx = append(idx, t.idx)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	q.tasks = rest
+	slices.Sort(idx)
+	return idx
 }
 
 func (q *queue) push(ts ...task) {

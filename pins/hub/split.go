@@ -55,7 +55,7 @@ func (s *span) write(p []byte) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if _, err := s.j.f.WriteAt(p[:n], s.off); err != nil {
+	if _, err := writeAt(s.j.f, p[:n], s.off); err != nil {
 		return 0, err
 	}
 	s.off += int64(n)

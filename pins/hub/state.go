@@ -77,19 +77,55 @@ func loadState(name, path string, size int64) *partState {
 	return st
 }
 
-// save writes the sidecar through a temporary file and a rename. It is not
-// synced: it must survive the process being killed, and a power loss is
-// caught by the final digest check.
-func (st *partState) save(name string) error {
+// stateFile is an open resume sidecar, rewritten in place by one write
+// of at least the size it already has (JSON padded with spaces, which a
+// decoder skips) and never truncated. So a rewrite needs no new disk
+// space, and a full disk cannot stop the sidecar from following the
+// download; a process killed between two writes leaves one or the other
+// whole. It is not synced: a power loss is caught by the final digest
+// check.
+type stateFile struct {
+	f    *os.File
+	size int64
+}
+
+// stateBlock is the size a sidecar is padded to at least: one block.
+const stateBlock = 4096
+
+func openStateFile(name string) (*stateFile, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &stateFile{f: f, size: fi.Size()}, nil
+}
+
+// save writes st over the sidecar.
+func (sf *stateFile) save(st *partState) error {
 	data, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	n := max(sf.size, (int64(len(data))+stateBlock)/stateBlock*stateBlock)
+	buf := bytes.Repeat([]byte{' '}, int(n))
+	copy(buf, data)
+	buf[n-1] = '\n'
+	if _, err := writeAt(sf.f, buf, 0); err != nil {
 		return err
 	}
-	return os.Rename(tmp, name)
+	sf.size = n
+	return nil
+}
+
+func (sf *stateFile) close() {
+	if sf != nil {
+		sf.f.Close()
+	}
 }
 
 // digester hashes a file's prefix: always sha256, and the git blob sha1

@@ -506,6 +506,7 @@ func (r *Removal) Apply(variantDir string) error {
 		for _, sub := range []string{"snapshots", "refs", "blobs"} {
 			pruneEmpty(filepath.Join(repo, sub))
 		}
+		pruneListings(repo)
 		_ = os.Remove(repo) // only when empty
 	}
 	if len(errs) > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/rmcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
+	"github.com/drama-tts/drama/cmd/internal/servicecmd"
 	"github.com/drama-tts/drama/cmd/internal/statuscmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
@@ -48,4 +49,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(enginecmd.NewCmd(f))
 	root.AddCommand(benchcmd.NewCmd(f, nil))
 	root.AddCommand(qualifycmd.NewCmd(f, nil))
+	root.AddCommand(servicecmd.NewCmd(f))
 }

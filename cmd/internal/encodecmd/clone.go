@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // Clone is the clone pipeline behind drama serve's POST /v1/voices, the
@@ -28,11 +29,18 @@ import (
 // fault are engine.KindInvalid; a failing engine or bad codes are
 // engine.KindFailed.
 func Clone(ctx context.Context, eng engine.Engine, install engine.Install, dir string, req httpapi.CloneRequest) (*voices.Voice, error) {
+	return CloneWith(ctx, eng, install, dir, req, nil)
+}
+
+// CloneWith is Clone with a transcription server: a clip sent without a
+// transcript is transcribed there first (tr nil: it is refused).
+func CloneWith(ctx context.Context, eng engine.Engine, install engine.Install, dir string, req httpapi.CloneRequest, tr *transcribe.Client) (*voices.Voice, error) {
 	opts := &Options{F: quietFactory(), ID: req.ID, Name: req.Name, Source: req.Source, Who: req.ConsentWho,
 		Statement: req.ConsentStatement, Format: string(voices.FormatCloned), Now: time.Now}
 	if opts.Source == "" {
 		opts.Source = string(voices.SourceConsented)
 	}
+	opts.transcriber = tr
 	v, err := cloneVoice(ctx, opts, eng, install, dir, req.Clips)
 	return v, asEngineError(err)
 }
@@ -49,7 +57,7 @@ func cloneVoice(ctx context.Context, opts *Options, eng engine.Engine, install e
 	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("voice %q exists: delete it first (DELETE /v1/voices/%s), or give another id", id, id)
 	}
-	clips, texts, err := requestClips(ctx, in)
+	clips, texts, err := requestClips(ctx, in, opts.transcriber)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +105,18 @@ const maxClipDuration = time.Duration(clip.MaxTotal) * time.Second / clip.Sample
 // requestClips decodes the clips of a request, from their files (Path) or
 // bytes (Data): WAV directly, anything else through ffmpeg. Clips are named
 // by clipName, unique by their number.
-func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map[string]string, error) {
+func requestClips(ctx context.Context, in []httpapi.CloneClip, tr *transcribe.Client) ([]clip.Clip, map[string]string, error) {
 	texts := map[string]string{}
 	var clips []clip.Clip
 	for i, c := range in {
 		name := clipName(i, c)
+		if strings.TrimSpace(c.Transcript) == "" {
+			text, err := transcribeClip(ctx, tr, c)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			c.Transcript = text
+		}
 		if err := voices.CheckTranscript(c.Transcript, nil); err != nil {
 			return nil, nil, fmt.Errorf("%s: transcript not allowed: %w", name, err)
 		}
@@ -113,6 +128,18 @@ func requestClips(ctx context.Context, in []httpapi.CloneClip) ([]clip.Clip, map
 		clips = append(clips, clip.Clip{Name: name, Audio: a})
 	}
 	return clips, texts, nil
+}
+
+// transcribeClip asks the transcription server for the words of a clip sent
+// without its transcript.
+func transcribeClip(ctx context.Context, tr *transcribe.Client, c httpapi.CloneClip) (string, error) {
+	if tr == nil {
+		return "", errors.New("no transcript: send the exact words spoken in the clip as its transcript field (or start drama serve with --transcribe-url, naming a speech recognition server)")
+	}
+	if c.Path != "" {
+		return tr.File(ctx, c.Path, c.Filename)
+	}
+	return tr.Transcribe(ctx, c.Filename, bytes.NewReader(c.Data))
 }
 
 func decodeClip(ctx context.Context, c httpapi.CloneClip) (*clip.Audio, error) {

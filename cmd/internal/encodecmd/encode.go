@@ -15,6 +15,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // Options are the inputs of `drama encode`.
@@ -38,6 +39,11 @@ type Options struct {
 	Replace   bool
 	Force     bool
 	FFmpeg    string
+	// TranscribeURL names a speech recognition server (POST
+	// /v1/audio/transcriptions) for clips given without a transcript.
+	TranscribeURL string
+
+	transcriber *transcribe.Client
 
 	// Now is the clock (tests replace it).
 	Now func() time.Time
@@ -67,7 +73,10 @@ References come from a directory made by drama voice prepare (--manifest
 DIR, with each reference's transcript typed into manifest.json), or from
 CLIP:TRANSCRIPT arguments: each clip is prepared the same way and must stay
 one reference (a clip cut into pieces needs drama voice prepare).
-Transcripts are exact words spoken; there is no speech recognition here.
+Transcripts are the exact words spoken: a clip given without one is
+refused, unless --transcribe-url names an OpenAI-compatible speech
+recognition server (whisper.cpp's server, faster-whisper servers, LocalAI),
+which transcribes it; the words heard are printed, to check.
 
 No consent, no clone: --consent-who and --consent-statement are required
 unless --source synthetic. The model's licence forbids imitating an
@@ -104,6 +113,7 @@ $ drama encode --name Robot --source synthetic robot.wav:"Beep. I am not a perso
 	fl.StringVar(&opts.ModelDir, "model-dir", "", "directory holding codec.pth (default <root>/<variant>)")
 	fl.BoolVar(&opts.Replace, "replace", false, "overwrite an existing voice file")
 	fl.BoolVar(&opts.Force, "force", false, "with CLIP:TRANSCRIPT, keep clips whose background is under 5 dB below the speech")
+	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips given without :TRANSCRIPT")
 	fl.StringVar(&opts.FFmpeg, "ffmpeg", "", "ffmpeg binary for clips that are not WAV (default: ffmpeg on PATH)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("source", cobra.FixedCompletions(sources, cobra.ShellCompDirectiveNoFileComp))
@@ -134,6 +144,12 @@ func validate(o *Options) error {
 		if _, err := time.Parse(time.RFC3339, o.When); err != nil {
 			return cmdutil.FlagErrorf("--consent-when: want an RFC 3339 time such as 2026-05-01T11:58:00Z, got %q", o.When)
 		}
+	}
+	if o.TranscribeURL != "" {
+		if _, err := transcribe.Endpoint(o.TranscribeURL); err != nil {
+			return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+		}
+		o.transcriber = &transcribe.Client{URL: o.TranscribeURL}
 	}
 	if o.ID != "" {
 		if err := voices.CheckID(o.ID); err != nil {

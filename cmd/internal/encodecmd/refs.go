@@ -149,7 +149,15 @@ func decodeClips(ctx context.Context, opts *Options) ([]clip.Clip, map[string]st
 	for _, arg := range opts.Clips {
 		path, text, ok := splitClip(arg)
 		if !ok || strings.TrimSpace(text) == "" {
-			return nil, nil, cmdutil.FlagErrorf("%s: no transcript: give CLIP:TRANSCRIPT, the exact words spoken in the clip", path)
+			if opts.transcriber == nil {
+				return nil, nil, cmdutil.FlagErrorf("%s: no transcript: give CLIP:TRANSCRIPT, the exact words spoken in the clip (or --transcribe-url, naming a speech recognition server)", path)
+			}
+			heard, err := opts.transcriber.File(ctx, path, "")
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, err)
+			}
+			opts.F.Infof("transcribed %s: %q (check the words; give %s:\"...\" to correct them)", path, heard, path)
+			text = heard
 		}
 		if err := voices.CheckTranscript(text, nil); err != nil {
 			return nil, nil, cmdutil.FlagErrorf("%s: transcript not allowed: %v", path, err)

@@ -30,6 +30,8 @@ type FetchOptions struct {
 	// VariantSet says --variant was given: a --pins file for another
 	// variant is then refused.
 	VariantSet bool
+	// CommandLine is the command as the user gave it, for advice.
+	CommandLine string
 }
 
 // NewCmdFetch returns drama fetch.
@@ -60,7 +62,11 @@ present).`,
 			if opts.ChunkMiB < 1 || opts.ChunkMiB > 1024 {
 				return cmdutil.FlagErrorf("--chunk-size %d: want 1 to 1024 MiB", opts.ChunkMiB)
 			}
+			if err := checkEndpoint(f, opts.Endpoint); err != nil {
+				return err
+			}
 			opts.VariantSet = cmd.Flags().Changed("variant")
+			opts.CommandLine = commandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -100,11 +106,13 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 // env is what a fetch learns from flags and the environment.
 type env struct {
-	root     string
-	endpoint string // the Hub's address this fetch uses
-	cache    hub.Cache
-	client   *hub.Client
-	offline  bool
+	root    string
+	cache   hub.Cache
+	client  *hub.Client
+	offline bool
+	// endpoint and endpointFrom (--endpoint, HF_ENDPOINT or the default)
+	// name the Hub for messages.
+	endpoint, endpointFrom string
 }
 
 // variantDir is where a variant's files go: <root>/<variant>, the folder
@@ -117,19 +125,30 @@ func newEnv(opts *FetchOptions) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Links name absolute paths: a relative --root would make every link
+	// in it relative to the wrong folder.
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
 	e := &env{root: root, offline: hub.Offline(f.Getenv)}
 	e.cache = hub.CacheFromEnv(f.Getenv)
 	if opts.NoCache {
 		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
 	}
-	endpoint := opts.Endpoint
+	endpoint, from := opts.Endpoint, "--endpoint"
 	if endpoint == "" {
-		endpoint = hub.Endpoint(f.Getenv)
+		endpoint, from = hub.Endpoint(f.Getenv), "HF_ENDPOINT"
+		if f.Getenv("HF_ENDPOINT") == "" {
+			from = "the default, as neither --endpoint nor HF_ENDPOINT is set"
+		}
 	}
-	e.endpoint = endpoint
+	e.endpoint, e.endpointFrom = strings.TrimRight(endpoint, "/"), from
 	token, source := hub.TokenFromEnv(f.Getenv)
 	e.client = hub.New(endpoint, token, opts.Workers)
 	e.client.TokenSource = source
+	// One line per retry of a HEAD or API call; a fetch's reporter takes
+	// them over once it runs.
+	e.client.OnRetry = func(r hub.Retry) { f.Infof("retry: %s: %s", r.What, r.Message()) }
 	e.client.UserAgent = "drama/" + f.Version
 	return e, nil
 }
@@ -169,18 +188,24 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := acceptLicense(f, e.root, p, opts.AcceptLicense); err != nil {
 		return err
 	}
-	if p, err = lockIfNeeded(ctx, f, e, p); err != nil {
+	if p, err = lockIfNeeded(ctx, f, e, p, opts.CommandLine); err != nil {
 		return err
 	}
 	rep := newReporter(f, p)
 	defer rep.close()
+	// A HEAD or API call is retried at most a few times: each retry gets
+	// its line as text (the reporter keeps its rate limit for the many
+	// chunk retries), and its event in --json.
+	if f.Global.JSON || rep.pool != nil {
+		e.client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
+	}
 	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, LockWait: opts.LockWait,
 		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
-			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: rep.event}}
+			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
 	if err != nil {
-		return fetchError(err)
+		return unreachableError(fetchError(err), e.endpoint, e.endpointFrom, opts.CommandLine)
 	}
 	dir := e.variantDir(p)
 	if err := placeVariant(dir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
@@ -205,9 +230,25 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	return printResult(f, res, dir)
 }
 
+// withCheckLines passes events to the reporter and, as text off a
+// terminal, says when a cached blob drama did not verify is hashed (which
+// takes a while for large files) and when one failed.
+func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
+	return func(e hub.Event) {
+		if e.Kind == hub.EventCheck && !f.Global.JSON && rep.pool == nil {
+			if e.Error != "" {
+				f.Infof("check: %s: %s", e.Path, e.Error)
+			} else {
+				f.Infof("check: %s (%s): in the cache but not verified by drama: hashing it", e.Path, cmdutil.HumanBytes(e.Size))
+			}
+		}
+		rep.event(e)
+	}
+}
+
 // lockIfNeeded completes unlocked pins from the listing of their commit
 // and checks the totals the notes give.
-func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins) (*pins.Pins, error) {
+func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins, cmdline string) (*pins.Pins, error) {
 	if p.Locked() {
 		return p, nil
 	}
@@ -218,7 +259,7 @@ func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins)
 	f.Infof("pins for %s are not locked: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	q, err := e.client.Complete(ctx, p)
 	if err != nil {
-		return nil, fetchError(err)
+		return nil, unreachableError(fetchError(err), e.endpoint, e.endpointFrom, cmdline)
 	}
 	if err := q.CheckExpected(); err != nil {
 		return nil, cmdutil.MismatchError(fmt.Errorf("the Hub's listing disagrees with the pinned totals: %w", err))

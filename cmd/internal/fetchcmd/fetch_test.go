@@ -15,10 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
+	"github.com/spf13/cobra"
+	"net"
+	"slices"
 )
 
 const testCommit = "cccccccccccccccccccccccccccccccccccccccc"
@@ -438,5 +442,152 @@ func TestPinsFileVariantNamesTheDirectory(t *testing.T) {
 	e.checkVariantDir(t, true)
 	if _, err := os.Stat(filepath.Join(e.root, "nvfp4")); !os.IsNotExist(err) {
 		t.Errorf("nothing may land in <root>/nvfp4: %v", err)
+	}
+}
+
+// TestRelativeRootAndCache: a relative --root and HF_HUB_CACHE give links
+// that resolve from anywhere, not links relative to the wrong folder.
+func TestRelativeRootAndCache(t *testing.T) {
+	e := newTestEnv(t, true)
+	t.Chdir(e.dir)
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", "hfcache", "HOME", e.dir)
+	f.Global.Root = "root"
+	if err := runFetch(context.Background(), e.opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	e.checkVariantDir(t, true)
+	if _, err := os.Stat(filepath.Join(e.cache, "models--fishaudio--drama-3", "snapshots", testCommit, "config.json")); err != nil {
+		t.Errorf("the cache is not where HF_HUB_CACHE said: %v", err)
+	}
+}
+
+// TestMalformedEndpointIsUsageError: an endpoint without a scheme is
+// refused before any request, naming the flag or variable it came from.
+func TestMalformedEndpointIsUsageError(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--endpoint", "127.0.0.1:8080", "--accept-license"}, nil, "--endpoint"},
+		{[]string{"--accept-license"}, []string{"HF_ENDPOINT", "localhost:9"}, "HF_ENDPOINT"},
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
+		f.Global.Root = t.TempDir()
+		for _, newCmd := range []func() *cobra.Command{
+			func() *cobra.Command { return NewCmdFetch(f, nil) },
+			func() *cobra.Command { return NewCmdLock(f, nil) },
+		} {
+			cmd := newCmd()
+			args := c.args
+			if cmd.Name() == "lock" {
+				args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--accept-license" })
+			}
+			cmd.SetArgs(args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
+				t.Errorf("%s %v %v: want a usage error naming %s, got %v", cmd.Name(), args, c.env, c.want, err)
+			}
+		}
+	}
+}
+
+// TestUnreachableEndpointMessage: a Hub that refuses connections ends the
+// fetch at once with one line per retry and a message that names the
+// address, where it came from and what to do, repeating the command.
+func TestUnreachableEndpointMessage(t *testing.T) {
+	// Locked pins reach the Hub through the fetch; unlocked ones first
+	// through the listing that locks them.
+	for _, locked := range []bool{true, false} {
+		e := newTestEnv(t, locked)
+		dead := "http://" + closedAddr(t)
+		ios, _, _, errOut := cmdutil.Test()
+		f := e.factory(ios)
+		// A global flag, as drama's root command has them.
+		top := &cobra.Command{Use: "drama", SilenceUsage: true, SilenceErrors: true}
+		top.PersistentFlags().StringVar(&f.Global.Root, "root", "", "root")
+		top.AddCommand(NewCmdFetch(f, nil))
+		top.SetArgs([]string{"fetch", "--root", e.root, "--endpoint", dead, "--pins", e.pinsPath, "--accept-license", "--workers", "2"})
+		top.SetOut(&bytes.Buffer{})
+		top.SetErr(&bytes.Buffer{})
+		err := top.Execute()
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		for _, want := range []string{dead, "connection refused", "attempts over", "--endpoint", "HF_ENDPOINT",
+			"\n    drama fetch --root " + e.root + " ", "--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2",
+			"HF_HUB_OFFLINE=1 drama fetch --root "} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("locked %v: message lacks %q:\n%v", locked, want, err)
+			}
+		}
+		if got := strings.Count(errOut.String(), "): connection refused\n"); got != 5 ||
+			!strings.Contains(errOut.String(), "retry: listing of fishaudio/drama-3@ccccccc: retrying in ") ||
+			!strings.Contains(errOut.String(), "(1 of 5): connection refused") {
+			t.Errorf("locked %v: want 5 retry lines, got %d:\n%s", locked, got, errOut)
+		}
+	}
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestFetchRepairsWhatVerifyFound: a blob corrupted in place with its size
+// kept fails drama verify; drama fetch then hashes it (its record no longer
+// vouches for it), downloads it again, and verify passes.
+func TestFetchRepairsWhatVerifyFound(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pins.ReadFile(e.pinsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.root, "full")
+	verify := func() *pins.Report {
+		rep, err := pins.Verify(context.Background(), dir, p, pins.VerifyOptions{Level: pins.LevelSHA256, NoRecord: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	blob, _ := filepath.EvalSymlinks(filepath.Join(dir, "codec.pth"))
+	b, _ := os.ReadFile(blob)
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(blob, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if verify().OK() {
+		t.Fatal("verify missed the corrupt blob")
+	}
+	before := e.srv.Stats().BytesServed
+	ios, _, _, errOut := cmdutil.Test()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "check: codec.pth (1.0 MiB): in the cache but not verified by drama") ||
+		!strings.Contains(errOut.String(), "check: codec.pth: mismatch") {
+		t.Errorf("want the check and its failure told, got:\n%s", errOut)
+	}
+	if got := e.srv.Stats().BytesServed - before; got != int64(len(b)) {
+		t.Errorf("want codec.pth (%d bytes) downloaded again, got %d bytes", len(b), got)
+	}
+	if rep := verify(); !rep.OK() {
+		t.Errorf("verify after fetch: %+v", rep.Files)
 	}
 }

@@ -20,6 +20,8 @@ type LockOptions struct {
 	// VariantSet says --variant was given: a --pins file for another
 	// variant is then refused.
 	VariantSet bool
+	// CommandLine is the command as the user gave it, for advice.
+	CommandLine string
 }
 
 // NewCmdLock returns drama pins lock, which the pins command group adds.
@@ -38,7 +40,11 @@ a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
   $ drama pins lock --pins my.json --output -`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkEndpoint(f, opts.Endpoint); err != nil {
+				return err
+			}
 			opts.VariantSet = cmd.Flags().Changed("variant")
+			opts.CommandLine = commandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -64,7 +70,7 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	}
 	q, err := e.client.Complete(ctx, p)
 	if err != nil {
-		return fetchError(err)
+		return unreachableError(fetchError(err), e.endpoint, e.endpointFrom, opts.CommandLine)
 	}
 	if err := q.CheckExpected(); err != nil {
 		return cmdutil.MismatchError(err)

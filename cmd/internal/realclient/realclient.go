@@ -1,7 +1,8 @@
 // Package realclient finds the real third-party clients that drama's
 // conformance tests run against drama's servers: huggingface_hub (Python,
 // from ../shared/pylib beside the checkout), and the npm packages pinned in
-// scripts/package.json (@huggingface/hub, openai).
+// scripts/package.json (@huggingface/hub, openai, and playwright-core
+// driving Debian's chromium).
 //
 // A client missing on a machine skips its suite with one line saying so,
 // unless DRAMA_REAL_CLIENTS=require is set (as .ci/run does): then a missing
@@ -138,4 +139,27 @@ func (c *Client) Run(ctx context.Context, timeout time.Duration, env []string, p
 		err = fmt.Errorf("%s %s: %w\n%s", c.Name, filepath.Base(program), err, strings.TrimSpace(stderr.String()))
 	}
 	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// ChromiumEnv is the variable that gives programs run by a Browser the
+// Chromium binary.
+const ChromiumEnv = "DRAMA_CHROMIUM"
+
+// Browser is a real browser driven by playwright-core from
+// scripts/node_modules.
+type Browser struct {
+	*Client
+	// Executable is the Chromium binary.
+	Executable string
+}
+
+// Playwright returns Chromium (see Chromium) with node and playwright-core
+// to drive it, or skips. Its programs find the binary in $DRAMA_CHROMIUM.
+func Playwright(t testing.TB) *Browser {
+	t.Helper()
+	exe := Chromium(t)
+	c := Node(t, "playwright-core")
+	c.Name = "playwright-core (chromium)"
+	c.Env = append(c.Env, ChromiumEnv+"="+exe)
+	return &Browser{Client: c, Executable: exe}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
@@ -66,7 +67,10 @@ type Options struct {
 	// aliases by validate.
 	VoiceAliases []string
 	aliases      map[string]string
-	LogFile      string
+	// TranscribeURL names a speech recognition server that transcribes
+	// clips sent without their words.
+	TranscribeURL string
+	LogFile       string
 	// Given are the flags of the command line as flag, value pairs, for
 	// hints that repeat them.
 	Given []string
@@ -151,6 +155,7 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
 	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
 	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
+	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
 	fl.StringVar(&opts.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
@@ -190,6 +195,11 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
 	case o.CloneWait < 0:
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	}
+	if o.TranscribeURL != "" {
+		if _, err := transcribe.Endpoint(o.TranscribeURL); err != nil {
+			return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+		}
 	}
 	for _, origin := range o.AllowOrigins {
 		if err := checkOrigin(origin); err != nil {
@@ -427,8 +437,13 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup, install,
-		installReady(opts.F, install)), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	clones := newVoiceStore(filepath.Join(root, "voices"), sup, install, installReady(opts.F, install))
+	var transcribeFile func(ctx context.Context, path, name string) (string, error)
+	if opts.TranscribeURL != "" {
+		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
+		transcribeFile = clones.transcriber.File
+	}
+	store := newCatalogStore(clones, filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
@@ -437,6 +452,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
+		Transcribe: transcribeFile,
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{

@@ -13,6 +13,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // voiceStore keeps the cloned voices of a root: one file per voice,
@@ -24,6 +25,8 @@ type voiceStore struct {
 	// ready, if set, says whether the install can encode (its variant is
 	// on the root); its error is the answer to a clone.
 	ready func() error
+	// transcriber transcribes clips sent without their words; nil refuses them.
+	transcriber *transcribe.Client
 }
 
 func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install, ready func() error) *voiceStore {
@@ -53,8 +56,12 @@ func (s *voiceStore) List(ctx context.Context) ([]httpapi.VoiceInfo, error) {
 
 func info(v *voices.Voice) httpapi.VoiceInfo {
 	frames := v.TotalFrames()
-	return httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
+	vi := httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
 		References: len(v.References), Frames: frames, Seconds: voices.Seconds(frames)}
+	if c := v.Consent; c != nil {
+		vi.Consent = &httpapi.VoiceConsent{Who: c.Who, When: c.When, Statement: c.Statement}
+	}
+	return vi
 }
 
 func (s *voiceStore) path(id string) (string, error) {
@@ -93,7 +100,7 @@ func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpa
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
-	v, err := encodecmd.Clone(ctx, s.sup.Engine(), s.install, s.dir, req)
+	v, err := encodecmd.CloneWith(ctx, s.sup.Engine(), s.install, s.dir, req, s.transcriber)
 	if err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
