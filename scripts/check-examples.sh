@@ -23,7 +23,11 @@
 #     host: it gets the local Hub's address instead, and --pins;
 #   - drama serve --variant nvfp4 needs a GPU and the native engine in
 #     <root>/engine/: DRAMA_ENGINE_BIN names the stand-in instead;
-#   - make test runs only with CHECK_EXAMPLES_MAKE_TEST=1 (the whole suite).
+#   - make test runs only with CHECK_EXAMPLES_MAKE_TEST=1 (the whole suite);
+#   - not run at all, and listed as such: drama engine install|show|verify
+#     (the GPU engine's build: Zig, CUDA and its sources) and drama service
+#     install|status|uninstall (they change this machine's service manager;
+#     drama service install --print runs).
 # Files an example names (anna.json, take1.wav, codec.pth, stats.json, ...)
 # are made from the repository's test data before it runs; the steps a user
 # does by hand between two examples (typing transcripts into a manifest)
@@ -382,6 +386,14 @@ for e in 'drama engine install --variant full' 'drama engine install --variant n
 	"drama engine install --sources engine-sources.json --source mirror --patch voice-cache.patch=\$(sha256sum voice-cache.patch | cut -d' ' -f1) --head \$(cat voice-cache.head)" \
 	'drama engine show' 'drama engine show --variant full --json' 'drama engine verify' 'drama engine verify --variant full --json'; do
 	skip "$e" "$gpu_build; show and verify read what it installed"
+done
+
+say "help and README: drama service"
+fresh service
+ex 'drama service install --print --grace 30s'
+for e in 'drama service install --user --variant nvfp4' 'drama service status' 'drama service uninstall --user' \
+	'sudo drama service install --system --root /srv/drama --variant nvfp4'; do
+	skip "$e" "installs into this machine's service manager (systemd or launchd), outside the sandbox; --print above shows the unit"
 done
 
 say "help and README: drama mirror serve with a CDN listener"
