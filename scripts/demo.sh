@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # make demo: the main path of drama on a small demo root made here, with no
 # network and no GPU. Each step prints what it shows.
+#
+# The local Hub (drama mirror serve) and drama serve listen on free loopback
+# ports the system picks; DEMO_HUB_PORT and DEMO_PORT choose fixed ones
+# instead (a port already in use is an error at once). BIN (default bin) is
+# where the binaries are, DEMO (default demo) the directory the demo makes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
@@ -13,7 +18,28 @@ mkdir -p "$DEMO"
 export HF_HUB_CACHE="$PWD/$DEMO/hf-cache"   # keep the demo out of the real Hugging Face cache
 cleanup() { for p in ${pids:-}; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-wait_http() { for _ in $(seq 1 100); do curl -sf "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "demo: $1 did not answer" >&2; return 1; }
+die() { echo "demo: $*" >&2; exit 1; }
+# port_free PORT: nothing listens on 127.0.0.1:PORT.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# listen_addr VAR DEFAULT_NAME: 127.0.0.1:$VAR if set (and free), else port 0.
+listen_addr() {
+	local port=${!1:-}
+	if [ -z "$port" ]; then echo 127.0.0.1:0; return; fi
+	port_free "$port" || die "port $port ($1) is in use: stop what listens there, or pick another $1 (unset it for a free port)"
+	echo "127.0.0.1:$port"
+}
+# wait_for PID WHAT CMD...: run CMD until it succeeds; fail at once if PID exits.
+wait_for() {
+	local pid=$1 what=$2; shift 2
+	for _ in $(seq 1 600); do
+		"$@" >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; die "$what exited before it answered (see its message above)"; }
+		sleep 0.05
+	done
+	die "$what did not answer within 30 s"
+}
+# json_field FILE KEY: the string value of KEY in a one-object JSON file.
+json_field() { grep -o "\"$2\": *\"[^\"]*\"" "$1" | head -n1 | sed 's/.*: *"\(.*\)"/\1/'; }
 
 step "a small checkpoint-shaped repository, served by drama mirror serve as a local Hub"
 rev=$(printf 'drama demo repository' | sha1sum | cut -c1-40)   # the demo repository's commit id
@@ -22,10 +48,15 @@ mkdir -p "$repo"
 head -c $((32 << 20)) /dev/urandom > "$repo/model-00001-of-00002.safetensors"
 head -c $((16 << 20)) /dev/urandom > "$repo/model-00002-of-00002.safetensors"
 printf '{"architectures": ["Drama3"]}\n' > "$repo/config.json"
-hub=127.0.0.1:${DEMO_HUB_PORT:-18794}
-"$BIN/drama" mirror serve "$DEMO/mirror" --addr "$hub" -q &
-pids="$!"
-wait_http "http://$hub/api/models/demo/drama-demo/tree/$rev"
+hub_addr=$(listen_addr DEMO_HUB_PORT)
+"$BIN/drama" mirror serve "$DEMO/mirror" --addr "$hub_addr" --json -q > "$DEMO/mirror.json" &
+hub_pid=$!
+pids="$hub_pid"
+wait_for "$hub_pid" "drama mirror serve" grep -q endpoint "$DEMO/mirror.json"
+endpoint=$(json_field "$DEMO/mirror.json" endpoint)
+hub=${endpoint#http://}
+wait_for "$hub_pid" "drama mirror serve" curl -sf "http://$hub/api/models/demo/drama-demo/tree/$rev"
+echo "local Hub at $endpoint"
 cat > "$DEMO/demo.pins.json" <<JSON
 {"format": "drama-pins/1", "variant": "full", "repo": "demo/drama-demo", "repo_type": "model",
  "revision": "$rev", "license": "demo licence (the real variants: Fish Audio Community License v1.0)",
@@ -74,10 +105,14 @@ step "drama plugins: the engine plugins beside drama, checked by sha256"
 drama plugins
 
 step "drama serve: the speech API through the CUDA plugin, on the stand-in native engine (no GPU here)"
-addr=127.0.0.1:${DEMO_PORT:-18793}
-"$BIN/drama" serve --root "$DEMO/root" --engine-bin "$BIN/tensorfold-standin" --addr "$addr" --admission off -q &
-pids="$pids $!"
-wait_http "http://$addr/ready"
+serve_addr=$(listen_addr DEMO_PORT)
+"$BIN/drama" serve --root "$DEMO/root" --engine-bin "$BIN/tensorfold-standin" --addr "$serve_addr" -q &
+serve_pid=$!
+pids="$pids $serve_pid"
+record="$DEMO/root/run/serve-$serve_pid.json"
+wait_for "$serve_pid" "drama serve" test -s "$record"
+addr=$(json_field "$record" addr)
+wait_for "$serve_pid" "drama serve" curl -sf "http://$addr/ready"
 curl -s "http://$addr/ready"; echo
 
 step "drama say: speech streamed into a WAV file"
@@ -87,4 +122,12 @@ ls -l "$DEMO/hello.wav"
 cleanup
 trap - EXIT
 
-printf '\ndemo: done. Built with Fish Audio.\n'
+cat <<EOF
+
+demo: done. Built with Fish Audio.
+
+next: serve the demo root yourself and speak through it:
+  $BIN/drama serve --root $DEMO/root --engine-bin $BIN/tensorfold-standin &
+  $BIN/drama say "Hello there." -o hello.wav
+then fetch a real variant (22.3 GB) with: $BIN/drama fetch --variant nvfp4 --accept-license
+EOF

@@ -93,6 +93,9 @@ func readWire(data []byte) (*wireVoice, error) {
 		return nil, &FieldError{Offset: 0, Err: fmt.Errorf("%w: file starts with a byte order mark; save it as UTF-8 without one", ErrSyntax)}
 	}
 	p := &parser{data: data}
+	if err := notAnObject(p); err != nil {
+		return nil, err
+	}
 	w := &wireVoice{}
 	keys, err := p.object("", w.field(p))
 	w.keys = keys
@@ -364,4 +367,32 @@ func formatList() string {
 		s[i] = string(f)
 	}
 	return strings.Join(s, ", ")
+}
+
+// notAnObject says what the file is when it does not begin with a JSON
+// object: empty, JSON of another type, or not JSON at all (an audio clip,
+// say), with the offset of its first byte that is not white space.
+func notAnObject(p *parser) error {
+	p.ws()
+	off := int64(p.pos)
+	if p.pos >= len(p.data) {
+		return &FieldError{Offset: off, Err: fmt.Errorf("%w: the file is empty: want a voice file's JSON object", ErrSyntax)}
+	}
+	c := p.data[p.pos]
+	switch {
+	case c == '{':
+		return nil
+	case c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9'):
+		return &FieldError{Offset: off, Err: fmt.Errorf("%w: want a voice file's JSON object, got %s", ErrType, describe(c))}
+	case bytes.HasPrefix(p.data[p.pos:], []byte("null")) || bytes.HasPrefix(p.data[p.pos:], []byte("true")) || bytes.HasPrefix(p.data[p.pos:], []byte("false")):
+		return &FieldError{Offset: off, Err: fmt.Errorf("%w: want a voice file's JSON object, got %s", ErrType, describe(c))}
+	}
+	hint := "a voice file is a JSON object"
+	switch {
+	case bytes.HasPrefix(p.data, []byte("RIFF")) || bytes.HasPrefix(p.data, []byte("fLaC")) || bytes.HasPrefix(p.data, []byte("OggS")) || bytes.HasPrefix(p.data, []byte("ID3")):
+		hint = "it looks like audio: drama voice prepare and drama encode take recordings"
+	case bytes.HasPrefix(p.data, []byte("PK\x03\x04")):
+		hint = "it looks like a zip archive"
+	}
+	return &FieldError{Offset: off, Err: fmt.Errorf("%w: the file is not JSON: it begins with byte %#02x (%q); %s", ErrSyntax, c, rune(c), hint)}
 }

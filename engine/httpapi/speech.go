@@ -45,12 +45,14 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase))
 		return
 	}
+	queued := time.Now()
 	release, e := s.waitTurn(r.Context())
 	if e != nil {
 		writeError(rec, e)
 		return
 	}
 	defer release()
+	reportQueueWait(r.Context(), time.Since(queued))
 	if load != "" {
 		if e := s.loadForSpeech(rec, r.Context(), load); e != nil {
 			writeError(rec, e)

@@ -170,7 +170,7 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 	info, err := s.cfg.Voices.Clone(r.Context(), *req)
 	s.metrics.observeClone(time.Since(began))
 	if err != nil {
-		writeError(w, fromEngine(err))
+		writeError(w, cloneError(err))
 		return
 	}
 	s.forgetVoices()
@@ -230,4 +230,13 @@ func (s *Server) handleDeleteVoice(w http.ResponseWriter, r *http.Request) {
 		s.forgetVoices()
 		writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "deleted": true})
 	}
+}
+
+// cloneError maps a failed clone: as fromEngine, except that a failure is
+// a 500 in the encoder's words, since a failed encode restarts nothing.
+func cloneError(err error) *apiError {
+	if kind, _ := engine.KindOf(err); kind == engine.KindFailed && !errors.As(err, new(*apiError)) {
+		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "clone_failed", Message: "cloning failed: " + err.Error()}
+	}
+	return fromEngine(err)
 }

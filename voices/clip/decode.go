@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,10 @@ func (d Decoder) Decode(ctx context.Context, path string) (*Audio, error) {
 		return nil, fmt.Errorf("clip: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &FormatError{Name: path, Offset: -1, Err: ErrUnsupported,
+			Msg: "a directory, not a clip: give the recordings in it, e.g. " + filepath.Join(path, "*.wav")}
+	}
 	var magic [12]byte
 	n, _ := io.ReadFull(f, magic[:])
 	if n == 12 && string(magic[0:4]) == "RIFF" && string(magic[8:12]) == "WAVE" {

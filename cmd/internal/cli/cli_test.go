@@ -47,7 +47,7 @@ func TestExitCodes(t *testing.T) {
 	if code, _, errOut := runCLI(t, ctx, "verify", "--level", "bogus"); code != cmdutil.ExitUsage || !strings.Contains(errOut, "--help") {
 		t.Fatalf("usage: %d %s", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, ctx, "verify", "--root", filepath.Join(root, "nope"), "--pins", pinsFile); code != cmdutil.ExitFailure || !strings.Contains(errOut, "does not exist") {
+	if code, _, errOut := runCLI(t, ctx, "verify", "--root", filepath.Join(root, "nope"), "--pins", pinsFile); code != cmdutil.ExitFailure || !strings.Contains(errOut, "full is not installed in "+filepath.Join(root, "nope")) {
 		t.Fatalf("missing root: %d %s", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, ctx, "verify", "--root", root, "--variant", "nvfp4", "--pins", pinsFile); code != cmdutil.ExitFailure || !strings.Contains(errOut, "is for variant full, not nvfp4") {

@@ -52,6 +52,10 @@ func printError(f *cmdutil.Factory, path string, code int, err error) {
 	msg := err.Error()
 	if code == cmdutil.ExitInterrupted {
 		msg = "interrupted"
+		var ie *cmdutil.InterruptedError
+		if errors.As(err, &ie) {
+			msg = ie.Error()
+		}
 	}
 	if f.Global.JSON {
 		_ = cmdutil.WriteJSON(f.IO.ErrOut, map[string]any{"error": msg, "exit_code": code})

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"debug/buildinfo"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,10 +26,27 @@ func FindPlugin(f *Factory, pluginDir, name, root string) (string, error) {
 	exe, _ := os.Executable()
 	dirs := host.Search{Flag: pluginDir, Env: f.Getenv(host.EnvPluginDir), Exe: exe, Root: root}.Dirs()
 	c, err := host.Find(dirs, name)
-	if err != nil {
-		return "", fmt.Errorf("engine plugin %q: %w: build it with `make build`, or pass --plugin-dir", name, err)
+	if err == nil {
+		return c.Path, nil
 	}
-	return c.Path, nil
+	if !errors.Is(err, host.ErrNotFound) {
+		return "", fmt.Errorf("engine plugin %q: %w", name, err)
+	}
+	if EngineBinaries[name] != "" {
+		return "", fmt.Errorf("engine plugin %q: %w", name, err) // host's message says how to build it
+	}
+	var found []string
+	if all, derr := host.Discover(dirs); derr == nil {
+		for _, c := range all {
+			found = append(found, c.Name)
+		}
+	}
+	have := "none"
+	if len(found) > 0 {
+		have = strings.Join(found, ", ")
+	}
+	return "", FlagErrorf("--engine %q: no engine plugin %s beside drama or in the plugin directories (found: %s): want cuda, metal, or a plugin binary's path",
+		name, host.BinaryName(name), have)
 }
 
 // EngineBinary returns the native engine binary for a plugin: flag, else
@@ -87,6 +105,22 @@ func EngineRecord(root string) (string, error) {
 func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil
+}
+
+// StandInPackage is the main package of the stand-in native engine, as its
+// binary's build information records it.
+const StandInPackage = "github.com/drama-tts/drama/engine/native/standin/cmd/tensorfold-standin"
+
+// IsStandIn reports whether bin is drama's stand-in native engine, which
+// loads no model and needs no memory for one. It reads the Go build
+// information recorded in the binary, without running it; any other
+// binary, Go or not, is not the stand-in.
+func IsStandIn(bin string) bool {
+	if bin == "" {
+		return false
+	}
+	info, err := buildinfo.ReadFile(bin)
+	return err == nil && info.Path == StandInPackage
 }
 
 // EngineRecordFor reads the pinned sha256 of the engine binary bin. A

@@ -93,3 +93,23 @@ func IsSilent(err error) bool {
 	var ee *ExitError
 	return errors.As(err, &ee) && ee.Err == nil
 }
+
+// InterruptedError is an interruption (exit 130) with what the user can do
+// next, e.g. the command line that resumes. It matches context.Canceled.
+type InterruptedError struct {
+	Next string
+}
+
+// Error returns "interrupted: NEXT".
+func (e *InterruptedError) Error() string {
+	if e.Next == "" {
+		return "interrupted"
+	}
+	return "interrupted: " + e.Next
+}
+
+// Is reports whether target is context.Canceled.
+func (e *InterruptedError) Is(target error) bool { return target == context.Canceled }
+
+// Interrupted returns an InterruptedError saying what to do next.
+func Interrupted(next string) error { return &InterruptedError{Next: next} }

@@ -17,6 +17,9 @@ type Progress interface {
 	Add(n int64)
 	// SetTotal changes the expected total.
 	SetTotal(total int64)
+	// Skip records n more bytes done that this run did not move (found
+	// on disk, resumed): counted in the total done, not in the rate.
+	Skip(n int64)
 	// Finish ends the report; later calls do nothing.
 	Finish()
 }
@@ -55,12 +58,14 @@ func (f *Factory) newProgress(label string, total int64, bytes bool) Progress {
 	}
 }
 
-// NewBar returns drama's pb/v3 bar, not started: the full template, the
-// label as prefix, counting bytes or things. Commands that show several
+// NewBar returns drama's pb/v3 bar, not started: BarTemplate, the label as
+// prefix, counting bytes or things. Commands that show several
 // bars at once (a pb.Pool) make each with it.
 func NewBar(w io.Writer, label string, total int64, bytes bool) *pb.ProgressBar {
+	registerElements()
 	bar := pb.New64(total).Set(pb.Bytes, bytes).Set("prefix", label+" ").SetWriter(w)
-	bar.SetTemplate(pb.Full)
+	bar.Set(barBytes, bytes).Set(barStart, time.Now())
+	bar.SetTemplate(BarTemplate)
 	return bar
 }
 
@@ -68,6 +73,7 @@ type nopProgress struct{}
 
 func (nopProgress) Add(int64)      {}
 func (nopProgress) SetTotal(int64) {}
+func (nopProgress) Skip(int64)     {}
 func (nopProgress) Finish()        {}
 
 type barProgress struct {
@@ -77,7 +83,8 @@ type barProgress struct {
 
 func (b *barProgress) Add(n int64)          { b.bar.Add64(n) }
 func (b *barProgress) SetTotal(total int64) { b.bar.SetTotal(total) }
-func (b *barProgress) Finish()              { b.once.Do(func() { b.bar.Finish() }) }
+func (b *barProgress) Skip(n int64)         { SkipBar(b.bar, n) }
+func (b *barProgress) Finish()              { b.once.Do(func() { FinishBar(b.bar) }) }
 
 // lineProgress prints "label: done/total (pct) rate" at most once per
 // LineInterval, and once at Finish.
@@ -88,8 +95,9 @@ type lineProgress struct {
 	now   func() time.Time
 	start time.Time
 
-	done  atomic.Int64
-	total atomic.Int64
+	done    atomic.Int64
+	skipped atomic.Int64
+	total   atomic.Int64
 
 	mu       sync.Mutex
 	last     time.Time
@@ -116,6 +124,11 @@ func (p *lineProgress) Add(n int64) {
 
 func (p *lineProgress) SetTotal(total int64) { p.total.Store(total) }
 
+func (p *lineProgress) Skip(n int64) {
+	p.skipped.Add(n)
+	p.done.Add(n)
+}
+
 func (p *lineProgress) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -130,7 +143,7 @@ func (p *lineProgress) print(t time.Time) {
 	done, total := p.done.Load(), p.total.Load()
 	rate := ""
 	if secs := t.Sub(p.start).Seconds(); secs > 0 {
-		rate = fmt.Sprintf(" %s/s", p.unit(int64(float64(done)/secs)))
+		rate = fmt.Sprintf(" %s/s", p.unit(int64(float64(done-p.skipped.Load())/secs)))
 	}
 	pct := ""
 	if total > 0 {

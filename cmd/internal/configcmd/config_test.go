@@ -244,7 +244,7 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 	f := cmdutil.TestFactory(ios, EnvConfig, path)
 	f.Global.JSON = true
 	tr := newTree(f)
-	if tr.root.Commands()[0].Flags().Lookup("log-file") != nil {
+	if serveCmd(tr).Flags().Lookup("log-file") != nil {
 		t.Skip("serve has --log-file now: the setting applies")
 	}
 	if err := cmdutil.Execute(tr.root, "config", "show", "--json"); err != nil {
@@ -270,7 +270,7 @@ func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 	ios, _, _, errOut := cmdutil.Test()
 	f := cmdutil.TestFactory(ios, EnvConfig, path)
 	tr := newTree(f)
-	if tr.root.Commands()[0].Flags().Lookup("log-file") != nil {
+	if serveCmd(tr).Flags().Lookup("log-file") != nil {
 		t.Skip("serve has --log-file now: the setting applies")
 	}
 	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
@@ -301,5 +301,25 @@ func TestHelpExampleFileApplies(t *testing.T) {
 	}
 	if tr.serve.MaxQueue != 64 || f.Global.Variant != "nvfp4" {
 		t.Fatalf("serve %+v variant %s", tr.serve, f.Global.Variant)
+	}
+}
+
+// serveCmd is the tree's drama serve.
+func serveCmd(tr *tree) *cobra.Command {
+	c, _, _ := tr.root.Find([]string{"serve"})
+	return c
+}
+
+// serve.log_file sets drama serve's --log-file.
+func TestLogFileSettingApplies(t *testing.T) {
+	path := writeConfig(t, "serve:\n  log_file: /var/log/drama.log\n")
+	ios, _, _, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	tr := newTree(f)
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.serve.LogFile != "/var/log/drama.log" || strings.Contains(errOut.String(), "log_file") {
+		t.Fatalf("log file %q stderr %q", tr.serve.LogFile, errOut)
 	}
 }

@@ -79,6 +79,7 @@ func TestEncodeThroughPluginFailures(t *testing.T) {
 
 	e = e2eEnv(t)
 	e.opts.Manifest, e.opts.PluginDir = dir, t.TempDir()
+	e.opts.F.Global.Root, _ = e.opts.F.Root() // the install stays; only the plugin search loses $DRAMA_PLUGIN_DIR
 	e.opts.F.Getenv = func(string) string { return "" }
 	if err := run(context.Background(), e.opts); cmdutil.ExitCode(err) != cmdutil.ExitEngine || !strings.Contains(err.Error(), "drama-engine-cuda") {
 		t.Fatalf("want exit 4 naming the missing plugin, got %v", err)

@@ -5,6 +5,7 @@ package encodecmd
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -162,6 +163,11 @@ func validate(o *Options) error {
 // voice.
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
+	if opts.Server == "" && opts.ModelDir == "" && opts.OpenEngine == nil {
+		if err := cmdutil.RequireInstalled(f, f.Global.Variant); err != nil {
+			return fmt.Errorf("%w (or give --model-dir DIR holding codec.pth)", err)
+		}
+	}
 	id, err := voiceID(opts)
 	if err != nil {
 		return err

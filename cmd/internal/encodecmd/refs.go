@@ -132,7 +132,7 @@ func prepareRefs(opts *Options, clips []clip.Clip, texts map[string]string) ([]r
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOnePiece(res); err != nil {
+	if err := checkOnePiece(opts, res); err != nil {
 		return nil, err
 	}
 	refs := make([]ref, 0, len(res.References))
@@ -179,7 +179,7 @@ func decodeClips(ctx context.Context, opts *Options) ([]clip.Clip, map[string]st
 	return clips, texts, nil
 }
 
-func checkOnePiece(res *clip.Result) error {
+func checkOnePiece(opts *Options, res *clip.Result) error {
 	for _, c := range res.Clips {
 		if c.Pieces <= 1 {
 			continue
@@ -190,8 +190,15 @@ func checkOnePiece(res *clip.Result) error {
 				spans = append(spans, fmt.Sprintf("%.2f-%.2f s", float64(r.Start)/clip.SampleRate, float64(r.End)/clip.SampleRate))
 			}
 		}
-		return fmt.Errorf("%s is cut into %d references (%s), and one transcript cannot be split: run drama voice prepare %s -o DIR, type each piece's transcript into DIR/manifest.json, then drama encode --manifest DIR",
-			c.Source, c.Pieces, strings.Join(spans, ", "), c.Source)
+		return fmt.Errorf("%s is cut into %d references (%s), and one transcript cannot be split: run %s, type each piece's transcript into DIR/manifest.json, then %s",
+			c.Source, c.Pieces, strings.Join(spans, ", "), opts.F.Suggest("voice", "prepare", c.Source, "-o", "DIR"), encodeAgain(opts, "DIR"))
 	}
 	return nil
+}
+
+// encodeAgain is the drama encode command line that reads the manifest in
+// dir, with the user's own name, consent, source and format.
+func encodeAgain(opts *Options, dir string) string {
+	return opts.F.Suggest("encode", "--manifest", dir, "--name", opts.Name, "--consent-who", opts.Who,
+		"--consent-statement", opts.Statement, "--consent-when", opts.When, "--source", opts.Source, "--format", opts.Format, "-o", opts.Output)
 }

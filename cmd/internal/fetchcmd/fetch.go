@@ -70,7 +70,11 @@ present).`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runFetch(cmd.Context(), opts)
+			err := runFetch(cmd.Context(), opts)
+			if err != nil && cmd.Context().Err() != nil {
+				return resumeHint(f, cmdutil.GivenFlags(cmd))
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -83,6 +87,13 @@ present).`,
 	fl.BoolVar(&opts.AcceptLicense, "accept-license", false, "accept the weights' licence (shown first) without a prompt")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "keep the files in the root as plain files instead of links into the HF cache")
 	return cmd
+}
+
+// resumeHint is the interruption of a fetch: what is kept, and the same
+// command line, which resumes it.
+func resumeHint(f *cmdutil.Factory, given []string) error {
+	return cmdutil.Interrupted("verified files are kept and partial downloads resume: run the same command again: " +
+		f.Suggest(append([]string{"fetch"}, given...)...))
 }
 
 // noArgs refuses arguments with a usage error (exit 2).
@@ -213,6 +224,9 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
 		return err
 	}
+	if err := cmdutil.WriteFetchSource(dir, e.endpoint); err != nil {
+		f.Warnf("could not record where %s came from: %v", p.Variant, err)
+	}
 	return printResult(f, res, dir)
 }
 
@@ -239,7 +253,8 @@ func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins,
 		return p, nil
 	}
 	if e.offline {
-		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run drama pins lock (or drama fetch) online once", p.Variant)
+		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once (or drama fetch without HF_HUB_OFFLINE)",
+			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant))
 	}
 	f.Infof("pins for %s are not locked: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	q, err := e.client.Complete(ctx, p)

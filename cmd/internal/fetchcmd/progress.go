@@ -23,8 +23,11 @@ type reporter struct {
 	pool  *pb.Pool
 	total *pb.ProgressBar
 	bars  map[string]*pb.ProgressBar
-	lines cmdutil.Progress
-	once  sync.Once
+	// resumed holds, per file, the bytes a plan found on disk: its bar
+	// starts there, and they count in no rate.
+	resumed map[string]int64
+	lines   cmdutil.Progress
+	once    sync.Once
 	// retries holds, per file, when its last retry line was printed and
 	// how many retries were not printed since.
 	retries map[string]*retryLine
@@ -37,7 +40,7 @@ type retryLine struct {
 }
 
 func newReporter(f *cmdutil.Factory, p *pins.Pins) *reporter {
-	r := &reporter{f: f, bars: map[string]*pb.ProgressBar{}, retries: map[string]*retryLine{}, now: time.Now}
+	r := &reporter{f: f, bars: map[string]*pb.ProgressBar{}, resumed: map[string]int64{}, retries: map[string]*retryLine{}, now: time.Now}
 	switch {
 	case f.Global.JSON:
 		r.enc = json.NewEncoder(f.IO.Out)
@@ -93,17 +96,21 @@ func (r *reporter) event(e hub.Event) {
 func (r *reporter) poolEvent(e hub.Event) {
 	switch e.Kind {
 	case hub.EventPresent, hub.EventShared:
-		r.total.Add64(e.Size)
+		cmdutil.SkipBar(r.total, e.Size)
 	case hub.EventPlan:
-		r.total.Add64(e.Bytes)
+		cmdutil.SkipBar(r.total, e.Bytes)
+		r.resumed[e.Path] = e.Bytes
 	case hub.EventStart:
 		bar := cmdutil.NewBar(r.f.IO.ErrOut, e.Path, e.Size, true)
+		if n := r.resumed[e.Path]; n > 0 {
+			cmdutil.SkipBar(bar, n)
+		}
 		r.bars[e.Path] = bar
 		r.pool.Add(bar)
 	case hub.EventVerified:
 		if bar := r.bars[e.Path]; bar != nil {
 			bar.SetCurrent(e.Size)
-			bar.Finish()
+			cmdutil.FinishBar(bar)
 		}
 	}
 }
@@ -112,14 +119,14 @@ func (r *reporter) lineEvent(e hub.Event) {
 	w := r.f.IO.ErrOut
 	switch e.Kind {
 	case hub.EventPresent, hub.EventShared:
-		r.lines.Add(e.Size)
+		r.lines.Skip(e.Size)
 		how := ""
 		if e.Copied {
 			how = ", copied"
 		}
 		fmt.Fprintf(w, "%s: %s (%s%s)\n", e.Kind, e.Path, cmdutil.HumanBytes(e.Size), how)
 	case hub.EventPlan:
-		r.lines.Add(e.Bytes)
+		r.lines.Skip(e.Bytes)
 		if e.Bytes > 0 {
 			fmt.Fprintf(w, "resume: %s (%s of %s on disk)\n", e.Path, cmdutil.HumanBytes(e.Bytes), cmdutil.HumanBytes(e.Size))
 		}
@@ -158,9 +165,9 @@ func (r *reporter) retryLine(e hub.Event) {
 func (r *reporter) close() {
 	r.once.Do(func() {
 		if r.pool != nil {
-			r.total.Finish()
+			cmdutil.FinishBar(r.total)
 			for _, b := range r.bars {
-				b.Finish()
+				cmdutil.FinishBar(b)
 			}
 			_ = r.pool.Stop()
 		}

@@ -2,7 +2,10 @@ package pinscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -44,7 +47,10 @@ variants can share).`),
 
 func loadNamed(f *cmdutil.Factory, name string) (*pins.Pins, error) {
 	if !slices.Contains(pins.Variants, name) {
-		return pins.ReadFile(name)
+		if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+			return nil, cmdutil.FlagErrorf("%q is neither a variant (%s) nor a pins file", name, strings.Join(pins.Variants, ", "))
+		}
+		return cmdutil.ReadPinsFile(f, name, false)
 	}
 	g := *f
 	gl := *f.Global
@@ -53,27 +59,78 @@ func loadNamed(f *cmdutil.Factory, name string) (*pins.Pins, error) {
 	return cmdutil.LoadPins(&g, "", true)
 }
 
+// fieldChange is a pins field of the two sides.
+type fieldChange struct {
+	Field string `json:"field"`
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Same  bool   `json:"same"`
+}
+
+func fieldChanges(a, b *pins.Pins) []fieldChange {
+	fa, fb := fields(a), fields(b)
+	byName := map[string]string{}
+	for _, x := range fb {
+		byName[x.name] = x.value
+	}
+	var out []fieldChange
+	seen := map[string]bool{}
+	for _, x := range fa {
+		seen[x.name] = true
+		out = append(out, fieldChange{Field: x.name, A: x.value, B: byName[x.name], Same: x.value == byName[x.name]})
+	}
+	for _, x := range fb {
+		if !seen[x.name] {
+			out = append(out, fieldChange{Field: x.name, B: x.value})
+		}
+	}
+	return out
+}
+
 func runDiff(_ context.Context, opts *DiffOptions) error {
-	a, err := loadNamed(opts.F, opts.A)
+	f := opts.F
+	a, err := loadNamed(f, opts.A)
 	if err != nil {
 		return err
 	}
-	b, err := loadNamed(opts.F, opts.B)
+	b, err := loadNamed(f, opts.B)
 	if err != nil {
 		return err
 	}
+	fc := fieldChanges(a, b)
 	changes := pins.Diff(a, b)
-	if opts.F.Global.JSON {
-		return cmdutil.WriteJSON(opts.F.IO.Out, map[string]any{"a": opts.A, "b": opts.B, "changes": changes})
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, map[string]any{"a": opts.A, "b": opts.B, "fields": fc, "changes": changes})
 	}
-	t := cmdutil.NewTable(opts.F.IO, "path", "change", "size a", "size b")
+	t := cmdutil.NewTable(f.IO, "field or path", "change", opts.A, opts.B)
+	for _, c := range fc {
+		kind := "changed"
+		if c.Same {
+			kind = "same"
+		}
+		t.AddRow(c.Field, kind, dash(c.A), dash(c.B))
+	}
 	for _, c := range changes {
 		t.AddRow(c.Path, c.Kind, size(c.A), size(c.B))
 	}
 	if !a.Locked() || !b.Locked() {
-		opts.F.Infof("one side is not locked: lock both (`drama pins lock`) to compare contents")
+		f.Infof("files are compared once both sides are locked: run %s and %s", lockHint(f, opts.A, a), lockHint(f, opts.B, b))
 	}
 	return t.Render()
+}
+
+func lockHint(f *cmdutil.Factory, name string, p *pins.Pins) string {
+	if slices.Contains(pins.Variants, name) {
+		return f.Suggest("pins", "lock", "--variant", name)
+	}
+	return f.Suggest("pins", "lock", "--pins", name)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func size(f *pins.File) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,25 +57,72 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 	}
 	if f.IO.IsStdoutTTY() {
 		printSummary(f.IO.Out, p)
-	}
-	t := cmdutil.NewTable(f.IO, "path", "size", "sha256")
-	for _, file := range p.Files {
-		t.AddRow(file.Path, fmt.Sprint(file.Size), file.SHA256)
-	}
-	if err := t.Render(); err != nil {
+		if len(p.Files) > 0 {
+			t := cmdutil.NewTable(f.IO, "path", "size", "sha256")
+			for _, file := range p.Files {
+				t.AddRow(file.Path, fmt.Sprint(file.Size), file.SHA256)
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+		}
+	} else if err := printFields(f, p); err != nil {
 		return err
 	}
 	if !p.Locked() {
-		f.Infof("these pins are not locked (no per-file digests yet): run `drama pins lock --variant %s`", p.Variant)
+		f.Infof("these pins are not locked (no per-file digests yet): run %s", f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile))
 	}
 	return nil
 }
 
+// field is one of the pins' fields as pins show and pins diff print it.
+type field struct{ name, value string }
+
+func fields(p *pins.Pins) []field {
+	out := []field{
+		{"variant", p.Variant}, {"repo", p.Repo}, {"revision", p.Revision}, {"license", p.License},
+		{"engine", p.Engine}, {"serve_flags", strings.Join(p.ServeFlags, " ")},
+		{"memory_gib", strconv.FormatFloat(p.MemoryGiB, 'f', -1, 64)},
+		{"files", strconv.Itoa(len(p.Files))}, {"bytes", strconv.FormatInt(p.TotalBytes(), 10)},
+	}
+	if p.ExpectedFiles > 0 {
+		out = append(out, field{"expected_files", strconv.Itoa(p.ExpectedFiles)})
+	}
+	if p.ExpectedBytes > 0 {
+		out = append(out, field{"expected_bytes", strconv.FormatInt(p.ExpectedBytes, 10)},
+			field{"expected_bytes_of", strings.Join(p.ExpectedBytesOf, " ")})
+	}
+	return out
+}
+
+// printFields writes the pins off a terminal: a "NAME<TAB>VALUE" row per
+// field, then a "file<TAB>PATH<TAB>SIZE<TAB>SHA256" row per file.
+func printFields(f *cmdutil.Factory, p *pins.Pins) error {
+	t := cmdutil.NewTable(f.IO)
+	for _, fl := range fields(p) {
+		t.AddRow(fl.name, fl.value)
+	}
+	for _, file := range p.Files {
+		t.AddRow("file", file.Path, fmt.Sprint(file.Size), file.SHA256)
+	}
+	return t.Render()
+}
+
 func printSummary(w io.Writer, p *pins.Pins) {
 	fmt.Fprintf(w, "variant:   %s\nrepo:      %s@%s\nlicence:   %s\nengine:    %s\n", p.Variant, p.Repo, p.Revision, p.License, p.Engine)
-	fmt.Fprintf(w, "flags:     %s\nmemory:    %.1f GiB\nfiles:     %d (%s)\n", strings.Join(p.ServeFlags, " "), p.MemoryGiB, len(p.Files), cmdutil.HumanBytes(p.TotalBytes()))
-	if p.ExpectedBytes > 0 {
-		fmt.Fprintf(w, "expected:  %d bytes in %s\n", p.ExpectedBytes, strings.Join(p.ExpectedBytesOf, ", "))
+	fmt.Fprintf(w, "flags:     %s\nmemory:    %.1f GiB\n", strings.Join(p.ServeFlags, " "), p.MemoryGiB)
+	if len(p.Files) > 0 {
+		fmt.Fprintf(w, "files:     %d (%s)\n", len(p.Files), cmdutil.HumanBytes(p.TotalBytes()))
+	} else {
+		fmt.Fprintf(w, "files:     none listed until the pins are locked\n")
 	}
-	fmt.Fprintln(w)
+	if p.ExpectedFiles > 0 {
+		fmt.Fprintf(w, "expected:  %d files\n", p.ExpectedFiles)
+	}
+	if p.ExpectedBytes > 0 {
+		fmt.Fprintf(w, "expected:  %s (%d bytes) in %s\n", cmdutil.HumanBytes(p.ExpectedBytes), p.ExpectedBytes, strings.Join(p.ExpectedBytesOf, ", "))
+	}
+	if len(p.Files) > 0 {
+		fmt.Fprintln(w)
+	}
 }

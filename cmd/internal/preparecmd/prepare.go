@@ -105,7 +105,8 @@ func run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	f.Infof("wrote %d references (%.1f s) and %s", len(m.References), totalSeconds(m), filepath.Join(opts.OutDir, clip.ManifestName))
-	f.Infof("next: type each reference's exact transcript into its \"text\", then run: drama encode --manifest %s --name NAME ...", opts.OutDir)
+	f.Infof("next: type each reference's exact transcript into its \"text\", then run: %s",
+		f.Suggest("encode", "--manifest", opts.OutDir, "--name", "NAME", "--consent-who", "WHO", "--consent-statement", "STATEMENT"))
 	return nil
 }
 

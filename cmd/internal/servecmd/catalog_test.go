@@ -47,7 +47,7 @@ func TestCatalogKeepsTheMostRecentlySpoken(t *testing.T) {
 	voicesDir, own, catDir := filepath.Join(root, "voices"), t.TempDir(), filepath.Join(root, ".drama", "catalog")
 	os.MkdirAll(voicesDir, 0o700)
 	os.WriteFile(filepath.Join(own, "narrator.json"), []byte(`{"format":"drama3-http-voice/1","id":"narrator"}`), 0o600)
-	store := newCatalogStore(newVoiceStore(voicesDir, nil, engine.Install{}), catDir, own)
+	store := newCatalogStore(newVoiceStore(voicesDir, nil, engine.Install{}, nil), catDir, own)
 	ctx := context.Background()
 	var ids []string
 	for i := range 20 {
@@ -102,7 +102,7 @@ func TestCatalogKeepsTheMostRecentlySpoken(t *testing.T) {
 		}
 	}
 	// a new run reads the order back
-	again := newCatalogStore(newVoiceStore(voicesDir, nil, engine.Install{}), catDir, own)
+	again := newCatalogStore(newVoiceStore(voicesDir, nil, engine.Install{}, nil), catDir, own)
 	if len(again.spoken) != 20 || again.spoken[0] != "v04" {
 		t.Fatalf("order after a restart: %v", again.spoken)
 	}

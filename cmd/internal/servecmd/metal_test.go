@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -58,7 +57,7 @@ func serveMetal(t *testing.T) (addr, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, slog.New(slog.DiscardHandler), sup, root, req.Install, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, root, req.Install, nil, ln.Addr().String())
 	if err := sup.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

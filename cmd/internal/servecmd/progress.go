@@ -1,55 +1,59 @@
 package servecmd
 
 import (
-	"fmt"
+	"log/slog"
 	"sync"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 )
 
-// startProgress shows the engine's start: a bar for loading (in thousandths)
-// and a line per phase.
+// startProgress logs the engine's lifecycle events as they arrive, each
+// once, with source engine: a line per phase and per loading step.
+// While the first start runs, an exited event is not logged: the start's
+// error, printed when drama serve ends, says the same.
 type startProgress struct {
-	f     *cmdutil.Factory
-	mu    sync.Mutex
-	bar   cmdutil.Progress
-	done  int64
-	phase engine.Phase
+	log     *slog.Logger
+	mu      sync.Mutex
+	last    engine.LifecycleEvent
+	started bool
 }
 
-func newStartProgress(f *cmdutil.Factory) *startProgress { return &startProgress{f: f} }
+func newStartProgress(log *slog.Logger) *startProgress { return &startProgress{log: log} }
 
 func (p *startProgress) event(ev engine.LifecycleEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ev.Phase != p.phase {
-		p.phase = ev.Phase
-		p.f.Infof("engine: %s%s", ev.Phase, suffix(ev.Message))
-	}
-	if ev.Phase != engine.PhaseLoading || ev.Progress < 0 {
+	if ev.Phase == p.last.Phase && ev.Message == p.last.Message {
 		return
 	}
-	if p.bar == nil {
-		p.bar = p.f.NewCountProgress("loading (per mille)", 1000)
+	p.last = ev
+	attrs := []any{"phase", ev.Phase.String()}
+	if ev.PID > 0 {
+		attrs = append(attrs, "pid", ev.PID)
 	}
-	if n := int64(ev.Progress * 1000); n > p.done {
-		p.bar.Add(n - p.done)
-		p.done = n
+	if ev.Phase == engine.PhaseLoading && ev.Progress >= 0 {
+		attrs = append(attrs, "progress", int(ev.Progress*100+0.5))
 	}
-}
-
-func (p *startProgress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Finish()
-	}
-}
-
-func suffix(msg string) string {
+	msg := ev.Message
 	if msg == "" {
-		return ""
+		msg = ev.Phase.String()
 	}
-	return fmt.Sprintf(": %s", msg)
+	if ev.Phase == engine.PhaseExited {
+		if !p.started {
+			return
+		}
+		if ev.ExitCode != 0 {
+			attrs = append(attrs, "exit_code", ev.ExitCode)
+		}
+		p.log.Warn(msg, attrs...)
+		return
+	}
+	p.log.Info(msg, attrs...)
+}
+
+// ready marks the first start done: later exits are logged.
+func (p *startProgress) ready() {
+	p.mu.Lock()
+	p.started = true
+	p.mu.Unlock()
 }

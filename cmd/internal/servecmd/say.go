@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,13 @@ type SayOptions struct {
 	Instructions string
 	Output       string
 	Server       string
+	Force        bool
 	HTTPClient   *http.Client
 }
+
+// maxSayStdin is the most drama say reads from standard input: the API
+// takes 4096 characters.
+const maxSayStdin = 64 << 10
 
 // NewCmdSay returns `drama say`.
 func NewCmdSay(f *cmdutil.Factory, runF func(context.Context, *SayOptions) error) *cobra.Command {
@@ -40,13 +46,28 @@ func NewCmdSay(f *cmdutil.Factory, runF func(context.Context, *SayOptions) error
 Send TEXT to a running drama serve, stream the audio into a WAV file, and
 print the time to the first audio and the real-time factor. A stream that
 ends without its terminating chunk is reported as an error and no file is
-left behind.`),
+left behind. TEXT "-" reads the text from standard input.
+
+--server takes drama serve's address as http://HOST:PORT, HOST:PORT, or
+an OpenAI-style base URL ending in /v1. An existing output file is kept
+unless --force is given.`),
 		Example: strings.TrimSpace(`
 $ drama say "Hello there." -o hello.wav
-$ drama say "[whispering] I'm fine." --voice narrator --server http://127.0.0.1:8793`),
+$ echo "Read from a pipe." | drama say - -o pipe.wav --force
+$ drama say "[whispering] I'm fine." --server 127.0.0.1:8793 -o whisper.wav --force`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Text = args[0]
+			if opts.Text == "-" {
+				b, err := io.ReadAll(io.LimitReader(f.IO.In, maxSayStdin+1))
+				if err != nil {
+					return fmt.Errorf("read standard input: %w", err)
+				}
+				if len(b) > maxSayStdin {
+					return cmdutil.FlagErrorf("standard input: want at most %d bytes of text", maxSayStdin)
+				}
+				opts.Text = strings.TrimSpace(string(b))
+			}
 			if strings.TrimSpace(opts.Text) == "" {
 				return cmdutil.FlagErrorf("TEXT is empty")
 			}
@@ -59,14 +80,41 @@ $ drama say "[whispering] I'm fine." --voice narrator --server http://127.0.0.1:
 	cmd.Flags().StringVar(&opts.Voice, "voice", "", "voice id (GET /v1/voices lists them)")
 	cmd.Flags().StringVar(&opts.Instructions, "instructions", "", "a direction spoken in brackets, e.g. \"whispering, nervous\"")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "speech.wav", "WAV file to write")
-	cmd.Flags().StringVar(&opts.Server, "server", "http://"+DefaultAddr, "drama serve's URL")
+	cmd.Flags().StringVar(&opts.Server, "server", "http://"+DefaultAddr, "drama serve's URL (HOST:PORT and a base URL ending in /v1 work too)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
 	return cmd
 }
 
+// speechURL turns --server into the speech route's URL: a missing scheme
+// is http, and an OpenAI-style base URL's /v1 is not doubled.
+func speechURL(server string) (string, error) {
+	s := strings.TrimSpace(server)
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", cmdutil.FlagErrorf("--server %q: want http://HOST:PORT, HOST:PORT or a base URL ending in /v1, e.g. http://%s", server, DefaultAddr)
+	}
+	p := strings.TrimRight(u.Path, "/")
+	p = strings.TrimSuffix(p, "/v1")
+	u.Path = p + "/v1/audio/speech"
+	return u.String(), nil
+}
+
 func runSay(ctx context.Context, opts *SayOptions) error {
+	endpoint, err := speechURL(opts.Server)
+	if err != nil {
+		return err
+	}
+	if !opts.Force {
+		if _, err := os.Stat(opts.Output); err == nil {
+			return cmdutil.FlagErrorf("output %s exists: remove it, choose another -o, or pass --force", opts.Output)
+		}
+	}
 	body, _ := json.Marshal(map[string]any{"input": opts.Text, "voice": opts.Voice, "instructions": opts.Instructions,
 		"response_format": "wav", "stream": true})
-	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimRight(opts.Server, "/")+"/v1/audio/speech", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", endpoint, bytes.NewReader(body))
 	if err != nil {
 		return cmdutil.FlagErrorf("--server %q: %v", opts.Server, err)
 	}

@@ -13,16 +13,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/transcribe"
@@ -68,6 +70,10 @@ type Options struct {
 	// TranscribeURL names a speech recognition server that transcribes
 	// clips sent without their words.
 	TranscribeURL string
+	LogFile       string
+	// Given are the flags of the command line as flag, value pairs, for
+	// hints that repeat them.
+	Given []string
 	// Listening, if set, is called with the bound address once serving
 	// (tests).
 	Listening func(addr string)
@@ -110,12 +116,13 @@ once everything is gone.`),
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
 $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
-$ curl -s localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
+$ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
 				return err
 			}
+			opts.Given = cmdutil.GivenFlags(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -149,6 +156,7 @@ $ curl -s localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d 
 	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
 	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
 	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
+	fl.StringVar(&opts.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
@@ -253,10 +261,6 @@ func isLoopback(host string) bool {
 
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	if opts.AllowRemote && !isLoopbackAddr(opts.Addr) {
-		fmt.Fprintln(f.IO.ErrOut, "drama: serving beyond loopback. The Fish Audio Community License allows no hosted service without a separate licence from Fish Audio.")
-	}
-	logger := newLogger(f)
 	root, err := f.Root()
 	if err != nil {
 		return err
@@ -269,23 +273,48 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, opts, logger, plugin, req, root)
+	standIn := cmdutil.IsStandIn(req.EngineBin)
+	if !standIn {
+		if err := cmdutil.RequireInstalled(f, f.Global.Variant); err != nil {
+			return err
+		}
+	}
+	if err := checkVoices(opts); err != nil {
+		return err
+	}
+	if err := checkNotServing(f, root); err != nil {
+		return err
+	}
+	logs, err := newLogs(f, opts.LogFile)
+	if err != nil {
+		return err
+	}
+	defer logs.Close()
+	logger := logs.logger
+	if opts.AllowRemote && !isLoopbackAddr(opts.Addr) {
+		logger.Warn("serving beyond loopback: the Fish Audio Community License allows no hosted service without a separate licence from Fish Audio")
+	}
+	if standIn && req.Admission == engine.AdmissionOwn && !slices.Contains(opts.Given, "--admission") {
+		req.Admission = engine.AdmissionOff
+		logger.Info("the engine binary is the stand-in: it loads no model, so memory admission is off", "engine_bin", req.EngineBin)
+	}
+	return serve(ctx, opts, logs, plugin, req, root)
+}
+
+// admissionHint adds to a refused memory admission the flags that hand the
+// decision elsewhere, with the user's other flags.
+func admissionHint(f *cmdutil.Factory, opts *Options, err error) error {
+	if !strings.Contains(err.Error(), native.ErrMemory.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w\nto let an outer scheduler decide: %s\nto skip the check:              %s", err,
+		f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--admission", "external")...)...),
+		f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--admission", "off")...)...))
 }
 
 func isLoopbackAddr(addr string) bool {
 	host, _, _ := net.SplitHostPort(addr)
 	return isLoopback(host)
-}
-
-func newLogger(f *cmdutil.Factory) *slog.Logger {
-	level := slog.LevelInfo
-	if f.Global.Quiet {
-		level = slog.LevelWarn
-	}
-	if f.IO.IsStderrTTY() {
-		return slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-	}
-	return slog.New(slog.NewJSONHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 }
 
 // startRequest describes the install and the engine's settings.
@@ -315,70 +344,70 @@ func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error
 	}
 	bin, err := cmdutil.EngineBinary(f, opts.EngineBin, plugin, root)
 	if err == nil && bin == "" {
-		err = fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin (to try drama without a GPU: --engine-bin bin/tensorfold-standin)",
-			cmdutil.EngineBinaries[plugin], filepath.Join(root, "engine"))
+		err = fmt.Errorf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin; to try drama without a GPU: %s",
+			cmdutil.EngineBinaries[plugin], filepath.Join(root, "engine"),
+			f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--engine-bin", "bin/tensorfold-standin")...)...))
 	}
 	return bin, err
 }
 
-// hclogFor is the logger for the plugin's own log lines, at the level and
-// in the form of drama serve's.
-func hclogFor(f *cmdutil.Factory) hclog.Logger {
-	level := hclog.Info
-	if f.Global.Quiet {
-		level = hclog.Warn
-	}
-	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: f.IO.ErrOut, Level: level, JSONFormat: !f.IO.IsStderrTTY()})
-}
-
 // serve opens the plugin, starts the engine, and serves until ctx ends.
-func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath string, req engine.StartRequest, root string) error {
+func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, req engine.StartRequest, root string) error {
 	f := opts.F
+	logger := logs.logger
 	open := func(ctx context.Context) (engine.Engine, func(), error) {
-		p, err := host.Open(ctx, pluginPath, host.Options{Logger: hclogFor(f)})
+		p, err := host.Open(ctx, pluginPath, host.Options{Logger: logs.hclog()})
 		if err != nil {
 			return nil, nil, err
 		}
 		return p, func() { _ = p.Close(context.Background(), opts.Grace) }, nil
 	}
-	progress := newStartProgress(f)
+	progress := newStartProgress(logs.from(sourceEngine))
 	sup := httpapi.NewSupervisor(open, req, progress.event)
 	defer host.CleanupAll()
 	defer sup.Stop(context.Background())
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another drama serve running? pick another --addr)", opts.Addr, err)
+		return fmt.Errorf("listen on %s: %w: pick another --addr (%s)", opts.Addr, err,
+			f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--addr", "127.0.0.1:8794")...)...))
 	}
 	builder, err := promptBuilder(req.ModelDir, opts.MaxPrompt, logger)
 	if err != nil {
+		ln.Close()
 		return err
 	}
-	srv, api := newHTTPServer(ctx, opts, logger, sup, root, req.Install, builder, ln.Addr().String())
+	addr := ln.Addr().String()
+	srv, api := newHTTPServer(ctx, opts, logs, sup, root, req.Install, builder, addr)
+	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
+		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile,
+		EngineLog: filepath.Join(req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
+		logger.Warn("no serve record: drama status will not list this server", "err", err)
+	}
+	defer serverec.Remove(root, os.Getpid())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+ln.Addr().String())
+	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+addr)
 
 	if err := sup.Start(ctx); err != nil {
-		progress.finish()
 		shutdown(srv, api, opts.Grace)
 		if ctx.Err() != nil {
 			return nil
 		}
-		return cmdutil.EngineError(fmt.Errorf("the engine did not start: %w", err))
+		return cmdutil.EngineError(fmt.Errorf("the engine did not start: %w", admissionHint(f, opts, err)))
 	}
-	progress.finish()
+	progress.ready()
 	if err := describe(ctx, sup, api); err != nil {
 		logger.Warn("describe", "err", err)
 	}
 	go sup.Watch(ctx, time.Second)
-	logger.Info("ready", "addr", "http://"+ln.Addr().String(), "variant", req.Variant)
+	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant)
 	if opts.Listening != nil {
-		opts.Listening(ln.Addr().String())
+		opts.Listening(addr)
 	}
 	select {
 	case <-ctx.Done():
-		logger.Info("stopping: finishing open requests", "grace", opts.Grace)
+		logger.Info("stopping: finishing open requests", "grace", opts.Grace.String())
 		shutdown(srv, api, opts.Grace)
 		return nil
 	case err := <-errc:
@@ -386,7 +415,16 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	}
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
+// engineName is the plugin's name for a --engine value (a name or a path).
+func engineName(e string) string {
+	if cmdutil.EngineBinaries[e] != "" {
+		return e
+	}
+	return strings.TrimPrefix(filepath.Base(e), "drama-engine-")
+}
+
+func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
+	logger := logs.logger
 	ffmpeg, _ := exec.LookPath("ffmpeg")
 	maxQueue := opts.MaxQueue
 	if maxQueue == 0 {
@@ -399,7 +437,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	clones := newVoiceStore(filepath.Join(root, "voices"), sup, install)
+	clones := newVoiceStore(filepath.Join(root, "voices"), sup, install, installReady(opts.F, install))
 	var transcribeFile func(ctx context.Context, path, name string) (string, error)
 	if opts.TranscribeURL != "" {
 		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
@@ -418,13 +456,13 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{
-		Handler:           api.Handler(),
+		Handler:           accessLog(logs.from(sourceAccess), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(logs.logger.Handler(), slog.LevelWarn),
 	}
 	return srv, api
 }
@@ -483,5 +521,16 @@ func removeStaleUploads(dir string, logger *slog.Logger) {
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			logger.Warn("removing a leftover upload", "dir", e.Name(), "err", err)
 		}
+	}
+}
+
+// installReady says whether the install's model directory, which the
+// encoder reads codec.pth from, has the variant's files.
+func installReady(f *cmdutil.Factory, in engine.Install) func() error {
+	return func() error {
+		if in.ModelDir == "" || cmdutil.HasFiles(in.ModelDir) {
+			return nil
+		}
+		return &cmdutil.NotInstalledError{Variant: in.Variant, Root: in.Root, Fetch: f.Suggest("fetch", "--variant", in.Variant)}
 	}
 }

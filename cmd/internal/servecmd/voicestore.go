@@ -22,12 +22,15 @@ type voiceStore struct {
 	dir     string
 	sup     *httpapi.Supervisor
 	install engine.Install
+	// ready, if set, says whether the install can encode (its variant is
+	// on the root); its error is the answer to a clone.
+	ready func() error
 	// transcriber transcribes clips sent without their words; nil refuses them.
 	transcriber *transcribe.Client
 }
 
-func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install) *voiceStore {
-	return &voiceStore{dir: dir, sup: sup, install: install}
+func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install, ready func() error) *voiceStore {
+	return &voiceStore{dir: dir, sup: sup, install: install, ready: ready}
 }
 
 var _ httpapi.VoiceStore = (*voiceStore)(nil)
@@ -89,6 +92,11 @@ func (s *voiceStore) References(ctx context.Context, id string) ([]engine.Refere
 // a voice cloned through the API and one cloned on the command line are
 // made the same way.
 func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpapi.VoiceInfo, error) {
+	if s.ready != nil {
+		if err := s.ready(); err != nil {
+			return httpapi.VoiceInfo{}, fmt.Errorf("the encoder needs the variant's codec: %w", err)
+		}
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}

@@ -155,6 +155,11 @@ func tokenizerPath(opts *Options) (string, error) {
 }
 
 func openTokenizer(opts *Options) (*prompt.Tokenizer, error) {
+	if opts.Tokenizer == "" {
+		if err := cmdutil.RequireInstalled(opts.F, opts.F.Global.Variant); err != nil {
+			return nil, fmt.Errorf("%w (or give --tokenizer FILE)", err)
+		}
+	}
 	name, err := tokenizerPath(opts)
 	if err != nil {
 		return nil, err
@@ -165,7 +170,8 @@ func openTokenizer(opts *Options) (*prompt.Tokenizer, error) {
 	case errors.As(err, &fe):
 		return nil, cmdutil.MismatchError(err)
 	case errors.Is(err, os.ErrNotExist) && opts.Tokenizer == "":
-		return nil, fmt.Errorf("%w\n(no installed %s variant: run drama fetch, or give --tokenizer FILE)", err, opts.F.Global.Variant)
+		return nil, fmt.Errorf("%w: the %s variant has no tokenizer.json: run %s, or give --tokenizer FILE", err, opts.F.Global.Variant,
+			opts.F.Suggest("fetch", "--variant", opts.F.Global.Variant))
 	}
 	return tok, err
 }

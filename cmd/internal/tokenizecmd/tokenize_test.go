@@ -232,7 +232,7 @@ func TestRunErrors(t *testing.T) {
 	opts, _ = newOpts(t, "x")
 	opts.F.Global.Variant = "nvfp4"
 	err = run(context.Background(), opts)
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "run drama fetch") {
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nvfp4 is not installed in "+opts.F.Global.Root+": run drama fetch --variant nvfp4 --root "+opts.F.Global.Root+" (or give --tokenizer FILE)") {
 		t.Errorf("missing install: %v", err)
 	}
 }

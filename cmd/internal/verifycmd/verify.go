@@ -3,6 +3,7 @@ package verifycmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 // Options are the inputs of `drama verify`.
@@ -43,7 +45,7 @@ earlier full check recorded it and its size, mtime and inode are unchanged.
 		Example: strings.TrimSpace(`
 $ drama verify --variant nvfp4
 $ drama verify --level sha256 --json
-$ drama verify --root ./demo --pins demo.pins.json`),
+$ drama verify --root ./demo/root --pins demo/demo.lock.json   # the root make demo made`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := pins.ParseLevel(opts.Level); err != nil {
@@ -69,9 +71,30 @@ $ drama verify --root ./demo --pins demo.pins.json`),
 
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet)
-	if err != nil {
-		return err
+	// The install is checked before the pins are loaded (the built-in
+	// pins of a variant never fetched are not locked, which is not the
+	// problem then), except that a --pins file's own faults come first.
+	var p *pins.Pins
+	var err error
+	if opts.PinsFile != "" {
+		if p, err = cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet); err != nil {
+			return err
+		}
+		if err := cmdutil.RequireInstalled(f, p.Variant, "--pins", opts.PinsFile); err != nil {
+			var ni *cmdutil.NotInstalledError
+			if errors.As(err, &ni) && p.Repo == "" {
+				return fmt.Errorf("%s is not installed in %s: %s names no repository to fetch from (pins of local files): put the files in %s",
+					ni.Variant, ni.Root, opts.PinsFile, filepath.Join(ni.Root, ni.Variant))
+			}
+			return err
+		}
+	} else {
+		if err := cmdutil.RequireInstalled(f, f.Global.Variant); err != nil {
+			return err
+		}
+		if p, err = cmdutil.LoadPins(f, "", opts.VariantSet); err != nil {
+			return err
+		}
 	}
 	root, err := f.Root()
 	if err != nil {
@@ -88,13 +111,17 @@ func run(ctx context.Context, opts *Options) error {
 	if bar != nil {
 		bar.Finish()
 	}
+	if errors.Is(err, pins.ErrUnlocked) {
+		return fmt.Errorf("pins: variant %s: %w: run %s to fill in the digests of %s@%s", p.Variant, pins.ErrUnlocked,
+			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile), p.Repo, p.Revision)
+	}
 	if err != nil {
 		return err
 	}
 	if err := printReport(f, rep); err != nil {
 		return err
 	}
-	return outcome(f, p, rep)
+	return outcome(f, p, rep, opts.PinsFile)
 }
 
 func printReport(f *cmdutil.Factory, rep *pins.Report) error {
@@ -109,18 +136,32 @@ func printReport(f *cmdutil.Factory, rep *pins.Report) error {
 	}
 	t := cmdutil.NewTable(f.IO, "path", "status", "size", "verified", "detail")
 	for _, r := range rep.Files {
-		t.AddRow(r.Path, string(r.Status), fmt.Sprint(r.GotSize), string(r.Verified), detail(r))
+		t.AddRow(r.Path, string(r.Status), sizeCell(f, r.GotSize), string(r.Verified), detail(f, r))
 	}
 	return t.Render()
 }
 
-func detail(r pins.Result) string {
+// sizeCell is a size as fetch shows it: MiB on a terminal, bytes when piped.
+func sizeCell(f *cmdutil.Factory, n int64) string {
+	if f.IO.IsStdoutTTY() {
+		return cmdutil.HumanBytes(n)
+	}
+	return fmt.Sprint(n)
+}
+
+func detail(f *cmdutil.Factory, r pins.Result) string {
 	switch r.Status {
 	case pins.StatusSizeMismatch:
+		if f.IO.IsStdoutTTY() {
+			return fmt.Sprintf("size: want %s (%d bytes), got %s (%d bytes)", cmdutil.HumanBytes(r.WantSize), r.WantSize, cmdutil.HumanBytes(r.GotSize), r.GotSize)
+		}
 		return fmt.Sprintf("size: want %d, got %d", r.WantSize, r.GotSize)
 	case pins.StatusSHA256Mismatch:
 		return fmt.Sprintf("sha256: want %s, got %s", r.WantSHA256, r.GotSHA256)
 	case pins.StatusMissing:
+		if f.IO.IsStdoutTTY() {
+			return fmt.Sprintf("missing: want %s", cmdutil.HumanBytes(r.WantSize))
+		}
 		return fmt.Sprintf("missing: want %d bytes", r.WantSize)
 	case pins.StatusUnreadable:
 		return r.Error
@@ -131,20 +172,27 @@ func detail(r pins.Result) string {
 	return ""
 }
 
-func repairHint(p *pins.Pins) string {
+// repairHint is the fetch that repairs the variant: its pins, the root, and
+// the endpoint it was fetched from when that is not the one a bare fetch
+// would use.
+func repairHint(f *cmdutil.Factory, p *pins.Pins, pinsFile, dir string) string {
 	if p.Repo == "" {
 		return "restore them from where they came from"
 	}
-	return fmt.Sprintf("run `drama fetch --variant %s` to repair them", p.Variant)
+	endpoint := cmdutil.FetchSource(dir)
+	if endpoint == hub.Endpoint(f.Getenv) {
+		endpoint = ""
+	}
+	return "run " + f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile, "--endpoint", endpoint) + " to repair them"
 }
 
-func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report) error {
+func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report, pinsFile string) error {
 	total := len(rep.Files)
 	bad := total - rep.Count(pins.StatusOK)
 	switch {
 	case rep.Mismatched():
 		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): %s",
-			bad, total, rep.Variant, repairHint(p)))
+			bad, total, rep.Variant, repairHint(f, p, pinsFile, rep.Dir)))
 	case bad > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (see above): check their permissions and run verify again", bad, total, rep.Variant)
 	}

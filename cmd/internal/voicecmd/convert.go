@@ -68,7 +68,7 @@ frames that fits in 646. Files of a person's voice are written with mode
 		Example: strings.TrimSpace(`
 $ drama voice convert anna.json --to metal --source consented -o catalog/anna.json
 $ drama voice convert clone.json --to drama3-voice/1 -o voices/anna.json
-$ drama voice convert ref1.npy ref2.npy --id anna --name Anna --to cuda -o voices/anna.json`),
+$ drama voice convert ref1.npy ref2.npy --id anna-fish --name "Anna (Fish references)" --to cuda -o voices/anna-fish.json`),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
@@ -279,7 +279,8 @@ func (o *ConvertOptions) parseTime(flag, s string, def time.Time) (time.Time, er
 }
 
 // write writes the output atomically, refusing to replace a file without
-// --force.
+// --force. A missing output directory (catalog/ in catalog/anna.json) is
+// made.
 func (o *ConvertOptions) write(data []byte, v *voices.Voice) error {
 	if o.Output == "-" {
 		_, err := o.F.IO.Out.Write(data)
@@ -287,6 +288,9 @@ func (o *ConvertOptions) write(data []byte, v *voices.Voice) error {
 	}
 	if _, err := os.Stat(o.Output); err == nil && !o.Force {
 		return fmt.Errorf("%s exists: use --force to replace it", o.Output)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Output), 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
 	}
 	return voices.WriteAtomic(o.Output, data, v.FileMode())
 }

@@ -367,3 +367,18 @@ func TestOversizeFile(t *testing.T) {
 		t.Errorf("convert: err = %v, want exit %d and ErrTooLarge", err, cmdutil.ExitMismatch)
 	}
 }
+
+// voice convert -o catalog/anna.json makes catalog/, as the README's
+// example expects.
+func TestConvertMakesTheOutputDirectory(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	out := filepath.Join(t.TempDir(), "catalog", "anna.json")
+	err := cmdutil.Execute(NewCmd(f), "convert", "../../../voices/testdata/cuda.json", "--to", "metal", "--source", "consented", "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatal(err)
+	}
+}

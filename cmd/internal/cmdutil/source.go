@@ -1,0 +1,58 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// SourceFileName is the file in a variant's .drama directory that records
+// where drama fetch got the variant from, so advice to fetch it again can
+// name the same endpoint.
+const SourceFileName = "source.json"
+
+type source struct {
+	Endpoint string `json:"endpoint"`
+}
+
+// WriteFetchSource records the endpoint a verified fetch of the variant in
+// dir came from: a temporary file beside the record, synced, renamed.
+func WriteFetchSource(dir, endpoint string) error {
+	state := filepath.Join(dir, ".drama")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(source{Endpoint: endpoint})
+	tmp, err := os.CreateTemp(state, ".source-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(state, SourceFileName))
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}
+
+// FetchSource returns the endpoint recorded for the variant in dir, or ""
+// when none is.
+func FetchSource(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, ".drama", SourceFileName))
+	if err != nil {
+		return ""
+	}
+	var s source
+	if json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	return s.Endpoint
+}

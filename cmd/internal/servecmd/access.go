@@ -1,0 +1,150 @@
+package servecmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/drama-tts/drama/engine/httpapi"
+)
+
+// probes are the routes load balancers poll; their access lines are at
+// debug level so they do not bury the requests.
+var probes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
+
+// accessLog logs one line per request when its reply ends: request id,
+// method, path, status, bytes and duration, and for speech the voice, the
+// format, the time in the queue, the time to the first audio byte and the
+// real-time factor.
+func accessLog(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		aw := &accessWriter{ResponseWriter: w, start: start}
+		var sp struct {
+			Voice  string `json:"voice"`
+			Format string `json:"response_format"`
+		}
+		speech := r.Method == http.MethodPost && r.URL.Path == "/v1/audio/speech"
+		var wait time.Duration
+		var waitMu sync.Mutex
+		waited := false
+		if speech {
+			head, _ := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBodyBytes+1))
+			_ = json.Unmarshal(head, &sp)
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+			r = r.WithContext(httpapi.WithQueueWait(r.Context(), func(d time.Duration) {
+				waitMu.Lock()
+				wait, waited = d, true
+				waitMu.Unlock()
+			}))
+		}
+		defer func() {
+			attrs := []any{"id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path,
+				"status", aw.code(), "bytes", aw.written, "duration_ms", time.Since(start).Milliseconds()}
+			if speech {
+				format := sp.Format
+				if format == "" {
+					format = "wav"
+				}
+				voice := sp.Voice
+				if voice == "" {
+					voice = "default"
+				}
+				attrs = append(attrs, "voice", voice, "format", format)
+				waitMu.Lock()
+				if waited {
+					attrs = append(attrs, "queue_wait_ms", wait.Milliseconds())
+				}
+				waitMu.Unlock()
+				if !aw.first.IsZero() && aw.code() == http.StatusOK {
+					attrs = append(attrs, "first_audio_ms", aw.first.Sub(start).Milliseconds())
+					if rtf, ok := realTimeFactor(format, aw.written, time.Since(start), w.Header()); ok {
+						attrs = append(attrs, "rtf", strconv.FormatFloat(rtf, 'f', 3, 64))
+					}
+				}
+			}
+			level := slog.LevelInfo
+			if probes[r.URL.Path] && r.Method == http.MethodGet {
+				level = slog.LevelDebug
+			}
+			log.Log(r.Context(), level, "request", attrs...)
+		}()
+		next.ServeHTTP(aw, r)
+	})
+}
+
+// realTimeFactor is wall time over audio time, for the formats whose size
+// gives the audio's length (16-bit mono PCM, as wav or raw).
+func realTimeFactor(format string, n int64, wall time.Duration, h http.Header) (float64, bool) {
+	rate, err := strconv.Atoi(h.Get("X-Sample-Rate"))
+	if err != nil || rate <= 0 {
+		return 0, false
+	}
+	switch format {
+	case "wav":
+		n -= 44
+	case "pcm":
+	default:
+		return 0, false
+	}
+	audio := float64(n/2) / float64(rate)
+	if audio <= 0 {
+		return 0, false
+	}
+	return wall.Seconds() / audio, true
+}
+
+// accessWriter records the status, the bytes written and when the first
+// body byte went out.
+type accessWriter struct {
+	http.ResponseWriter
+	start   time.Time
+	status  int
+	written int64
+	first   time.Time
+}
+
+func (w *accessWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *accessWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.first.IsZero() && len(p) > 0 {
+		w.first = time.Now()
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
+}
+
+// Flush passes streaming flushes through.
+func (w *accessWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer (trailers,
+// deadlines).
+func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *accessWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}

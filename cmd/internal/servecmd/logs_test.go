@@ -1,0 +1,143 @@
+package servecmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+)
+
+// logSample sends what a start of drama serve logs through newLogs: lines of
+// drama, the plugin's hclog lines (one of them a lifecycle event the start
+// stream also delivers), the events themselves (one twice) and a request.
+func logSample(t *testing.T, tty, jsonFlag, quiet bool, logFile string) string {
+	t.Helper()
+	ios, _, _, errOut := cmdutil.Test()
+	ios.SetStderrTTY(tty)
+	f := cmdutil.TestFactory(ios)
+	f.Global.JSON, f.Global.Quiet = jsonFlag, quiet
+	l, err := newLogs(f, logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.logger.Warn("no tokenizer.json in the model directory", "dir", "/r/full")
+	l.logger.Info("listening", "addr", "http://127.0.0.1:8793")
+	h := l.hclog()
+	h.Named("cuda").Info("loading 50%", "phase", "loading", "pid", 7) // also an event: left out
+	h.Named("engine").Info("SIGTERM: stopping the engine")
+	p := newStartProgress(l.from(sourceEngine))
+	p.event(engine.LifecycleEvent{Phase: engine.PhaseLoading, Progress: 0.5, PID: 7, Message: "loading 50%"})
+	p.event(engine.LifecycleEvent{Phase: engine.PhaseLoading, Progress: 0.5, PID: 7, Message: "loading 50%"})
+	p.event(engine.LifecycleEvent{Phase: engine.PhaseExited, Progress: -1, Message: "exited before ready"}) // the start's error says it
+	p.ready()
+	p.event(engine.LifecycleEvent{Phase: engine.PhaseExited, Progress: -1, ExitCode: 70, Message: "engine exited with code 70"})
+	srv := httptest.NewServer(accessLog(l.from(sourceAccess), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req_1")
+		w.Header().Set("X-Sample-Rate", "44100")
+		w.Write(make([]byte, 44+88200))
+	})))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"Hi.","voice":"anna","response_format":"wav"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close() // waits for the handler, and so for its access line
+	return errOut.String()
+}
+
+func TestServeLogOnATerminalIsText(t *testing.T) {
+	got := logSample(t, true, false, false, "")
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("want 6 lines (each event once), got %d:\n%s", len(lines), got)
+	}
+	for i, want := range []string{
+		"drama  warning: no tokenizer.json in the model directory  dir=/r/full",
+		"drama  listening  addr=http://127.0.0.1:8793",
+		"plugin SIGTERM: stopping the engine  module=engine",
+		"engine loading 50%  phase=loading pid=7 progress=50",
+		"engine warning: engine exited with code 70  phase=exited exit_code=70",
+		"access request  id=req_1 method=POST path=/v1/audio/speech status=200 bytes=88244",
+	} {
+		if line := lines[i][len("15:04:05 "):]; !strings.HasPrefix(line, want) {
+			t.Errorf("line %d: %q\nwant it to begin %q", i, line, want)
+		}
+		if strings.HasPrefix(lines[i], "{") || strings.Contains(lines[i], "per mille") || strings.Contains(lines[i], "p/s") {
+			t.Errorf("line %d is not for people: %q", i, lines[i])
+		}
+	}
+	if !strings.Contains(lines[5], "voice=anna format=wav queue_wait_ms") && !strings.Contains(lines[5], "voice=anna format=wav first_audio_ms=") {
+		t.Errorf("access line %q: want voice, format, first audio", lines[5])
+	}
+	if !strings.Contains(lines[5], " rtf=") {
+		t.Errorf("access line %q: want the real-time factor", lines[5])
+	}
+}
+
+func checkNDJSON(t *testing.T, got string, n int) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON line: %q (%v)\nall:\n%s", line, err, got)
+		}
+		if m["source"] == nil || m["msg"] == nil {
+			t.Errorf("line %q: want source and msg", line)
+		}
+		recs = append(recs, m)
+	}
+	if len(recs) != n {
+		t.Fatalf("want %d records, got %d:\n%s", n, len(recs), got)
+	}
+	return recs
+}
+
+func TestServeLogPipedIsNDJSON(t *testing.T) {
+	recs := checkNDJSON(t, logSample(t, false, false, false, ""), 6)
+	acc := recs[5]
+	for k, want := range map[string]any{"source": "access", "id": "req_1", "voice": "anna", "format": "wav", "status": 200.0, "bytes": 88244.0} {
+		if acc[k] != want {
+			t.Errorf("access %s = %v, want %v", k, acc[k], want)
+		}
+	}
+	if _, ok := acc["first_audio_ms"]; !ok {
+		t.Errorf("access record %v: want first_audio_ms", acc)
+	}
+	if recs[2]["source"] != "plugin" || recs[3]["source"] != "engine" {
+		t.Errorf("sources: %v, %v", recs[2], recs[3])
+	}
+}
+
+func TestServeLogJSONFlagOnATerminalIsNDJSON(t *testing.T) {
+	checkNDJSON(t, logSample(t, true, true, false, ""), 6)
+}
+
+func TestServeLogQuietPrintsNothingButErrors(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "serve.log")
+	if got := logSample(t, false, false, true, logFile); got != "" {
+		t.Fatalf("-q printed %q", got)
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNDJSON(t, string(bytes.TrimSpace(data)), 6) // the file has every record
+}
+
+// discardLogs is a logs that writes nothing.
+func discardLogs() *logs {
+	l := &logs{base: slog.DiscardHandler}
+	l.logger = l.from(sourceDrama)
+	return l
+}
