@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/drama-tts/drama/safetensors"
@@ -33,11 +34,13 @@ const (
 
 // Options control Quantize.
 type Options struct {
-	Target  Target
-	Layout  Layout  // for ToNVFP4; "" means modelopt
-	Recipe  *Recipe // nil means DefaultRecipe
-	Keep    KeepList
-	Workers int // tensors written at once; 0 means GOMAXPROCS
+	Target Target
+	Layout Layout  // for ToNVFP4; "" means modelopt
+	Recipe *Recipe // nil means DefaultRecipe
+	Keep   KeepList
+	// Workers is how many conversions (or pass-through copies) are in
+	// flight at once over all shards together; 0 means GOMAXPROCS.
+	Workers int
 	// F32Intermediate skips the BF16 rounding of dequantized FP8 sources
 	// (the reference tools round to BF16 before quantizing again).
 	F32Intermediate bool
@@ -176,12 +179,18 @@ type planned struct {
 // is being synced to disk, the next is already being converted.
 const shardsAtOnce = 2
 
-// write fills every shard in dir, shardsAtOnce shards and opts.Workers
-// tensors per shard at once.
+// write fills every shard in dir, shardsAtOnce shards at once, with at most
+// opts.Workers conversions (or pass-through copies) in flight in all of
+// them together: the shards' writers share one set of slots.
 func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	report := p.progress(opts.Progress)
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	slots := make(chan struct{}, workers)
 	sem := make(chan struct{}, shardsAtOnce)
 	var wg sync.WaitGroup
 	for _, s := range p.shards {
@@ -195,7 +204,7 @@ func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			var last int64
-			wo := safetensors.WriteOptions{Workers: opts.Workers, Progress: func(done, _ int64) { report(done - last); last = done }}
+			wo := safetensors.WriteOptions{Workers: workers, Slots: slots, Progress: func(done, _ int64) { report(done - last); last = done }}
 			if err := s.layout.WriteFile(ctx, filepath.Join(dir, s.name), s, wo); err != nil {
 				cancel(err)
 			}
