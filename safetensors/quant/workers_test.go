@@ -105,3 +105,43 @@ func TestQuantizeSameForAnyWorkers(t *testing.T) {
 		os.RemoveAll(out)
 	}
 }
+
+// TestInFlightFitsMemory plans experts of the backbone's shape (512 x 2048
+// block FP8): any --workers gives at most as many jobs in flight as
+// jobMemory holds, and a small --workers is taken as it is.
+func TestInFlightFitsMemory(t *testing.T) {
+	in := t.TempDir()
+	if err := (SyntheticCheckpoint{Layers: 1, Experts: 4, Hidden: 2048, Inter: 512, Shards: 1}).Write(in); err != nil {
+		t.Fatal(err)
+	}
+	c, err := safetensors.OpenCheckpoint(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := Options{Target: ToNVFP4}
+	opts.normalize()
+	p, err := plan(c, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var largest int64
+	for _, j := range p.shards[0].jobOf {
+		largest = max(largest, j.bytes)
+	}
+	// gate and up: 2 x (1 MiB FP8 + 64 B scales) in, 2 x (512 KiB + 64 KiB) out
+	if largest < 3<<20 || largest > 4<<20 {
+		t.Errorf("largest job holds %d bytes; want about 3.2 MiB", largest)
+	}
+	for _, w := range []int{1, 3, 16} {
+		if got := p.inFlight(w); got != w {
+			t.Errorf("inFlight(%d) = %d", w, got)
+		}
+	}
+	for _, w := range []int{64, 1000} {
+		got := p.inFlight(w)
+		if int64(got)*largest > jobMemory || got < 16 {
+			t.Errorf("inFlight(%d) = %d jobs of %d bytes; want at least 16 and at most %d bytes", w, got, largest, jobMemory)
+		}
+	}
+}
