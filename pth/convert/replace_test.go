@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,5 +74,31 @@ func TestReplaceReplacesOldOutput(t *testing.T) {
 	}
 	if got, want := write(out), write(filepath.Join(dir, "fresh.safetensors")); !bytes.Equal(got, want) {
 		t.Fatal("the replaced output differs from a conversion to a new path")
+	}
+}
+
+// TestHashFileMatches hashes a source of a few MiB (mapped where the
+// system allows it) and a source shorter than the size asked for.
+func TestHashFileMatches(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "src")
+	b := make([]byte, 3<<20+12345)
+	rand.Read(b)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := sha256.Sum256(b)
+	if h := hashFile(context.Background(), f, int64(len(b))); h.err != nil || h.sum != hex.EncodeToString(want[:]) {
+		t.Fatalf("got %s, %v; want %x", h.sum, h.err, want)
+	}
+	if err := os.Truncate(name, 2<<20); err != nil {
+		t.Fatal(err)
+	}
+	if h := hashFile(context.Background(), f, int64(len(b))); h.err == nil {
+		t.Fatal("hashing past the end of a truncated source: no error")
 	}
 }

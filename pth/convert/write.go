@@ -112,9 +112,17 @@ type hashResult struct {
 	err error
 }
 
-// hashFile returns the sha256 of the first size bytes of r.
+// hashFile returns the sha256 of the first size bytes of r, in place
+// through a mapping when r is a file that can be mapped.
 func hashFile(ctx context.Context, r io.ReaderAt, size int64) hashResult {
 	h := sha256.New()
+	if f, isFile := r.(*os.File); isFile {
+		if ok, err := hashMapped(ctx, f, size, h); err != nil {
+			return hashResult{err: err}
+		} else if ok {
+			return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
+		}
+	}
 	buf := make([]byte, 1<<20)
 	for off := int64(0); off < size; off += int64(len(buf)) {
 		if err := ctx.Err(); err != nil {
