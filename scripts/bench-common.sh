@@ -42,3 +42,5 @@ bench_load() { cut -d' ' -f1 /proc/loadavg; }
 
 # bench_median V1 V2 ...: the median (the lower middle for an even count).
 bench_median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+[ -x /usr/bin/time ] || { echo "the benchmarks need GNU time at /usr/bin/time (Debian/Ubuntu: apt-get install time)" >&2; exit 1; }

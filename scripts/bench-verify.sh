@@ -18,6 +18,8 @@
 #     in general the one-file rate x total bytes / the bytes of the busiest
 #     core when files go to cores largest first (a file is hashed by one core,
 #     so 20 equal files on 16 cores take two files' time)
+#   - CPU seconds (user + sys) per GB of the all-file runs, which a loaded
+#     machine changes far less than the rates
 #   - `drama verify` (size level) of a 17-file root, process start included
 set -euo pipefail
 BENCH_ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,44 +48,52 @@ cat "$work"/root/full/* > /dev/null   # warm the page cache
 busiest=$(( (nfiles + cores - 1) / cores * bytes ))
 
 mibps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", b / s / 1048576 }'; }
-timed() { # prints the seconds the command took
+timed() { # prints the seconds the command took; its CPU seconds (user + sys) go to $work/cpu
   local t0 t1
-  t0=$(bench_now); "$@" > /dev/null; t1=$(bench_now)
+  t0=$(bench_now); /usr/bin/time -f '%U %S' -o "$work/time" "$@" > /dev/null; t1=$(bench_now)
+  awk '{ printf "%.2f", $1 + $2 }' "$work/time" > "$work/cpu"
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }'
 }
-verify() { "$work/${BIN:-drama}" verify -q --root "$1" --pins "$2" --level sha256 --no-record; }
-peer_all() { ls "$work"/root/full/* | xargs -P "$cores" -n 1 sha256sum; }
+cpu_per_gb() { awk -v c="$(cat "$work/cpu")" -v b="$1" 'BEGIN { printf "%.3f", c / (b / 1e9) }'; }
+# the timed commands, as scripts so that /usr/bin/time can run them
+printf '#!/bin/sh\nexec "%s/${BIN:-drama}" verify -q --root "$1" --pins "$2" --level sha256 --no-record\n' "$work" > "$work/verify"
+printf '#!/bin/sh\nls "%s"/root/full/* | xargs -P %d -n 1 sha256sum\n' "$work" "$cores" > "$work/peer_all"
+chmod +x "$work/verify" "$work/peer_all"
 
 echo "files: $nfiles x $mib MiB ($(awk -v b="$total" 'BEGIN{printf "%.2f", b/1e9}') GB), page cache warm, $cores cores, REPEAT=$REPEAT"
-printf 'run\tload\tsha256sum_one_MiBps\tdrama_one_MiBps\txargs_P%d_MiBps\tdrama_all_MiBps\tdrama_all/xargs\tdrama_all/ceiling' "$cores"
-[ -n "${DRAMA_BASE:-}" ] && printf '\tbase_one_MiBps\tbase_all_MiBps\tbase_all/xargs\tbase_all/ceiling'
+printf 'run\tload\tsha256sum_one_MiBps\tdrama_one_MiBps\txargs_P%d_MiBps\tdrama_all_MiBps\tdrama_all/xargs\tdrama_all/ceiling\txargs_cpu_s/GB\tdrama_all_cpu_s/GB' "$cores"
+[ -n "${DRAMA_BASE:-}" ] && printf '\tbase_one_MiBps\tbase_all_MiBps\tbase_all/xargs\tbase_all/ceiling\tbase_all_cpu_s/GB'
 echo
-declare -a S1 D1 SA DA RP RC B1 BA BP BC
+declare -a S1 D1 SA DA RP RC SC DC B1 BA BP BC BU
 for r in $(seq 1 "$REPEAT"); do
   load=$(bench_load)
   s1=$(mibps "$bytes" "$(timed sha256sum "$one")")
-  d1=$(mibps "$bytes" "$(timed verify "$work/one" "$work/one.json")")
-  sa=$(mibps "$total" "$(timed peer_all)")
-  da=$(mibps "$total" "$(timed verify "$work/root" "$work/all.json")")
+  d1=$(mibps "$bytes" "$(timed "$work/verify" "$work/one" "$work/one.json")")
+  sa=$(mibps "$total" "$(timed "$work/peer_all")")
+  sc=$(cpu_per_gb "$total")
+  da=$(mibps "$total" "$(timed "$work/verify" "$work/root" "$work/all.json")")
+  dc=$(cpu_per_gb "$total")
   ceiling=$(awk -v d1="$d1" -v t="$total" -v b="$busiest" 'BEGIN { printf "%.0f", d1 * t / b }')
   rp=$(awk -v a="$da" -v b="$sa" 'BEGIN { printf "%.3f", a / b }')
   rc=$(awk -v a="$da" -v b="$ceiling" 'BEGIN { printf "%.3f", a / b }')
-  S1+=("$s1") D1+=("$d1") SA+=("$sa") DA+=("$da") RP+=("$rp") RC+=("$rc")
+  S1+=("$s1") D1+=("$d1") SA+=("$sa") DA+=("$da") RP+=("$rp") RC+=("$rc") SC+=("$sc") DC+=("$dc")
   base=""
   if [ -n "${DRAMA_BASE:-}" ]; then
-    b1=$(BIN=drama-base; mibps "$bytes" "$(timed verify "$work/one" "$work/one.json")")
-    ba=$(BIN=drama-base; mibps "$total" "$(timed verify "$work/root" "$work/all.json")")
+    b1=$(export BIN=drama-base; mibps "$bytes" "$(timed "$work/verify" "$work/one" "$work/one.json")")
+    ba=$(export BIN=drama-base; mibps "$total" "$(timed "$work/verify" "$work/root" "$work/all.json")")
+    bu=$(cpu_per_gb "$total")
     bp=$(awk -v a="$ba" -v b="$sa" 'BEGIN { printf "%.3f", a / b }')
     bc=$(awk -v a="$ba" -v d1="$b1" -v t="$total" -v b="$busiest" 'BEGIN { printf "%.3f", a / (d1 * t / b) }')
-    B1+=("$b1") BA+=("$ba") BP+=("$bp") BC+=("$bc")
-    base=$(printf '\t%s\t%s\t%s\t%s' "$b1" "$ba" "$bp" "$bc")
+    B1+=("$b1") BA+=("$ba") BP+=("$bp") BC+=("$bc") BU+=("$bu")
+    base=$(printf '\t%s\t%s\t%s\t%s\t%s' "$b1" "$ba" "$bp" "$bc" "$bu")
   fi
-  printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n' "$r" "$load" "$s1" "$d1" "$sa" "$da" "$rp" "$rc" "$base"
+  printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n' "$r" "$load" "$s1" "$d1" "$sa" "$da" "$rp" "$rc" "$sc" "$dc" "$base"
 done
 base=""
-[ -n "${DRAMA_BASE:-}" ] && base=$(printf '\t%s\t%s\t%s\t%s' "$(bench_median "${B1[@]}")" "$(bench_median "${BA[@]}")" "$(bench_median "${BP[@]}")" "$(bench_median "${BC[@]}")")
-printf 'median\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n' "$(bench_load)" "$(bench_median "${S1[@]}")" "$(bench_median "${D1[@]}")" \
-  "$(bench_median "${SA[@]}")" "$(bench_median "${DA[@]}")" "$(bench_median "${RP[@]}")" "$(bench_median "${RC[@]}")" "$base"
+[ -n "${DRAMA_BASE:-}" ] && base=$(printf '\t%s\t%s\t%s\t%s\t%s' "$(bench_median "${B1[@]}")" "$(bench_median "${BA[@]}")" "$(bench_median "${BP[@]}")" "$(bench_median "${BC[@]}")" "$(bench_median "${BU[@]}")")
+printf 'median\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n' "$(bench_load)" "$(bench_median "${S1[@]}")" "$(bench_median "${D1[@]}")" \
+  "$(bench_median "${SA[@]}")" "$(bench_median "${DA[@]}")" "$(bench_median "${RP[@]}")" "$(bench_median "${RC[@]}")" \
+  "$(bench_median "${SC[@]}")" "$(bench_median "${DC[@]}")" "$base"
 echo "ceiling = drama's one-file rate x $nfiles files / $(( (nfiles + cores - 1) / cores )) file(s) on the busiest core" \
   "($(awk -v n="$nfiles" -v c="$cores" -v k=$(( (nfiles + cores - 1) / cores )) 'BEGIN{printf "%.0f", 100*n/(c*k)}') % of cores x the one-file rate)"
 
