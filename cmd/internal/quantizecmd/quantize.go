@@ -97,7 +97,7 @@ $ drama quantize ./nvfp4 -o ./back --dequantize --json`),
 	fl.StringVar(&opts.RouterStats, "router-stats", "", "router statistics: JSON object of layer -> [summed weight per expert]")
 	fl.Float64Var(&opts.Coverage, "coverage", 0.9, "share of router weight the kept experts cover, in (0, 1] (with --router-stats)")
 	fl.StringVar(&opts.Recipe, "recipe", "", "JSON recipe of tensor-name patterns (default: Qwen3-MoE names)")
-	fl.IntVar(&opts.Workers, "workers", 0, "conversions in flight at once, over all shards together (0: one per CPU)")
+	fl.IntVar(&opts.Workers, "workers", 0, "conversions in flight at once, over all shards together (0: one per CPU; at most what 96 MiB holds)")
 	fl.BoolVar(&opts.Check, "check", false, "reopen the output and report each converted tensor's error")
 	fl.Float64Var(&opts.MaxNMSE, "max-nmse", 0, "with --check, fail a tensor whose normalized mean squared error is above this (0: no bound)")
 	fl.BoolVar(&opts.Dequantize, "dequantize", false, "write the routed experts as BF16 instead")
