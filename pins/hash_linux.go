@@ -17,7 +17,7 @@ const minMapSize = 4 << 20
 // mapWindow is how much of a file is mapped at a time. Each window is
 // unmapped once hashed, so the process's resident set grows by at most
 // this much, not by the file's size.
-const mapWindow = 32 << 20
+const mapWindow = 8 << 20
 
 // errShrunk is the error of a mapped file that became shorter while it was
 // hashed (reading past its new end faults).

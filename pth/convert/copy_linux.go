@@ -58,7 +58,7 @@ func dropCache(path string) {
 // mapWindow is how much of the source hashMapped maps at a time; each
 // window is unmapped once hashed, so the resident set grows by at most this
 // much, not by the source's size.
-const mapWindow = 32 << 20
+const mapWindow = 8 << 20
 
 // hashMapped hashes the first size bytes of f through read-only mappings
 // of mapWindow bytes, one after the other: no copy into a buffer and no
