@@ -92,7 +92,7 @@ func (r *Report) Mismatched() bool {
 // VerifyOptions tune Verify.
 type VerifyOptions struct {
 	Level    Level
-	Workers  int              // files hashed at once; 0 means one per CPU
+	Workers  int              // files hashed at once; 0 means GOMAXPROCS (one per CPU)
 	Progress func(done int64) // bytes hashed since the last call; may be nil
 	NoRecord bool             // neither read nor write the verified-state record
 }
@@ -210,7 +210,7 @@ func (v *verifier) checkSize(f File) (Result, fileIdentity, bool) {
 func (v *verifier) hashAll(ctx context.Context, files []File, jobs []hashJob, rep *Report) error {
 	workers := v.opt.Workers
 	if workers <= 0 {
-		workers = runtime.NumCPU()
+		workers = runtime.GOMAXPROCS(0)
 	}
 	ch := make(chan hashJob)
 	var wg sync.WaitGroup

@@ -144,6 +144,11 @@ func (f SourceFunc) WriteTensor(ctx context.Context, t *PlannedTensor, w io.Writ
 type WriteOptions struct {
 	// Workers is how many tensors are filled at once; 0 means GOMAXPROCS.
 	Workers int
+	// Slots, when not nil, bounds the work in flight across every file that
+	// shares it: a worker takes a slot (sends on Slots) before each batch of
+	// tensors (a tensor, or a Grouper's run of one group) and gives it back
+	// (receives) when the batch is written. Its capacity is the bound.
+	Slots chan struct{}
 	// Progress, when set, is called after each tensor with the data bytes
 	// written so far and the total. Calls are serialized.
 	Progress func(done, total int64)
@@ -230,11 +235,17 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 	for range min(workers, max(len(batches), 1)) {
 		wg.Go(func() {
 			for b := range next {
+				if !take(ctx, opts.Slots) {
+					return
+				}
 				for _, i := range b {
 					if err := l.fillOne(ctx, f, src, i); err != nil {
 						cancel(err)
 					}
 					p.add(l.Tensors[i].Size)
+				}
+				if opts.Slots != nil {
+					<-opts.Slots
 				}
 			}
 		})
@@ -245,6 +256,20 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 		return err
 	}
 	return nil
+}
+
+// take waits for a slot of slots (none needed when slots is nil); false
+// when ctx is done first.
+func take(ctx context.Context, slots chan struct{}) bool {
+	if slots == nil {
+		return true
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // batches splits the tensors, in file order, into runs that one worker

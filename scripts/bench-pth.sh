@@ -1,51 +1,75 @@
 #!/usr/bin/env bash
 # Speed and peak memory of drama pth inspect and convert on a codec-shaped
 # fp32 checkpoint (scripts/make-pth-bench.py, 1.57 GB), against cp of the same
-# file in the same run.
+# file followed by sync, in the same run.
 #
 #   scripts/bench-pth.sh                       # makes /tmp/pth-bench/codec.pth once
-#   PTH_BENCH_FILE=x.pth REPEAT=3 scripts/bench-pth.sh
+#   PTH_BENCH_FILE=x.pth REPEAT=5 OUT=/tmp/results scripts/bench-pth.sh
+#   DRAMA=bin/drama scripts/bench-pth.sh       # a prebuilt binary; no Go needed
 #
-# Needs python3 with torch (Debian's python3-torch works) to make the file.
-# Prints one TSV line per measurement: what, best seconds of REPEAT runs,
-# input GB/s, peak RSS MiB. Every convert syncs its output (it always does),
-# so the peer is cp followed by sync of the copy. The file stays in the
-# page cache between runs (warmed first).
+# make-pth-bench.py uses torch when python3 has it, else writes the same
+# layout itself (random float32 values). Every convert syncs its output (it
+# always does), so the peer is cp followed by sync of the copy. The source
+# stays in the page cache (read first). Each case runs REPEAT times
+# (default 3), interleaved with the others; each line gives the median wall
+# time and the peak RSS of that run, the load average at the start of the
+# case's runs, and the seconds of every run. Outputs are removed before a
+# run (not timed), except in the --force case, which converts over the
+# output of the case before it, as a user replacing a file does.
 set -euo pipefail
+BENCH_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$BENCH_ROOT/scripts/bench-common.sh"
 REPEAT=${REPEAT:-3}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=${W:-/tmp/pth-bench}
 SRC=${PTH_BENCH_FILE:-$W/codec.pth}
-PY=${PYTHON:-/usr/bin/python3}
+PY=${PYTHON:-python3}
 mkdir -p "$W"
 if [ ! -f "$SRC" ]; then
-  "$PY" "$ROOT/scripts/make-pth-bench.py" "$ROOT/pth/codec_keys.json" "$SRC"
+  "$PY" "$BENCH_ROOT/scripts/make-pth-bench.py" "$BENCH_ROOT/pth/codec_keys.json" "$SRC"
 fi
-go build -trimpath -o "$W/drama" "$ROOT/cmd/drama"
+bench_build "$W"
+bench_results bench-pth
 SIZE=$(stat -c %s "$SRC")
 cat "$SRC" > /dev/null
 SUM=$(sha256sum "$SRC" | cut -d' ' -f1)
+D="$W/drama"
+O="$W/o.safetensors"
 
-# measure NAME OUTPUT CMD...: best wall time and the peak RSS of that run.
-measure() {
-  local name=$1 out=$2 best="" rss=""
-  shift 2
-  for _ in $(seq "$REPEAT"); do
-    rm -f "$out"
-    /usr/bin/time -f '%e %M' -o "$W/time" "$@" > /dev/null 2>&1
-    read -r s k < "$W/time"
-    if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s rss=$k; fi
-  done
-  rm -f "$out"
-  awk -v n="$name" -v s="$best" -v b="$SIZE" -v k="$rss" 'BEGIN{printf "%s\t%.3f\t%.2f\t%.1f\n", n, s, b/s/1e9, k/1024}'
+names=() outs=() cmds=() keep=()
+case_() { # NAME OUTPUT KEEP_OLD CMD...: KEEP_OLD=1 leaves the previous output in place
+  names+=("$1") outs+=("$2") keep+=("$3"); shift 3
+  cmds+=("$(printf '%q ' "$@")")
 }
+case_ "inspect" /dev/null 1 "$D" pth inspect "$SRC"
+case_ "cp+sync" "$W/cp.out" 0 sh -c "cp '$SRC' '$W/cp.out' && sync '$W/cp.out'"
+case_ "convert keep" "$O" 0 "$D" -q pth convert "$SRC" -o "$O"
+case_ "convert keep, --source-sha256" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --source-sha256 "$SUM"
+case_ "convert f16" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype f16
+case_ "convert f16 --force over it" "$O" 1 "$D" -q pth convert "$SRC" -o "$O" --dtype f16 --force
+case_ "convert bf16" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype bf16
+case_ "convert f16 --fold-weight-norm" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype f16 --fold-weight-norm
+case_ "convert f16, --source-sha256" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype f16 --source-sha256 "$SUM"
 
-printf 'what\tseconds\tGB/s\tpeak_rss_MiB\n'
-measure "inspect" /dev/null "$W/drama" pth inspect "$SRC"
-measure "cp+sync" "$W/cp.out" sh -c "cp '$SRC' '$W/cp.out' && sync '$W/cp.out'"
-measure "convert keep" "$W/o.safetensors" "$W/drama" -q pth convert "$SRC" -o "$W/o.safetensors"
-measure "convert keep, --source-sha256" "$W/o.safetensors" "$W/drama" -q pth convert "$SRC" -o "$W/o.safetensors" --source-sha256 "$SUM"
-measure "convert f16" "$W/o.safetensors" "$W/drama" -q pth convert "$SRC" -o "$W/o.safetensors" --dtype f16
-measure "convert bf16" "$W/o.safetensors" "$W/drama" -q pth convert "$SRC" -o "$W/o.safetensors" --dtype bf16
-measure "convert f16 --fold-weight-norm" "$W/o.safetensors" "$W/drama" -q pth convert "$SRC" -o "$W/o.safetensors" --dtype f16 --fold-weight-norm
-measure "convert f16, --source-sha256" "$W/o.safetensors" "$W/drama" -q pth convert "$SRC" -o "$W/o.safetensors" --dtype f16 --source-sha256 "$SUM"
+declare -A secs rss load
+for r in $(seq "$REPEAT"); do
+  for i in "${!names[@]}"; do
+    [ "${keep[$i]}" = 1 ] || rm -f "${outs[$i]}"
+    [ "$r" = 1 ] && load[$i]=$(bench_load)
+    eval "/usr/bin/time -f '%e %M' -o '$W/time' ${cmds[$i]}" > /dev/null 2>&1
+    read -r s k < "$W/time"
+    secs[$i]="${secs[$i]:-} $s" rss[$i]="${rss[$i]:-} $k"
+  done
+done
+rm -f "$O" "$W/cp.out"
+
+cp_s=""
+printf 'what\tmedian_s\tGB/s\tvs_cp+sync\tpeak_rss_MiB\tload\truns_s\n'
+for i in "${!names[@]}"; do
+  # shellcheck disable=SC2086
+  s=$(bench_median ${secs[$i]})
+  # shellcheck disable=SC2086
+  k=$(bench_median ${rss[$i]})
+  [ "${names[$i]}" = "cp+sync" ] && cp_s=$s
+  awk -v n="${names[$i]}" -v s="$s" -v b="$SIZE" -v k="$k" -v cp="$cp_s" -v l="${load[$i]}" -v runs="${secs[$i]}" 'BEGIN {
+    printf "%s\t%.3f\t%.2f\t%s\t%.1f\t%s\t%s\n", n, s, b / s / 1e9, (cp == "" ? "" : sprintf("%.2f", cp / s)), k / 1024, l, runs }'
+done

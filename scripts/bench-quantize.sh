@@ -1,48 +1,94 @@
 #!/usr/bin/env bash
-# Reproduces the end-to-end quantize figures in docs/BENCHMARKS.md:
-# a synthetic block-FP8 checkpoint (default 10 layers x 128 experts of
-# 512x2048, about 4.1 GB) converted to NVFP4, against the I/O floor measured
-# in the same run: cp of the same checkpoint followed by sync (cp reads the
-# same bytes and writes more than quantize does).
+# End-to-end drama quantize --to nvfp4 on a synthetic block-FP8 checkpoint
+# (default 10 layers x 128 experts of 512x2048, about 4.1 GB in 4 shards)
+# against the I/O floor measured in the same run, at several --workers.
 #
-#   scripts/bench-quantize.sh            # LAYERS=10 EXPERTS=128 WORKERS=0
+#   scripts/bench-quantize.sh                        # LAYERS=10 EXPERTS=128
+#   WORKERS_LIST="1 8 16 32" REPEAT=3 OUT=/tmp/results scripts/bench-quantize.sh
+#   DRAMA=bin/drama QUANT_SYNTH=bin/quant-synth scripts/bench-quantize.sh   # no Go needed
 #   BENCH_DIR=/big/disk LAYERS=20 scripts/bench-quantize.sh
+#
+# Floors, same run: `cat` of the input's shards, as many at once as cores
+# (the read floor), and `cp -r` of the checkpoint followed by sync (reads
+# the same bytes and writes more than quantize does). With COLD=1 (as
+# root, on a machine of your own: it empties the whole page cache) every
+# timed command starts with a cold page cache; otherwise the input is in
+# the page cache.
+# Every output is fsynced. Each --workers value and each floor is timed
+# REPEAT times (default 3), interleaved; the table gives medians of wall
+# time, CPU (user + sys), cores used (CPU / wall) and peak RSS, and each
+# line the load average at its start.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
-W=${BENCH_DIR:-$(mktemp -d /tmp/bench-quantize.XXXXXX)}
+BENCH_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$BENCH_ROOT/scripts/bench-common.sh"
+W=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-quantize.XXXXXX")}
 LAYERS=${LAYERS:-10}
 EXPERTS=${EXPERTS:-128}
-WORKERS=${WORKERS:-0}
-trap 'rm -rf "$W/in" "$W/cp" "$W/out" "$W/out-prune"' EXIT
-
-go build -o "$W/drama" ./cmd/drama
-go run ./scripts/quant-synth -o "$W/in" -layers "$LAYERS" -experts "$EXPERTS"
+REPEAT=${REPEAT:-3}
+WORKERS_LIST=${WORKERS_LIST:-"1 2 4 8 16 32 64 0"}
+if [ -n "${BENCH_DIR:-}" ]; then
+  trap 'rm -rf "$W/in" "$W/cp" "$W/out" "$W/out-prune"' EXIT
+else
+  trap 'rm -rf "$W"' EXIT
+fi
+mkdir -p "$W"
+bench_build "$W"
+if [ -n "${QUANT_SYNTH:-}" ]; then
+  "$QUANT_SYNTH" -o "$W/in" -layers "$LAYERS" -experts "$EXPERTS" > /dev/null
+else
+  (cd "$BENCH_ROOT" && "$(bench_go)" run ./scripts/quant-synth -o "$W/in" -layers "$LAYERS" -experts "$EXPERTS" > /dev/null)
+fi
+bench_results bench-quantize
 in_bytes=$(du -sb "$W/in" | cut -f1)
 sync
-
-t() { /usr/bin/time -f '%e %M %U %S' -o "$W/time" "$@" >/dev/null; cat "$W/time"; }
-
-read -r cp_s cp_kb cp_u cp_y < <(t sh -c "cp -r '$W/in' '$W/cp' && sync")
-rm -rf "$W/cp"
-read -r q_s q_kb q_u q_y < <(t "$W/drama" quantize "$W/in" -o "$W/out" --to nvfp4 --workers "$WORKERS" --quiet)
-out_bytes=$(du -sb "$W/out" | cut -f1)
-
-# Pruning to half the experts: pruned experts are never read.
+cold=0
+if [ "${COLD:-0}" = 1 ]; then
+  [ -w /proc/sys/vm/drop_caches ] || { echo "COLD=1 needs a writable /proc/sys/vm/drop_caches (root)" >&2; exit 1; }
+  cold=1
+fi
+prepare() { # before each timed command
+  rm -rf "$W/cp" "$W/out" "$W/out-prune"
+  sync
+  if [ "$cold" = 1 ]; then echo 3 > /proc/sys/vm/drop_caches; else cat "$W"/in/* > /dev/null; fi
+}
+# t NAME CMD...: one timed run; appends "NAME wall rss_kib cpu" to $W/runs
+t() {
+  local name=$1 load; shift
+  prepare
+  load=$(bench_load)
+  /usr/bin/time -f '%e %M %U %S' -o "$W/time" "$@" > /dev/null
+  read -r s k u y < "$W/time"
+  echo "$name $s $k $(awk -v u="$u" -v y="$y" 'BEGIN { print u + y }') $load" >> "$W/runs"
+  printf '  %-22s %7.2f s  %6.0f MiB  CPU %6.1f s  load %s\n' "$name" "$s" "$((k / 1024))" "$(awk -v u="$u" -v y="$y" 'BEGIN { print u + y }')" "$load"
+}
+read_floor() { ls "$W"/in/*.safetensors | xargs -P "$(nproc)" -n 1 cat > /dev/null; }
 python3 - "$LAYERS" "$EXPERTS" > "$W/keep.json" <<'PY'
 import json, sys
 layers, experts = int(sys.argv[1]), int(sys.argv[2])
 print(json.dumps({str(l): list(range(0, experts, 2)) for l in range(layers)}))
 PY
-read -r p_s p_kb p_u p_y < <(t "$W/drama" quantize "$W/in" -o "$W/out-prune" --to nvfp4 --experts "$W/keep.json" --workers "$WORKERS" --quiet)
 
-load=$(cut -d' ' -f1 /proc/loadavg)
-awk -v load="$load" -v cpu="$(nproc)" -v qc="$(echo "$q_u + $q_y" | bc)" -v cc="$(echo "$cp_u + $cp_y" | bc)" -v pc="$(echo "$p_u + $p_y" | bc)" -v ib="$in_bytes" -v ob="$out_bytes" -v cs="$cp_s" -v ck="$cp_kb" -v qs="$q_s" -v qk="$q_kb" -v ps="$p_s" -v pk="$p_kb" 'BEGIN {
-  printf "machine         %d CPUs, load average %s at the end\n", cpu, load
-  printf "input           %.2f GB\n", ib/1e9
-  printf "output          %.2f GB\n", ob/1e9
-  printf "cp -r + sync    %6.1f s  %7.1f MB/s  peak RSS %5.0f MiB  CPU %5.1f s\n", cs, ib/cs/1e6, ck/1024, cc
-  printf "quantize nvfp4  %6.1f s  %7.1f MB/s  peak RSS %5.0f MiB  CPU %5.1f s  ratio to cp %.2f\n", qs, ib/qs/1e6, qk/1024, qc, qs/cs
-  printf "  + prune half  %6.1f s                  peak RSS %5.0f MiB  CPU %5.1f s\n", ps, pk/1024, pc
-  printf "projection, full model (32 GB read for 7,369 kept experts + pass-through): %.0f s\n", qs*32e9/ib
-}'
+echo "input $(awk -v b="$in_bytes" 'BEGIN { printf "%.2f GB", b / 1e9 }'), page cache $([ "$cold" = 1 ] && echo "cold (dropped before every run)" || echo "warm"), REPEAT=$REPEAT, --workers: $WORKERS_LIST"
+: > "$W/runs"
+for r in $(seq 1 "$REPEAT"); do
+  echo "repeat $r"
+  t "read-floor" sh -c "$(declare -f read_floor); W='$W'; read_floor"
+  t "cp-r+sync" sh -c "cp -r '$W/in' '$W/cp' && sync"
+  for w in $WORKERS_LIST; do
+    t "quantize-w$w" "$W/drama" quantize "$W/in" -o "$W/out" --to nvfp4 --workers "$w" --quiet
+  done
+  t "prune-half-w0" "$W/drama" quantize "$W/in" -o "$W/out-prune" --to nvfp4 --experts "$W/keep.json" --quiet
+done
+
+floor=$(bench_median $(awk '$1 == "read-floor" { print $2 }' "$W/runs"))
+cp_s=$(bench_median $(awk '$1 == "cp-r+sync" { print $2 }' "$W/runs"))
+echo
+echo "medians of $REPEAT runs ($(nproc) cores, load average now $(bench_load)):"
+printf '%-16s %8s %9s %8s %7s %9s %10s %8s\n' what wall_s MB/s cpu_s cores rss_MiB /read-floor /cp+sync
+for name in read-floor cp-r+sync $(for w in $WORKERS_LIST; do echo "quantize-w$w"; done) prune-half-w0; do
+  s=$(bench_median $(awk -v n="$name" '$1 == n { print $2 }' "$W/runs"))
+  k=$(bench_median $(awk -v n="$name" '$1 == n { print $3 }' "$W/runs"))
+  c=$(bench_median $(awk -v n="$name" '$1 == n { print $4 }' "$W/runs"))
+  awk -v n="$name" -v s="$s" -v k="$k" -v c="$c" -v b="$in_bytes" -v f="$floor" -v cp="$cp_s" 'BEGIN {
+    printf "%-16s %8.2f %9.0f %8.1f %7.2f %9.0f %10.2f %8.2f\n", n, s, b / s / 1e6, c, c / s, k / 1024, s / f, s / cp }'
+done

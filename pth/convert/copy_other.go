@@ -4,6 +4,7 @@ package convert
 
 import (
 	"context"
+	"hash"
 	"os"
 )
 
@@ -12,3 +13,9 @@ import (
 func (p *Plan) copyRange(context.Context, *os.File, int64, *os.File, int64, int64) (bool, error) {
 	return false, nil
 }
+
+// dropCache does nothing on this system.
+func dropCache(string) {}
+
+// hashMapped reports false: the caller reads the file.
+func hashMapped(context.Context, *os.File, int64, hash.Hash) (bool, error) { return false, nil }

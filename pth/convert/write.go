@@ -18,7 +18,9 @@ import (
 // workers with pwrite while another goroutine hashes the source, then the
 // header with the digest, then syncs the file and renames it over path. On
 // any error, or when ctx is cancelled, the temporary file is removed and path
-// is untouched.
+// is untouched (a file already at path keeps its content; while the data
+// is synced its cached pages are dropped, which loses nothing and spares
+// the rename their eviction).
 func (p *Plan) Write(ctx context.Context, path string) error {
 	return safetensors.WriteAtomic(path, 0o644, func(f *os.File) error {
 		if err := f.Truncate(p.Layout.Size); err != nil {
@@ -36,8 +38,11 @@ func (p *Plan) Write(ctx context.Context, path string) error {
 			return err
 		}
 		// Flush the data while the hash finishes; the header comes after.
+		// Meanwhile the output being replaced (with --force) has its
+		// cached pages dropped, so the rename over it is quick.
 		synced := make(chan error, 1)
 		go func() { synced <- f.Sync() }()
+		dropCache(path)
 		h := <-hashed
 		if err := <-synced; err != nil {
 			return fmt.Errorf("convert: sync %s: %w", path, err)
@@ -107,9 +112,17 @@ type hashResult struct {
 	err error
 }
 
-// hashFile returns the sha256 of the first size bytes of r.
+// hashFile returns the sha256 of the first size bytes of r, in place
+// through a mapping when r is a file that can be mapped.
 func hashFile(ctx context.Context, r io.ReaderAt, size int64) hashResult {
 	h := sha256.New()
+	if f, isFile := r.(*os.File); isFile {
+		if ok, err := hashMapped(ctx, f, size, h); err != nil {
+			return hashResult{err: err}
+		} else if ok {
+			return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
+		}
+	}
 	buf := make([]byte, 1<<20)
 	for off := int64(0); off < size; off += int64(len(buf)) {
 		if err := ctx.Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/drama-tts/drama/safetensors"
@@ -33,11 +34,15 @@ const (
 
 // Options control Quantize.
 type Options struct {
-	Target  Target
-	Layout  Layout  // for ToNVFP4; "" means modelopt
-	Recipe  *Recipe // nil means DefaultRecipe
-	Keep    KeepList
-	Workers int // tensors written at once; 0 means GOMAXPROCS
+	Target Target
+	Layout Layout  // for ToNVFP4; "" means modelopt
+	Recipe *Recipe // nil means DefaultRecipe
+	Keep   KeepList
+	// Workers is how many conversions (or pass-through copies) are in
+	// flight at once over all shards together; 0 means GOMAXPROCS. Fewer
+	// run when that many would not fit in a fixed memory bound (96 MiB of
+	// inputs, intermediate values and outputs).
+	Workers int
 	// F32Intermediate skips the BF16 rounding of dequantized FP8 sources
 	// (the reference tools round to BF16 before quantizing again).
 	F32Intermediate bool
@@ -172,16 +177,42 @@ type planned struct {
 	result *Result
 }
 
+// jobMemory bounds the bytes that the jobs in flight hold together (inputs,
+// floats and outputs, as job.bytes estimates them): with the garbage
+// collector's headroom and the rest of the process, peak RSS stays under
+// 256 MiB whatever --workers asks for. A 512x2048 block-FP8 expert's
+// gate and up projections hold about 3.2 MiB, so 30 such jobs run at once.
+const jobMemory = 96 << 20
+
+// inFlight is how many conversions run at once: workers (GOMAXPROCS when 0),
+// but no more than jobMemory holds of the largest job.
+func (p *planned) inFlight(workers int) int {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var largest int64 = 1 << 20 // a pass-through copy's buffer
+	for _, s := range p.shards {
+		for _, j := range s.jobOf {
+			largest = max(largest, j.bytes)
+		}
+	}
+	return max(1, min(workers, int(jobMemory/largest)))
+}
+
 // shardsAtOnce is how many shards are written at the same time: while one
 // is being synced to disk, the next is already being converted.
 const shardsAtOnce = 2
 
-// write fills every shard in dir, shardsAtOnce shards and opts.Workers
-// tensors per shard at once.
+// write fills every shard in dir, shardsAtOnce shards at once, with at most
+// opts.Workers conversions (or pass-through copies) in flight in all of
+// them together (fewer when they would not fit in jobMemory): the shards'
+// writers share one set of slots.
 func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	report := p.progress(opts.Progress)
+	workers := p.inFlight(opts.Workers)
+	slots := make(chan struct{}, workers)
 	sem := make(chan struct{}, shardsAtOnce)
 	var wg sync.WaitGroup
 	for _, s := range p.shards {
@@ -195,7 +226,7 @@ func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			var last int64
-			wo := safetensors.WriteOptions{Workers: opts.Workers, Progress: func(done, _ int64) { report(done - last); last = done }}
+			wo := safetensors.WriteOptions{Workers: workers, Slots: slots, Progress: func(done, _ int64) { report(done - last); last = done }}
 			if err := s.layout.WriteFile(ctx, filepath.Join(dir, s.name), s, wo); err != nil {
 				cancel(err)
 			}

@@ -20,6 +20,10 @@ type job struct {
 	out  map[string][]byte
 	err  error
 	left atomic.Int32
+	// bytes is about how much memory the job holds while it runs (its
+	// inputs, intermediate floats and outputs), which bounds how many run
+	// at once.
+	bytes int64
 }
 
 func newJob(outputs int, run func() (map[string][]byte, error)) *job {

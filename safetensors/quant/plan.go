@@ -127,11 +127,37 @@ func makeJobs(mods map[string]*module, order []string, opts *Options) (map[strin
 	for _, key := range keys {
 		g := groups[key]
 		j := newJob(len(g)*len(outputsFor(g[0], opts.Target, opts.Layout)), groupRunner(g, opts))
+		j.bytes = footprint(g, opts)
 		for _, m := range g {
 			jobs[m.ref.Module] = j
 		}
 	}
 	return jobs, nil
+}
+
+// footprint estimates the bytes a job holds while it runs: the source
+// tensors it reads, the float32 values of paths that decode to floats, and
+// its outputs.
+func footprint(g []*module, opts *Options) int64 {
+	var n int64
+	for _, m := range g {
+		for suffix, t := range m.tensors {
+			if consumes(m.kind, suffix) {
+				n += t.Size
+			}
+		}
+		if opts.Target != ToNVFP4 || m.kind != srcFP8 {
+			n += 4 * int64(m.rows) * int64(m.cols)
+		}
+		for _, o := range outputsFor(m, opts.Target, opts.Layout) {
+			b := int64(o.dtype.Size())
+			for _, d := range o.shape {
+				b *= d
+			}
+			n += b
+		}
+	}
+	return n
 }
 
 func checkModule(m *module, target Target) error {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -95,7 +97,7 @@ $ drama quantize ./nvfp4 -o ./back --dequantize --json`),
 	fl.StringVar(&opts.RouterStats, "router-stats", "", "router statistics: JSON object of layer -> [summed weight per expert]")
 	fl.Float64Var(&opts.Coverage, "coverage", 0.9, "share of router weight the kept experts cover, in (0, 1] (with --router-stats)")
 	fl.StringVar(&opts.Recipe, "recipe", "", "JSON recipe of tensor-name patterns (default: Qwen3-MoE names)")
-	fl.IntVar(&opts.Workers, "workers", 0, "tensors converted at once (0: one per CPU)")
+	fl.IntVar(&opts.Workers, "workers", 0, "conversions in flight at once, over all shards together (0: one per CPU; at most what 96 MiB holds)")
 	fl.BoolVar(&opts.Check, "check", false, "reopen the output and report each converted tensor's error")
 	fl.Float64Var(&opts.MaxNMSE, "max-nmse", 0, "with --check, fail a tensor whose normalized mean squared error is above this (0: no bound)")
 	fl.BoolVar(&opts.Dequantize, "dequantize", false, "write the routed experts as BF16 instead")
@@ -170,7 +172,24 @@ type Output struct {
 	Check  *quant.CheckReport `json:"check,omitempty"`
 }
 
+// memoryLimit is the soft limit given to the garbage collector while
+// quantizing (unless GOMEMLIMIT says otherwise): the conversions in flight
+// hold at most about 96 MiB, and collecting before the heap doubles keeps
+// peak RSS under 256 MiB even when many cores allocate at once.
+const memoryLimit = 160 << 20
+
+// limitMemory sets memoryLimit as the soft memory limit unless GOMEMLIMIT
+// is set, and returns a function restoring the previous limit.
+func limitMemory() func() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(memoryLimit)
+	return func() { debug.SetMemoryLimit(old) }
+}
+
 func run(ctx context.Context, opts *Options) error {
+	defer limitMemory()()
 	f := opts.F
 	qo, err := opts.quantOptions()
 	if err != nil {

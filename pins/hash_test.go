@@ -1,0 +1,96 @@
+package pins
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func writeRandom(t *testing.T, name string, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	rand.Read(b)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHashFileSizes checks HashFile's digest and size against crypto/sha256
+// on both sides of the size from which files are mapped, with the progress
+// calls adding up to the size.
+func TestHashFileSizes(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, hashBufSize - 1, hashBufSize + 1, 4<<20 - 1, 4 << 20, 4<<20 + 12345, 9 << 20} {
+		name := filepath.Join(dir, "f")
+		b := writeRandom(t, name, n)
+		want := sha256.Sum256(b)
+		var seen int64
+		sum, size, err := HashFile(context.Background(), name, func(k int64) { seen += k })
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if sum != hex.EncodeToString(want[:]) || size != int64(n) || seen != int64(n) {
+			t.Errorf("%d bytes: got %s, size %d, progress %d; want %x", n, sum, size, seen, want)
+		}
+	}
+}
+
+// TestHashFileShrinks truncates a file while it is hashed: HashFile must
+// return an error (not crash on the fault past the new end) or, at least,
+// never report the old size.
+func TestHashFileShrinks(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	writeRandom(t, name, 16<<20)
+	var seen int64
+	_, size, err := HashFile(context.Background(), name, func(k int64) {
+		if seen += k; seen == hashBufSize {
+			if err := os.Truncate(name, 2*hashBufSize); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err == nil && size == 16<<20 {
+		t.Fatalf("hashing a file truncated to 2 MiB: no error and the old size %d", size)
+	}
+	t.Logf("size %d, error %v", size, err)
+}
+
+// TestHashFileGrows appends to a file while it is hashed: the digest and
+// size cover what is there at the end, as a reader to EOF would see.
+func TestHashFileGrows(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	b := writeRandom(t, name, 8<<20)
+	tail := make([]byte, 3<<20)
+	rand.Read(tail)
+	var seen int64
+	sum, size, err := HashFile(context.Background(), name, func(k int64) {
+		if seen += k; seen == hashBufSize {
+			f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(tail)
+			f.Close()
+		}
+	})
+	want := sha256.Sum256(append(b, tail...))
+	if err != nil || size != int64(len(b)+len(tail)) || sum != hex.EncodeToString(want[:]) {
+		t.Fatalf("got %s, %d bytes, %v; want %x, %d bytes", sum, size, err, want, len(b)+len(tail))
+	}
+}
+
+// TestHashFileCancelled stops at the next block once ctx is done.
+func TestHashFileCancelled(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	writeRandom(t, name, 16<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, size, err := HashFile(ctx, name, func(int64) { cancel() })
+	if err == nil || size != hashBufSize {
+		t.Fatalf("cancelled after the first block: size %d, error %v", size, err)
+	}
+}
