@@ -30,7 +30,7 @@ var (
 var layers = []layer{
 	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil}, // main imports cli alone; its end-to-end tests use fixtures
 	{"cmd/internal", append([]string{"cmd/internal/..."}, domain...), cliModules},
-	{"pins", nil, nil},
+	{"pins", nil, []string{"golang.org/x/sys"}}, // mapped reads for hashing
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
 	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
