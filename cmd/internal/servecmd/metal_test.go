@@ -22,6 +22,7 @@ import (
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/native/nativetest"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices/clip"
 )
 
@@ -53,7 +54,7 @@ func serveMetal(t *testing.T) (addr, root string) {
 	if err := cmdutil.Execute(NewCmd(f, func(_ context.Context, o *Options) error { opts = o; return nil }), "--voices", req.VoicesDir); err != nil {
 		t.Fatal(err)
 	}
-	sup := httpapi.NewSupervisor(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -332,7 +333,8 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 		return p, func() { _ = p.Close(context.Background(), opts.Grace) }, nil
 	}
 	progress := newStartProgress(f)
-	sup := httpapi.NewSupervisor(open, req, progress.event)
+	sup := supervise.New(open, req, progress.event)
+	sup.Logger = logger
 	defer host.CleanupAll()
 	defer sup.Stop(context.Background())
 
@@ -376,7 +378,7 @@ func serve(ctx context.Context, opts *Options, logger *slog.Logger, pluginPath s
 	}
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup *supervise.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
 	ffmpeg, _ := exec.LookPath("ffmpeg")
 	maxQueue := opts.MaxQueue
 	if maxQueue == 0 {
@@ -393,7 +395,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
+		Status: engineStatus{sup}, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
@@ -413,7 +415,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 }
 
 // describe reads the engine's capabilities into the API once it runs.
-func describe(ctx context.Context, sup *httpapi.Supervisor, api *httpapi.Server) error {
+func describe(ctx context.Context, sup *supervise.Supervisor, api *httpapi.Server) error {
 	d, err := sup.Engine().Describe(ctx)
 	if err != nil {
 		return err

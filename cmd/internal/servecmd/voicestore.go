@@ -12,6 +12,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -19,11 +20,11 @@ import (
 // <dir>/<id>.json, mode 0600.
 type voiceStore struct {
 	dir     string
-	sup     *httpapi.Supervisor
+	sup     *supervise.Supervisor
 	install engine.Install
 }
 
-func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install) *voiceStore {
+func newVoiceStore(dir string, sup *supervise.Supervisor, install engine.Install) *voiceStore {
 	return &voiceStore{dir: dir, sup: sup, install: install}
 }
 
