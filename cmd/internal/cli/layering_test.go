@@ -47,6 +47,7 @@ var layers = []layer{
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
 	{"engine/httpapi", []string{"engine", "engine/prompt", "voices/..."}, []string{"github.com/go-json-experiment/json"}},
 	{"engine/supervise", []string{"engine"}, nil},
+	{"engine/clone", []string{"engine", "voices", "voices/clip"}, nil},
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
 	{"scripts", domain, nil},

@@ -391,7 +391,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logger *slog.Logger, sup 
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup, install), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	store := newCatalogStore(newVoiceStore(filepath.Join(root, "voices"), sup.Engine(), install), filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
