@@ -83,6 +83,7 @@ type Supervisor struct {
 	closeEng   func()
 	status     Status
 	restarting bool
+	why        string // why the restart under way runs, for a Restart refused meanwhile
 	stopped    bool
 }
 
@@ -165,13 +166,14 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 		s.mu.Unlock()
 		return engine.NotReadyf("the server is stopping")
 	case s.restarting:
+		why := s.why
 		s.mu.Unlock()
-		return engine.NotReadyf("the engine is being restarted after a failure: retry shortly")
+		return engine.NotReadyf("the engine is being restarted %s: retry shortly", why)
 	case s.eng == nil:
 		s.mu.Unlock()
 		return engine.NotReadyf("the engine is not running")
 	}
-	s.restarting = true
+	s.restarting, s.why = true, "to load a new voice"
 	eng := s.eng
 	s.status = Status{Phase: "restarting", Message: "loading a new voice", Restarts: s.status.Restarts}
 	s.mu.Unlock()
@@ -228,7 +230,7 @@ func (s *Supervisor) EngineFailed(cause error) {
 		s.mu.Unlock()
 		return
 	}
-	s.restarting = true
+	s.restarting, s.why = true, "after a failure"
 	s.status = Status{Phase: "restarting", Message: "the engine failed (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
 	s.loops.Add(1)
 	s.mu.Unlock()

@@ -245,3 +245,26 @@ func TestBrief(t *testing.T) {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestRestartRefusalsSayWhy: a restart asked for while one after a failure
+// runs, or once the supervisor stops, is refused not ready in words that
+// say which.
+func TestRestartRefusalsSayWhy(t *testing.T) {
+	opening := make(chan struct{})
+	sup := crashed(t, enginetest.NewFake(), func(ctx context.Context, n int32) (engine.Engine, func(), error) {
+		if n == 2 {
+			close(opening)
+		}
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	sup.EngineFailed(errors.New("crash"))
+	<-opening
+	if err := sup.Restart(context.Background()); !engine.IsNotReady(err) || !strings.Contains(err.Error(), "after a failure") {
+		t.Fatalf("restart during a restart after a failure: %v", err)
+	}
+	sup.Stop(context.Background())
+	if err := sup.Restart(context.Background()); !engine.IsNotReady(err) || !strings.Contains(err.Error(), "stopping") {
+		t.Fatalf("restart after Stop: %v", err)
+	}
+}
