@@ -6,9 +6,10 @@
 // drama serve's POST /v1/voices both clone through it.
 //
 // Errors are typed: an *InputError is the input's fault (retrying it will
-// not help), an *ExistsError names a voice file already there, and an
-// *EncodeError is the encoder's failure or codes that do not check. The
-// commands add their own advice.
+// not help), a *PiecesError a clip cut into several references, an
+// *ExistsError names a voice file already there, and an *EncodeError is the
+// encoder's failure or codes that do not check. The commands add their own
+// advice.
 package clone
 
 import (
@@ -218,8 +219,8 @@ func (o Options) id() (string, error) {
 	return IDFromName(o.Name)
 }
 
-// CheckOutput refuses an existing Output unless Replace.
-func CheckOutput(id string, opts Options) error {
+// checkOutput refuses an existing Output unless Replace.
+func checkOutput(id string, opts Options) error {
 	if opts.Output == "" {
 		return errors.New("clone: no output file")
 	}
@@ -246,7 +247,7 @@ func Clone(ctx context.Context, enc Encoder, clips []Clip, c Consent, opts Optio
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := CheckOutput(id, opts); err != nil {
+	if err := checkOutput(id, opts); err != nil {
 		return nil, nil, err
 	}
 	refs, warns, err := Prepare(ctx, clips, opts)
@@ -267,29 +268,29 @@ func Make(ctx context.Context, enc Encoder, refs []Reference, c Consent, opts Op
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckOutput(id, opts); err != nil {
+	if err := checkOutput(id, opts); err != nil {
 		return nil, err
 	}
-	codes, err := Encode(ctx, enc, refs, opts)
+	codes, err := encode(ctx, enc, refs, opts)
 	if err != nil {
 		return nil, err
 	}
-	res, err := Build(id, refs, codes, c, opts)
+	res, err := build(id, refs, codes, c, opts)
 	if err != nil {
 		return nil, err
 	}
 	res.File = opts.Output
-	res.SHA256, err = Write(opts.Output, res.Voice)
+	res.SHA256, err = write(opts.Output, res.Voice)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// Build makes the voice of references and their codes, with its consent,
+// build makes the voice of references and their codes, with its consent,
 // in opts.Format. The voice is checked once: by voices.Convert, or for the
-// cloned format by voices.Marshal in Write.
-func Build(id string, refs []Reference, codes []voices.Codes, c Consent, opts Options) (*Result, error) {
+// cloned format by voices.Marshal in write.
+func build(id string, refs []Reference, codes []voices.Codes, c Consent, opts Options) (*Result, error) {
 	clock := opts.Now
 	if clock == nil {
 		clock = time.Now
@@ -319,9 +320,9 @@ func Build(id string, refs []Reference, codes []voices.Codes, c Consent, opts Op
 	return &Result{Voice: conv.Voice, Dropped: conv.Dropped, Joins: conv.Joins}, nil
 }
 
-// Write writes v canonically, atomically, mode 0600, and returns the
+// write writes v canonically, atomically, mode 0600, and returns the
 // file's sha256.
-func Write(path string, v *voices.Voice) (string, error) {
+func write(path string, v *voices.Voice) (string, error) {
 	data, err := voices.Marshal(v, nil)
 	if err != nil {
 		return "", err

@@ -11,11 +11,11 @@ import (
 // ClipID names the i-th reference to the encoder: ref-01, ref-02, ...
 func ClipID(i int) string { return fmt.Sprintf("ref-%02d", i+1) }
 
-// Encode encodes refs through enc with opts.Install and checks what comes
+// encode encodes refs through enc with opts.Install and checks what comes
 // back: codes for every reference, in order, ten codebooks of
 // ceil(samples / 2048) frames, every code in its codebook's range. A
 // failure is an *EncodeError, unless ctx ended.
-func Encode(ctx context.Context, enc Encoder, refs []Reference, opts Options) ([]voices.Codes, error) {
+func encode(ctx context.Context, enc Encoder, refs []Reference, opts Options) ([]voices.Codes, error) {
 	req := engine.EncodeRequest{Install: opts.Install}
 	for i, r := range refs {
 		req.Clips = append(req.Clips, engine.Clip{ID: ClipID(i), Data: r.WAV, Text: r.Text})
