@@ -120,13 +120,13 @@ func (s *Supervisor) logFailure(msg string, err error) {
 }
 
 // Start opens the plugin and starts the engine, returning when it is ready
-// or has failed. Stop ends it early.
+// or has failed (the error in full is the caller's to report; Status gets
+// its short cause). Stop ends it early.
 func (s *Supervisor) Start(ctx context.Context) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	eng, closeEng, err := s.open(ctx)
 	if err != nil {
-		s.logFailure("the engine plugin did not open", err)
 		s.setStatus(Status{Phase: "failed", Message: "the engine plugin did not open: " + Summary(err)})
 		return err
 	}
@@ -134,7 +134,6 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.eng, s.closeEng = eng, closeEng
 	s.mu.Unlock()
 	if err := s.startEngine(ctx, eng); err != nil {
-		s.logFailure("the engine did not start", err)
 		s.setStatus(Status{Phase: "failed", Message: "the engine did not start: " + Summary(err)})
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,8 +195,8 @@ func (c *countStarts) Start(ctx context.Context, req engine.StartRequest, ev fun
 }
 
 // TestStatusTellsNoOutputNorPaths: a start that fails with the engine's
-// output and local paths reports a short cause in Status; the detail goes
-// to the log.
+// output and local paths reports a short cause in Status; the error
+// returned has the detail.
 func TestStatusTellsNoOutputNorPaths(t *testing.T) {
 	dir := t.TempDir()
 	cause := &engine.Error{Kind: engine.KindFailed, Op: "start",
@@ -203,10 +204,9 @@ func TestStatusTellsNoOutputNorPaths(t *testing.T) {
 		LogTail: "secret-tail-line " + dir}
 	fake := enginetest.NewFake()
 	sup := New(func(context.Context) (engine.Engine, func(), error) { return &startFails{fake, cause}, func() {}, nil }, engine.StartRequest{}, nil)
-	var log strings.Builder
-	sup.Logger = newTextLogger(&log)
-	if err := sup.Start(context.Background()); err == nil {
-		t.Fatal("want the start to fail")
+	err := sup.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "secret-tail-line") {
+		t.Fatalf("want the start to fail with the detail, got %v", err)
 	}
 	st := sup.Status()
 	if st.Phase != "failed" || !strings.Contains(st.Message, "exited with code 1") || !strings.Contains(st.Message, "see the engine log") {
@@ -216,9 +216,6 @@ func TestStatusTellsNoOutputNorPaths(t *testing.T) {
 		if strings.Contains(st.Message, bad) {
 			t.Fatalf("status message %q holds %q", st.Message, bad)
 		}
-	}
-	if !strings.Contains(log.String(), "secret-tail-line") {
-		t.Fatalf("the log lacks the engine's output: %s", log.String())
 	}
 }
 
@@ -245,6 +242,45 @@ func TestBrief(t *testing.T) {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// syncBuffer is a buffer safe for a logger's goroutine and the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRestartFailureIsLoggedInFull: what Status leaves out of a failed
+// restart (the engine's output, its paths) is in the log.
+func TestRestartFailureIsLoggedInFull(t *testing.T) {
+	dir := t.TempDir()
+	cause := &engine.Error{Kind: engine.KindFailed, Op: "start", Msg: "native: engine exited with code 1", LogTail: "secret-tail-line " + dir}
+	sup := crashed(t, enginetest.NewFake(), func(context.Context, int32) (engine.Engine, func(), error) { return nil, nil, cause })
+	var log syncBuffer
+	sup.Logger = newTextLogger(&log)
+	sup.Backoff, sup.MaxBackoff = time.Hour, time.Hour
+	sup.EngineFailed(errors.New("crash"))
+	waitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
+	msg := sup.Status().Message
+	sup.Stop(context.Background())
+	if st := log.String(); !strings.Contains(st, "secret-tail-line") || !strings.Contains(st, dir) {
+		t.Fatalf("the log lacks the engine's output: %s", st)
+	}
+	if strings.Contains(msg, "secret-tail-line") || strings.Contains(msg, dir) || !strings.Contains(msg, "see the engine log") {
+		t.Fatalf("status %q", msg)
+	}
+}
 
 // TestRestartRefusalsSayWhy: a restart asked for while one after a failure
 // runs, or once the supervisor stops, is refused not ready in words that
