@@ -136,9 +136,8 @@ func decodeClips(ctx context.Context, opts *Options) ([]clone.Clip, error) {
 			if opts.transcriber == nil {
 				return nil, cmdutil.FlagErrorf("%s: no transcript: give CLIP:TRANSCRIPT, the exact words spoken in the clip (or --transcribe-url, naming a speech recognition server)", path)
 			}
-			text = "" // package clone transcribes it (cloneOptions)
-		}
-		if err := voices.CheckTranscript(text, nil); text != "" && err != nil {
+			text = "" // package clone transcribes it (transcribeOptions)
+		} else if err := voices.CheckTranscript(text, nil); err != nil {
 			return nil, cmdutil.FlagErrorf("%s: transcript not allowed: %v", path, err)
 		}
 		if seen[path] {
