@@ -98,9 +98,9 @@ func (*bufferSink) Flush() {}
 // replyWhole makes the reply into memory and sends it once the synthesis
 // is done, with exact sizes, Content-Length and the finish reason as a
 // header. A failure is then always a proper error reply.
-func (s *Server) replyWhole(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, obs *observer) error {
+func (s *Server) replyWhole(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, obs *observer) error {
 	var buf bufferSink
-	if err := s.produce(&buf, ctx, req, stream, obs); err != nil {
+	if err := s.produce(ctx, &buf, req, stream, obs); err != nil {
 		return err
 	}
 	body := buf.Bytes()
@@ -120,14 +120,14 @@ func (s *Server) replyWhole(w *statusRecorder, ctx context.Context, req *speech,
 // replyStreamed sends the reply as the engine makes it, chunked, with the
 // finish reason as a declared trailer. Headers go out with the first
 // bytes, so a failure before any audio is still a proper error reply.
-func (s *Server) replyStreamed(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, obs *observer) error {
+func (s *Server) replyStreamed(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, obs *observer) error {
 	h := w.Header()
 	h.Set("Content-Type", replyType(req))
 	h.Set("Cache-Control", "no-store")
 	if !req.SSE {
 		h.Set("Trailer", "X-Finish-Reason, X-Long-Form-Segments")
 	}
-	if err := s.produce(w, ctx, req, stream, obs); err != nil {
+	if err := s.produce(ctx, w, req, stream, obs); err != nil {
 		return err
 	}
 	if !req.SSE {
@@ -146,14 +146,14 @@ func replyType(req *speech) string {
 // produce writes the body of the reply the request asked for: SSE events,
 // a WAV (with 0xFFFFFFFF sizes, fixed by replyWhole for a whole reply),
 // raw PCM, or the encoder's output.
-func (s *Server) produce(dst sink, ctx context.Context, req *speech, stream engine.AudioStream, obs *observer) error {
+func (s *Server) produce(ctx context.Context, dst sink, req *speech, stream engine.AudioStream, obs *observer) error {
 	switch {
 	case req.SSE:
 		return s.produceSSE(dst, req, stream, obs)
 	case req.Format == "wav" || req.Format == "pcm":
 		return producePCM(dst, req.Format == "wav", stream, obs)
 	}
-	return s.produceEncoded(dst, ctx, req.Format, stream, obs)
+	return s.produceEncoded(ctx, dst, req.Format, stream, obs)
 }
 
 // producePCM sends each chunk as it comes, after a streaming WAV header
@@ -240,7 +240,7 @@ var ffmpegArgs = map[string][]string{
 // produceEncoded pipes the PCM through ffmpeg (run directly, no shell),
 // which writes each packet as soon as it is encoded (-flush_packets 1): the
 // first bytes leave after about 0.2 s of audio.
-func (s *Server) produceEncoded(dst sink, ctx context.Context, format string, stream engine.AudioStream, obs *observer) error {
+func (s *Server) produceEncoded(ctx context.Context, dst sink, format string, stream engine.AudioStream, obs *observer) error {
 	// No probing of the input (its format is given): ffmpeg would otherwise
 	// read seconds of audio before it encodes the first packet.
 	args := append([]string{"-hide_banner", "-loglevel", "error", "-probesize", "32", "-analyzeduration", "0",

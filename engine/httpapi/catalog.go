@@ -24,8 +24,8 @@ type CatalogStore interface {
 	Publish(ctx context.Context, id string) (name string, err error)
 }
 
-// Restarter starts the engine again within a request. The supervisor
-// implements it.
+// Restarter starts the engine again within a request. engine/supervise's
+// Supervisor implements it.
 type Restarter interface {
 	Restart(ctx context.Context) error
 }
@@ -108,7 +108,7 @@ func (s *Server) catalogName(id string) bool {
 
 // loadForSpeech publishes a clone a speech request asks for that the
 // running catalog lacks; the reply says the request paid a restart.
-func (s *Server) loadForSpeech(w http.ResponseWriter, ctx context.Context, id string) *apiError {
+func (s *Server) loadForSpeech(ctx context.Context, w http.ResponseWriter, id string) *apiError {
 	cs, ok := s.catalog()
 	if !ok {
 		return nil

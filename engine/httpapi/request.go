@@ -66,7 +66,7 @@ type speech struct {
 
 // parseSpeech decodes and checks a request body. Every refusal is a 400
 // naming the field.
-func parseSpeech(body []byte, s *Server) (*speech, *apiError) {
+func (s *Server) parseSpeech(body []byte) (*speech, *apiError) {
 	if e := checkSyntax(body, maxJSONDepth); e != nil {
 		return nil, e
 	}
@@ -82,17 +82,17 @@ func parseSpeech(body []byte, s *Server) (*speech, *apiError) {
 		return nil, badRequest("", "request body is not a valid speech request: %v", err)
 	}
 	out := &speech{}
-	for _, check := range []func(*speechRequest, *speech, *Server) *apiError{
-		checkInput, checkVoice, checkInstructions, checkSpeed, checkFormat, checkReferences, checkMaxFrames,
+	for _, check := range []func(*speechRequest, *speech) *apiError{
+		s.checkInput, s.checkVoice, s.checkInstructions, s.checkSpeed, s.checkFormat, s.checkReferences, s.checkMaxFrames,
 	} {
-		if e := check(&r, out, s); e != nil {
+		if e := check(&r, out); e != nil {
 			return nil, e
 		}
 	}
 	return out, nil
 }
 
-func checkInput(r *speechRequest, out *speech, _ *Server) *apiError {
+func (s *Server) checkInput(r *speechRequest, out *speech) *apiError {
 	if r.Input == nil {
 		return badRequest("input", "input is required: the text to speak, 1 to %d characters", MaxInputRunes)
 	}
@@ -111,7 +111,7 @@ func checkInput(r *speechRequest, out *speech, _ *Server) *apiError {
 }
 
 // checkVoice accepts "name" or {"id": "name"} and requires a known voice.
-func checkVoice(r *speechRequest, out *speech, s *Server) *apiError {
+func (s *Server) checkVoice(r *speechRequest, out *speech) *apiError {
 	id := ""
 	if len(r.Voice) > 0 && string(r.Voice) != "null" {
 		var obj struct {
@@ -135,7 +135,7 @@ func checkVoice(r *speechRequest, out *speech, s *Server) *apiError {
 	return nil
 }
 
-func checkInstructions(r *speechRequest, out *speech, _ *Server) *apiError {
+func (s *Server) checkInstructions(r *speechRequest, out *speech) *apiError {
 	in := r.Instructions
 	switch {
 	case strings.ContainsAny(in, "[]"):
@@ -154,7 +154,7 @@ func checkInstructions(r *speechRequest, out *speech, _ *Server) *apiError {
 	return nil
 }
 
-func checkSpeed(r *speechRequest, out *speech, _ *Server) *apiError {
+func (s *Server) checkSpeed(r *speechRequest, out *speech) *apiError {
 	if r.Speed != nil && *r.Speed != 1 {
 		return badRequest("speed", "speed %v is not supported: Drama 3 speaks at speed 1 only (omit speed or send 1)", *r.Speed)
 	}
@@ -162,7 +162,7 @@ func checkSpeed(r *speechRequest, out *speech, _ *Server) *apiError {
 	return nil
 }
 
-func checkFormat(r *speechRequest, out *speech, s *Server) *apiError {
+func (s *Server) checkFormat(r *speechRequest, out *speech) *apiError {
 	format := r.ResponseFormat
 	if format == "" {
 		format = "wav"
@@ -192,7 +192,7 @@ func checkFormat(r *speechRequest, out *speech, s *Server) *apiError {
 	return nil
 }
 
-func checkReferences(r *speechRequest, out *speech, s *Server) *apiError {
+func (s *Server) checkReferences(r *speechRequest, out *speech) *apiError {
 	if len(r.References) == 0 {
 		return nil
 	}
@@ -212,7 +212,7 @@ func checkReferences(r *speechRequest, out *speech, s *Server) *apiError {
 	return nil
 }
 
-func checkMaxFrames(r *speechRequest, out *speech, s *Server) *apiError {
+func (s *Server) checkMaxFrames(r *speechRequest, out *speech) *apiError {
 	if r.MaxFrames == "" || r.MaxFrames == "null" {
 		return nil
 	}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,78 +60,6 @@ func TestNoQueue(t *testing.T) {
 	}
 	if first := <-done; first.Status != 200 || !first.Terminated {
 		t.Fatalf("first request: %d, terminated %v", first.Status, first.Terminated)
-	}
-}
-
-// flakyOpener fails to open the engine a number of times, then opens it.
-type flakyOpener struct {
-	fake  *enginetest.Fake
-	fails atomic.Int32
-}
-
-func (o *flakyOpener) open(context.Context) (engine.Engine, func(), error) {
-	if o.fails.Add(-1) >= 0 {
-		return nil, nil, errors.New("the plugin would not start")
-	}
-	return o.fake, func() {}, nil
-}
-
-// crashOnce is an engine whose Start fails after its first, so that a
-// restart must open a new plugin.
-type crashOnce struct {
-	engine.Engine
-	starts atomic.Int32
-}
-
-func (c *crashOnce) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
-	if c.starts.Add(1) > 1 {
-		return engine.Errorf(engine.KindFailed, "gone")
-	}
-	return c.Engine.Start(ctx, req, ev)
-}
-
-// TestRestartsGoOnAndHealthTellsTheTruth: past MaxRestarts failed
-// restarts the supervisor reports failed (GET /health and /ready 503) and
-// keeps trying; when an attempt succeeds, both are 200 again.
-func TestRestartsGoOnAndHealthTellsTheTruth(t *testing.T) {
-	first := enginetest.NewFake()
-	first.FrameDelay = 0
-	second := enginetest.NewFake()
-	second.FrameDelay = 0
-	op := &flakyOpener{fake: second}
-	opens := atomic.Int32{}
-	open := func(ctx context.Context) (engine.Engine, func(), error) {
-		if opens.Add(1) == 1 {
-			return &crashOnce{Engine: first}, func() {}, nil
-		}
-		return op.open(ctx)
-	}
-	sup := NewSupervisor(open, engine.StartRequest{}, nil)
-	sup.Backoff, sup.MaxBackoff, sup.MaxRestarts = time.Millisecond, 5*time.Millisecond, 3
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Stop(context.Background())
-	srv := New(Config{Engine: sup.Engine(), Caps: first.Desc.Capabilities, Status: sup, Failures: sup})
-	ts := newServer(t, srv)
-
-	op.fails.Store(1 << 20) // fails until told otherwise
-	first.Crash()
-	waitFor(t, func() bool { h, _ := first.Health(context.Background()); return !h.Ready })
-	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return sup.Status().Phase == "failed" })
-	for _, path := range []string{"/health", "/ready"} {
-		if code, body := status(t, ts+path); code != http.StatusServiceUnavailable || !strings.Contains(body, "failed") {
-			t.Fatalf("%s while the engine cannot start: %d %s, want 503 saying failed", path, code, body)
-		}
-	}
-	defer second.Stop(context.Background(), engine.StopRequest{})
-	op.fails.Store(0) // the plugin starts again
-	waitFor(t, func() bool { return sup.Status().Ready })
-	for _, path := range []string{"/health", "/ready"} {
-		if code, body := status(t, ts+path); code != http.StatusOK {
-			t.Fatalf("%s after the engine came back: %d %s", path, code, body)
-		}
 	}
 }
 

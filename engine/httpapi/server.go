@@ -28,13 +28,16 @@ type Status struct {
 	Restarts int     `json:"restarts"`
 }
 
-// StatusSource reports the engine's state. The supervisor implements it.
+// StatusSource reports the engine's state (drama serve gives the one of
+// package engine/supervise's Supervisor). Its Message is shown to clients:
+// it names no engine output and no local path.
 type StatusSource interface {
 	Status() Status
 }
 
 // FailureReporter is told when a synthesis finds the engine failed, so the
-// engine can be restarted. The supervisor implements it.
+// engine can be restarted if it is gone. engine/supervise's Supervisor
+// implements it.
 type FailureReporter interface {
 	EngineFailed(err error)
 }

@@ -54,7 +54,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	reportQueueWait(r.Context(), time.Since(queued))
 	if load != "" {
-		if e := s.loadForSpeech(rec, r.Context(), load); e != nil {
+		if e := s.loadForSpeech(r.Context(), rec, load); e != nil {
 			writeError(rec, e)
 			return
 		}
@@ -66,7 +66,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer stream.Close()
-	s.reply(rec, r.Context(), req, stream, start, turn)
+	s.reply(r.Context(), rec, req, stream, start, turn)
 }
 
 func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *apiError) {
@@ -83,7 +83,7 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 		}
 		return nil, badRequest("", "reading the request body: %v", err)
 	}
-	return parseSpeech(body, s)
+	return s.parseSpeech(body)
 }
 
 // waitTurn queues the request for the engine's slot, recording how long
@@ -139,19 +139,19 @@ func (s *Server) engineError(ctx context.Context, err error) *apiError {
 }
 
 // reply sends the audio in the form the request asked for.
-func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stream engine.AudioStream, start, turn time.Time) {
+func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, start, turn time.Time) {
 	h := w.Header()
 	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
 	h.Set("X-Audio-Format", "s16le;channels=1")
 	obs := &observer{s: s, start: start, turn: turn}
 	var err error
 	if req.Whole {
-		err = s.replyWhole(w, ctx, req, stream, obs)
+		err = s.replyWhole(ctx, w, req, stream, obs)
 	} else {
-		err = s.replyStreamed(w, ctx, req, stream, obs)
+		err = s.replyStreamed(ctx, w, req, stream, obs)
 	}
 	if err != nil {
-		s.failedMidway(w, ctx, req, err)
+		s.failedMidway(ctx, w, req, err)
 	}
 	obs.done(stream.Final())
 }
@@ -160,7 +160,7 @@ func (s *Server) reply(w *statusRecorder, ctx context.Context, req *speech, stre
 // sent it answers an error; after, it aborts the connection so the chunked
 // body ends without its terminating chunk (an SSE stream first gets an
 // error event, which OpenAI's SDKs raise).
-func (s *Server) failedMidway(w *statusRecorder, ctx context.Context, req *speech, err error) {
+func (s *Server) failedMidway(ctx context.Context, w *statusRecorder, req *speech, err error) {
 	if !w.wroteHeader {
 		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
 			w.Header().Del(k) // set for the audio that never came

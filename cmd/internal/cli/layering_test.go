@@ -48,6 +48,8 @@ var layers = []layer{
 	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/httpapi/webui", "voices/..."}, []string{"github.com/go-json-experiment/json"}},
 	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
 	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
+	{"engine/supervise", []string{"engine"}, nil},
+	{"engine/clone", []string{"engine", "voices", "voices/clip"}, nil},
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
 	{"scripts", domain, nil},

@@ -2,110 +2,99 @@ package encodecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/voices"
 )
 
-// encodeRefs encodes every reference through the engine and checks what
-// comes back.
-func encodeRefs(ctx context.Context, opts *Options, refs []ref) ([]voices.Codes, error) {
-	install, err := installFor(opts)
-	if err != nil {
-		return nil, err
-	}
-	open := opts.OpenEngine
+// pluginEncoder opens the engine that encodes (--plugin, or
+// Options.OpenEngine) when the references are ready, and closes it after.
+type pluginEncoder struct{ opts *Options }
+
+func (p *pluginEncoder) Encode(ctx context.Context, req engine.EncodeRequest, progress func(engine.EncodeProgress)) ([]engine.EncodedClip, error) {
+	open := p.opts.OpenEngine
 	if open == nil {
 		open = openPlugin
 	}
-	eng, release, err := open(ctx, opts)
+	eng, release, err := open(ctx, p.opts)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return encodeWith(ctx, eng, install, refs, opts.F)
+	return eng.Encode(ctx, req, progress)
 }
 
-// encodeWith encodes refs through eng and checks the codes. Failures are
-// exit 4 (cmdutil.EngineError) unless ctx was cancelled.
-func encodeWith(ctx context.Context, eng engine.Engine, install engine.Install, refs []ref, f *cmdutil.Factory) ([]voices.Codes, error) {
-	req := engine.EncodeRequest{Install: install}
-	for i, r := range refs {
-		req.Clips = append(req.Clips, engine.Clip{ID: clipID(i), Data: r.Data, Text: r.Text})
-	}
-	started := -1
-	got, err := eng.Encode(ctx, req, func(p engine.EncodeProgress) {
-		switch {
-		case p.Fraction >= 1:
-			f.Infof("encoded %d/%d %s", p.Index+1, p.Count, refName(refs, p.Index))
-		case p.Index != started:
-			started = p.Index
-			f.Infof("encoding %d/%d %s (%.1f s)", p.Index+1, p.Count, refName(refs, p.Index), seconds(refs, p.Index))
-		}
-	})
+// cloneOptions are the options of package clone for drama encode's flags.
+func cloneOptions(opts *Options, id, out string) (clone.Options, error) {
+	install, err := installFor(opts)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, cmdutil.EngineError(fmt.Errorf("encode: %w", err))
+		return clone.Options{}, err
 	}
-	if len(got) != len(refs) {
-		return nil, cmdutil.EngineError(fmt.Errorf("encode: want codes for %d references, got %d", len(refs), len(got)))
-	}
-	out := make([]voices.Codes, len(refs))
-	for i, r := range refs {
-		if got[i].ClipID != "" && got[i].ClipID != clipID(i) {
-			return nil, cmdutil.EngineError(fmt.Errorf("encode: result %d: want clip %s, got %s", i, clipID(i), got[i].ClipID))
-		}
-		if err := checkCodes(r, got[i]); err != nil {
-			return nil, cmdutil.EngineError(fmt.Errorf("encode %s: %w", r.Name, err))
-		}
-		out[i] = voices.Codes(got[i].Codes)
-	}
-	return out, nil
-}
-
-// clipID names the i-th reference to the engine.
-func clipID(i int) string { return fmt.Sprintf("ref-%02d", i+1) }
-
-func seconds(refs []ref, i int) float64 {
-	if i < 0 || i >= len(refs) {
-		return 0
-	}
-	return float64(refs[i].Samples) / voices.SampleRate
-}
-
-func refName(refs []ref, i int) string {
-	if i < 0 || i >= len(refs) {
-		return "?"
-	}
-	return refs[i].Name
-}
-
-// checkCodes checks a reference's codes: ten codebooks of
-// ceil(samples / 2048) frames, every code in its codebook's range.
-func checkCodes(r ref, ec engine.EncodedClip) error {
-	frames := (r.Samples + voices.SamplesPerFrame - 1) / voices.SamplesPerFrame
-	switch {
-	case ec.Samples != 0 && ec.Samples != int64(r.Samples):
-		return fmt.Errorf("samples: want %d, got %d", r.Samples, ec.Samples)
-	case len(ec.Codes) != voices.NumCodebooks:
-		return fmt.Errorf("codebooks: want %d, got %d", voices.NumCodebooks, len(ec.Codes))
-	case ec.Frames != 0 && ec.Frames != frames:
-		return fmt.Errorf("frames: want %d (ceil(%d samples / 2048)), got %d", frames, r.Samples, ec.Frames)
-	}
-	for c, row := range ec.Codes {
-		if len(row) != frames {
-			return fmt.Errorf("codebook %d: want %d frames (ceil(%d samples / 2048)), got %d", c, frames, r.Samples, len(row))
-		}
-		limit := voices.CodebookSize(c)
-		for t, v := range row {
-			if v < 0 || v >= limit {
-				return fmt.Errorf("codebook %d frame %d: want a code in 0..%d, got %d", c, t, limit-1, v)
+	f := opts.F
+	copts := clone.Options{ID: id, Name: opts.Name, Format: voices.Format(opts.Format), Output: out, Replace: opts.Replace,
+		Install: install, Force: opts.Force, FFmpeg: opts.FFmpeg, Now: opts.Now,
+		Progress: func(p clone.Progress) {
+			if p.Done {
+				f.Infof("encoded %d/%d %s", p.Index+1, p.Count, p.Ref.Name)
+				return
 			}
+			f.Infof("encoding %d/%d %s (%.1f s)", p.Index+1, p.Count, p.Ref.Name, float64(p.Ref.Samples)/voices.SampleRate)
+		}}
+	return transcribeOptions(opts, copts), nil
+}
+
+// consentOf is the consent the flags give; a --consent-when in the future
+// is refused.
+func consentOf(opts *Options) (clone.Consent, error) {
+	c := clone.Consent{Source: voices.SourceKind(opts.Source), Who: opts.Who, Statement: opts.Statement}
+	if c.Source == voices.SourceSynthetic {
+		if opts.Who != "" || opts.Statement != "" {
+			opts.F.Warnf("--source synthetic: the consent flags are not saved (a synthetic voice is no person's)")
 		}
+		return clone.Consent{Source: c.Source}, nil
 	}
-	return nil
+	if opts.When != "" {
+		t, _ := time.Parse(time.RFC3339, opts.When)
+		if t.After(opts.Now().UTC().Truncate(time.Second)) {
+			return c, cmdutil.FlagErrorf("--consent-when %s is in the future", opts.When)
+		}
+		c.When = t
+	}
+	return c, nil
+}
+
+// cloneError gives a clone's error its exit code and drama encode's
+// advice: the encoder's failures are exit 4.
+func cloneError(opts *Options, err error) error {
+	var ee *clone.EncodeError
+	var pe *clone.PiecesError
+	var xe *clone.ExistsError
+	switch {
+	case errors.As(err, &ee):
+		return cmdutil.EngineError(err)
+	case errors.As(err, &pe):
+		return fmt.Errorf("%w: run %s, type each piece's transcript into DIR/manifest.json, then %s",
+			err, opts.F.Suggest("voice", "prepare", pe.Clip, "-o", "DIR"), encodeAgain(opts, "DIR"))
+	case errors.As(err, &xe):
+		return cmdutil.FlagErrorf("%s exists: choose another -o or --id, or give --replace to overwrite it", xe.Path)
+	}
+	return err
+}
+
+// reportConversion tells what --format had no place for and which
+// references were joined to fit it.
+func reportConversion(opts *Options, res *clone.Result) {
+	if len(res.Dropped) > 0 {
+		opts.F.Warnf("%s has no place for %s: keep a %s copy as the record of consent (drama encode --format %s)",
+			opts.Format, strings.Join(res.Dropped, ", "), voices.FormatCloned, voices.FormatCloned)
+	}
+	for _, j := range res.Joins {
+		opts.F.Infof("joined references %d to %d into one of %d frames to fit %s", j.First+1, j.Last+1, j.Frames, opts.Format)
+	}
 }

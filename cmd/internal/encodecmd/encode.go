@@ -14,7 +14,9 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/clip"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
 
@@ -160,7 +162,7 @@ func validate(o *Options) error {
 }
 
 // run loads the references, encodes them, checks the codes and writes the
-// voice.
+// voice, through package clone.
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
 	if opts.Server == "" && opts.ModelDir == "" && opts.OpenEngine == nil {
@@ -172,29 +174,54 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	refs, err := loadRefs(ctx, opts)
-	if err != nil {
-		return err
-	}
 	if opts.Server != "" {
+		refs, err := loadRefs(ctx, opts)
+		if err != nil {
+			return err
+		}
 		return cloneOnServer(ctx, opts, id, refs)
 	}
 	out, err := outputPath(opts, id)
 	if err != nil {
 		return err
 	}
-	codes, err := encodeRefs(ctx, opts, refs)
+	consent, err := consentOf(opts)
 	if err != nil {
 		return err
 	}
-	v, err := buildVoice(opts, id, refs, codes)
-	if err != nil {
-		return err
+	enc := &pluginEncoder{opts: opts}
+	var res *clone.Result
+	if opts.Manifest != "" {
+		refs, err := manifestRefs(opts.Manifest)
+		if err != nil {
+			return err
+		}
+		copts, err := cloneOptions(opts, id, out)
+		if err != nil {
+			return err
+		}
+		if res, err = clone.Make(ctx, enc, refs, consent, copts); err != nil {
+			return cloneError(opts, err)
+		}
+	} else {
+		clips, err := decodeClips(ctx, opts)
+		if err != nil {
+			return err
+		}
+		copts, err := cloneOptions(opts, id, out)
+		if err != nil {
+			return err
+		}
+		var warns []clip.Warning
+		res, warns, err = clone.Clone(ctx, enc, clips, consent, copts)
+		for _, w := range warns {
+			f.Warnf("%s", w)
+		}
+		if err != nil {
+			return cloneError(opts, err)
+		}
 	}
-	sum, err := writeVoice(out, v)
-	if err != nil {
-		return err
-	}
-	f.Infof("wrote %s (%s, %d references, mode 0600)", out, v.Format, len(v.References))
-	return printResult(f, out, sum, v)
+	reportConversion(opts, res)
+	f.Infof("wrote %s (%s, %d references, mode 0600)", out, res.Voice.Format, len(res.Voice.References))
+	return printResult(f, out, res.SHA256, res.Voice)
 }

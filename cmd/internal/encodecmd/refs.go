@@ -10,20 +10,14 @@ import (
 	"strings"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
 )
 
-// ref is one reference ready to encode: canonical WAV bytes (mono 16-bit
-// 44.1 kHz) and its transcript.
-type ref struct {
-	Name    string // the reference file or clip, for messages
-	Data    []byte
-	Samples int
-	Text    string
-}
-
-func loadRefs(ctx context.Context, opts *Options) ([]ref, error) {
+// loadRefs loads the references that --server sends: a prepared
+// directory's, or the clips prepared here.
+func loadRefs(ctx context.Context, opts *Options) ([]clone.Reference, error) {
 	if opts.Manifest != "" {
 		return manifestRefs(opts.Manifest)
 	}
@@ -32,7 +26,7 @@ func loadRefs(ctx context.Context, opts *Options) ([]ref, error) {
 
 // manifestRefs reads the references of a prepared directory; every one
 // needs a transcript.
-func manifestRefs(dir string) ([]ref, error) {
+func manifestRefs(dir string) ([]clone.Reference, error) {
 	m, err := clip.ReadManifest(dir)
 	var me *clip.ManifestError
 	switch {
@@ -44,7 +38,7 @@ func manifestRefs(dir string) ([]ref, error) {
 	if err := checkTexts(dir, m); err != nil {
 		return nil, err
 	}
-	refs := make([]ref, 0, len(m.References))
+	refs := make([]clone.Reference, 0, len(m.References))
 	for _, r := range m.References {
 		rf, err := readRef(dir, r)
 		if err != nil {
@@ -75,21 +69,21 @@ func checkTexts(dir string, m *clip.Manifest) error {
 	return nil
 }
 
-func readRef(dir string, r clip.ManifestRef) (ref, error) {
+func readRef(dir string, r clip.ManifestRef) (clone.Reference, error) {
 	p := filepath.Join(dir, r.File)
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return ref{}, err
+		return clone.Reference{}, err
 	}
 	a, err := clip.ReadWAV(bytes.NewReader(b))
 	if err != nil {
-		return ref{}, cmdutil.MismatchError(fmt.Errorf("%s: %w", p, err))
+		return clone.Reference{}, cmdutil.MismatchError(fmt.Errorf("%s: %w", p, err))
 	}
 	if a.Rate != clip.SampleRate || a.Channels != 1 || a.Coding != "pcm16" || a.Frames() != r.Samples {
-		return ref{}, cmdutil.MismatchError(fmt.Errorf("%s: want mono pcm16 44100 Hz with %d samples as the manifest says, got %s %d Hz x%d with %d: prepare it again",
+		return clone.Reference{}, cmdutil.MismatchError(fmt.Errorf("%s: want mono pcm16 44100 Hz with %d samples as the manifest says, got %s %d Hz x%d with %d: prepare it again",
 			p, r.Samples, a.Coding, a.Rate, a.Channels, a.Frames()))
 	}
-	return ref{Name: r.File, Data: b, Samples: r.Samples, Text: r.Text}, nil
+	return clone.Reference{Name: r.File, WAV: b, Samples: r.Samples, Text: r.Text}, nil
 }
 
 // splitClip splits CLIP:TRANSCRIPT at the first colon after which the
@@ -113,87 +107,54 @@ func splitClip(arg string) (path, text string, ok bool) {
 	return arg[:first], arg[first+1:], true
 }
 
-// clipRefs prepares CLIP:TRANSCRIPT arguments.
-func clipRefs(ctx context.Context, opts *Options) ([]ref, error) {
-	clips, texts, err := decodeClips(ctx, opts)
+// clipRefs prepares CLIP:TRANSCRIPT arguments; each clip must stay one
+// reference, as its transcript cannot be split.
+func clipRefs(ctx context.Context, opts *Options) ([]clone.Reference, error) {
+	clips, err := decodeClips(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return prepareRefs(opts, clips, texts)
-}
-
-// prepareRefs prepares clips whose transcripts are texts (by clip name);
-// each clip must stay one reference, as its transcript cannot be split.
-func prepareRefs(opts *Options, clips []clip.Clip, texts map[string]string) ([]ref, error) {
-	res, err := clip.Prepare(clips, clip.Options{Force: opts.Force})
-	for _, w := range res.Warnings {
+	refs, warns, err := clone.Prepare(ctx, clips, transcribeOptions(opts, clone.Options{Force: opts.Force}))
+	for _, w := range warns {
 		opts.F.Warnf("%s", w)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := checkOnePiece(opts, res); err != nil {
-		return nil, err
-	}
-	refs := make([]ref, 0, len(res.References))
-	for _, r := range res.References {
-		refs = append(refs, ref{Name: r.Source, Data: clip.EncodeWAV(r.Samples, clip.SampleRate), Samples: len(r.Samples), Text: texts[r.Source]})
+		return nil, cloneError(opts, err)
 	}
 	return refs, nil
 }
 
-func decodeClips(ctx context.Context, opts *Options) ([]clip.Clip, map[string]string, error) {
+// decodeClips decodes CLIP:TRANSCRIPT arguments, each clip named by its
+// path.
+func decodeClips(ctx context.Context, opts *Options) ([]clone.Clip, error) {
 	dec := clip.Decoder{FFmpeg: opts.FFmpeg}
-	texts := map[string]string{}
-	var clips []clip.Clip
+	seen := map[string]bool{}
+	var clips []clone.Clip
 	for _, arg := range opts.Clips {
 		path, text, ok := splitClip(arg)
 		if !ok || strings.TrimSpace(text) == "" {
 			if opts.transcriber == nil {
-				return nil, nil, cmdutil.FlagErrorf("%s: no transcript: give CLIP:TRANSCRIPT, the exact words spoken in the clip (or --transcribe-url, naming a speech recognition server)", path)
+				return nil, cmdutil.FlagErrorf("%s: no transcript: give CLIP:TRANSCRIPT, the exact words spoken in the clip (or --transcribe-url, naming a speech recognition server)", path)
 			}
-			heard, err := opts.transcriber.File(ctx, path, "")
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
-			}
-			opts.F.Infof("transcribed %s: %q (check the words; give %s:\"...\" to correct them)", path, heard, path)
-			text = heard
+			text = "" // package clone transcribes it (transcribeOptions)
+		} else if err := voices.CheckTranscript(text, nil); err != nil {
+			return nil, cmdutil.FlagErrorf("%s: transcript not allowed: %v", path, err)
 		}
-		if err := voices.CheckTranscript(text, nil); err != nil {
-			return nil, nil, cmdutil.FlagErrorf("%s: transcript not allowed: %v", path, err)
+		if seen[path] {
+			return nil, cmdutil.FlagErrorf("%s is given twice", path)
 		}
-		if _, dup := texts[path]; dup {
-			return nil, nil, cmdutil.FlagErrorf("%s is given twice", path)
-		}
-		texts[path] = text
+		seen[path] = true
 		a, err := dec.Decode(ctx, path)
 		var fe *clip.FormatError
 		switch {
 		case errors.As(err, &fe):
-			return nil, nil, cmdutil.MismatchError(err)
+			return nil, cmdutil.MismatchError(err)
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		}
-		clips = append(clips, clip.Clip{Name: path, Audio: a})
+		clips = append(clips, clone.Clip{Name: path, Transcript: text, Audio: a, Path: path})
 	}
-	return clips, texts, nil
-}
-
-func checkOnePiece(opts *Options, res *clip.Result) error {
-	for _, c := range res.Clips {
-		if c.Pieces <= 1 {
-			continue
-		}
-		var spans []string
-		for _, r := range res.References {
-			if r.Source == c.Source {
-				spans = append(spans, fmt.Sprintf("%.2f-%.2f s", float64(r.Start)/clip.SampleRate, float64(r.End)/clip.SampleRate))
-			}
-		}
-		return fmt.Errorf("%s is cut into %d references (%s), and one transcript cannot be split: run %s, type each piece's transcript into DIR/manifest.json, then %s",
-			c.Source, c.Pieces, strings.Join(spans, ", "), opts.F.Suggest("voice", "prepare", c.Source, "-o", "DIR"), encodeAgain(opts, "DIR"))
-	}
-	return nil
+	return clips, nil
 }
 
 // encodeAgain is the drama encode command line that reads the manifest in
@@ -201,4 +162,17 @@ func checkOnePiece(opts *Options, res *clip.Result) error {
 func encodeAgain(opts *Options, dir string) string {
 	return opts.F.Suggest("encode", "--manifest", dir, "--name", opts.Name, "--consent-who", opts.Who,
 		"--consent-statement", opts.Statement, "--consent-when", opts.When, "--source", opts.Source, "--format", opts.Format, "-o", opts.Output)
+}
+
+// transcribeOptions adds --transcribe-url's server to copts: the clips
+// given without a transcript are transcribed, and the words heard shown.
+func transcribeOptions(opts *Options, copts clone.Options) clone.Options {
+	if opts.transcriber == nil {
+		return copts
+	}
+	copts.Transcriber = opts.transcriber
+	copts.Transcribed = func(path, text string) {
+		opts.F.Infof("transcribed %s: %q (check the words; give %s:\"...\" to correct them)", path, text, path)
+	}
+	return copts
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/clone"
 )
 
 // serverTimeout bounds a clone on a server: encoding takes about 5 s a
@@ -21,7 +22,7 @@ const serverTimeout = 10 * time.Minute
 // cloneOnServer sends the prepared references with their transcripts and
 // the consent to a running drama serve (POST /v1/voices), which encodes
 // them, checks the codes and saves the voice in its own root.
-func cloneOnServer(ctx context.Context, opts *Options, id string, refs []ref) error {
+func cloneOnServer(ctx context.Context, opts *Options, id string, refs []clone.Reference) error {
 	body, ctype, err := cloneForm(opts, id, refs)
 	if err != nil {
 		return err
@@ -49,7 +50,7 @@ func cloneOnServer(ctx context.Context, opts *Options, id string, refs []ref) er
 	return printServerResult(opts, data)
 }
 
-func cloneForm(opts *Options, id string, refs []ref) (io.Reader, string, error) {
+func cloneForm(opts *Options, id string, refs []clone.Reference) (io.Reader, string, error) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
 	fields := [][2]string{{"id", id}, {"name", strings.TrimSpace(opts.Name)}, {"source", opts.Source},
@@ -60,11 +61,11 @@ func cloneForm(opts *Options, id string, refs []ref) (io.Reader, string, error) 
 		}
 	}
 	for i, r := range refs {
-		part, err := w.CreateFormFile("clip", clipID(i)+".wav")
+		part, err := w.CreateFormFile("clip", clone.ClipID(i)+".wav")
 		if err != nil {
 			return nil, "", err
 		}
-		if _, err := part.Write(r.Data); err != nil {
+		if _, err := part.Write(r.WAV); err != nil {
 			return nil, "", err
 		}
 		if err := w.WriteField("transcript", r.Text); err != nil {

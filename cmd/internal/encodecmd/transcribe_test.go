@@ -8,10 +8,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/voices"
-	"github.com/drama-tts/drama/voices/transcribe"
 	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )
 
@@ -66,27 +63,5 @@ func TestEncodeTranscribesAClipWithoutItsWords(t *testing.T) {
 	e.opts.Clips = []string{shortClip(t)}
 	if err := validate(e.opts); cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--transcribe-url") {
 		t.Fatalf("a URL without a scheme: %v", err)
-	}
-}
-
-func TestCloneTranscribesAClipSentWithoutItsWords(t *testing.T) {
-	s := transcribetest.New()
-	defer s.Close()
-	s.Text = transcribetest.Trim(sentence)
-	eng := &testEngine{Fake: enginetest.NewFake()}
-	req := cloneRequest(t)
-	req.Clips[0].Transcript = ""
-	// without a server: a clear refusal
-	_, err := Clone(context.Background(), eng, engine.Install{}, t.TempDir(), req)
-	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "clip 1 (take1.wav): no transcript") || !strings.Contains(err.Error(), "--transcribe-url") {
-		t.Fatalf("want a refusal naming --transcribe-url, got %v", err)
-	}
-	dir := t.TempDir()
-	v, err := CloneWith(context.Background(), eng, engine.Install{}, dir, req, &transcribe.Client{URL: s.URL})
-	if err != nil || v.References[0].Text != sentence {
-		t.Fatalf("%v %+v", err, v)
-	}
-	if r := s.Requests(); len(r) != 1 || r[0].Filename != "take1.wav" {
-		t.Fatalf("requests: %+v", r)
 	}
 }

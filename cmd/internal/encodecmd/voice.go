@@ -6,10 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -18,23 +17,8 @@ func voiceID(opts *Options) (string, error) {
 	if opts.ID != "" {
 		return opts.ID, nil
 	}
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(opts.Name) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
-			b.WriteRune(r)
-			dash = false
-		case b.Len() > 0 && !dash:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	id := strings.TrimRight(b.String(), "-")
-	if len(id) > 64 {
-		id = strings.TrimRight(id[:64], "-")
-	}
-	if err := voices.CheckID(id); err != nil {
+	id, err := clone.IDFromName(opts.Name)
+	if err != nil {
 		return "", cmdutil.FlagErrorf("cannot make a voice id from --name %q: give --id (lower-case letters, digits, - and _)", opts.Name)
 	}
 	return id, nil
@@ -63,59 +47,6 @@ func outputPath(opts *Options, id string) (string, error) {
 		return "", err
 	}
 	return out, nil
-}
-
-// buildVoice makes the cloned voice and converts it to --format. The voice
-// is checked once, by voices.Convert or, for the cloned format, by
-// voices.Marshal in writeVoice.
-func buildVoice(opts *Options, id string, refs []ref, codes []voices.Codes) (*voices.Voice, error) {
-	now := opts.Now().UTC().Truncate(time.Second)
-	v := &voices.Voice{Format: voices.FormatCloned, ID: id, Name: strings.TrimSpace(opts.Name), Created: now,
-		Source: voices.SourceKind(opts.Source)}
-	if v.Source != voices.SourceSynthetic {
-		when := now
-		if opts.When != "" {
-			t, _ := time.Parse(time.RFC3339, opts.When)
-			when = t.UTC()
-		}
-		if when.After(now) {
-			return nil, cmdutil.FlagErrorf("--consent-when %s is in the future", opts.When)
-		}
-		v.Consent = &voices.Consent{Who: strings.TrimSpace(opts.Who), When: when, Statement: strings.TrimSpace(opts.Statement)}
-	} else if opts.Who != "" || opts.Statement != "" {
-		opts.F.Warnf("--source synthetic: the consent flags are not saved (a synthetic voice is no person's)")
-	}
-	for i, r := range refs {
-		v.References = append(v.References, voices.Reference{Text: r.Text, Samples: r.Samples, Codes: codes[i]})
-	}
-	if voices.Format(opts.Format) == voices.FormatCloned {
-		return v, nil // checked by voices.Marshal when written
-	}
-	conv, err := voices.Convert(v, voices.Format(opts.Format), voices.ConvertOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if len(conv.Dropped) > 0 {
-		opts.F.Warnf("%s has no place for %s: keep a %s copy as the record of consent (drama encode --format %s)",
-			opts.Format, strings.Join(conv.Dropped, ", "), voices.FormatCloned, voices.FormatCloned)
-	}
-	for _, j := range conv.Joins {
-		opts.F.Infof("joined references %d to %d into one of %d frames to fit %s", j.First+1, j.Last+1, j.Frames, opts.Format)
-	}
-	return conv.Voice, nil
-}
-
-// writeVoice writes v canonically, atomically, mode 0600, and returns the
-// file's sha256.
-func writeVoice(out string, v *voices.Voice) (string, error) {
-	data, err := voices.Marshal(v, nil)
-	if err != nil {
-		return "", err
-	}
-	if err := voices.WriteAtomic(out, data, 0o600); err != nil {
-		return "", err
-	}
-	return voices.FileSHA256(data), nil
 }
 
 type refResult struct {

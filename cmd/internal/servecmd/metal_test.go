@@ -21,6 +21,7 @@ import (
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/native/nativetest"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices/clip"
 )
 
@@ -52,7 +53,7 @@ func serveMetal(t *testing.T) (addr, root string) {
 	if err := cmdutil.Execute(NewCmd(f, func(_ context.Context, o *Options) error { opts = o; return nil }), "--voices", req.VoicesDir); err != nil {
 		t.Fatal(err)
 	}
-	sup := httpapi.NewSupervisor(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -179,5 +180,39 @@ func TestMetalClonePublishedToTheCatalog(t *testing.T) {
 	spoken, _ := os.ReadFile(filepath.Join(root, "voices", spokenFile))
 	if string(spoken) != "anna\nben\n" {
 		t.Fatalf("spoken order %q", spoken)
+	}
+}
+
+// TestMetalFailedSynthesisIsNoRestart: a synthesis the stand-in fails
+// ([standin:fail]) while it stays up leaves the engine ready: GET /ready
+// answers 200 at once, the next clone publishes to the catalog with the
+// restart it asks for (not a 503 saying a restart is under way), and no
+// restart after a failure is counted.
+func TestMetalFailedSynthesisIsNoRestart(t *testing.T) {
+	addr, _ := serveMetal(t)
+	resp, err := http.Post("http://"+addr+"/v1/audio/speech", "application/json",
+		strings.NewReader(`{"input":"Hello there. [standin:fail] And more.","voice":"alice","stream":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "engine_failed") {
+		t.Fatalf("the failing synthesis: %d %s", resp.StatusCode, body)
+	}
+	ready, err := http.Get("http://" + addr + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := io.ReadAll(ready.Body)
+	ready.Body.Close()
+	if ready.StatusCode != http.StatusOK {
+		t.Fatalf("/ready after a failed synthesis of a live engine: %d %s", ready.StatusCode, rb)
+	}
+	if r := cloneOn(t, addr, "anna", speechClip(t, 0)); r.EngineRestart == nil {
+		t.Fatalf("the clone did not publish to the catalog: %+v", r)
+	}
+	if n := metric(t, addr, "drama_engine_restarts_total"); n != "0" {
+		t.Fatalf("drama_engine_restarts_total %s, want 0", n)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
@@ -363,7 +364,8 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 		return p, func() { _ = p.Close(context.Background(), opts.Grace) }, nil
 	}
 	progress := newStartProgress(logs.from(sourceEngine))
-	sup := httpapi.NewSupervisor(open, req, progress.event)
+	sup := supervise.New(open, req, progress.event)
+	sup.Logger = logs.from(sourceEngine)
 	defer host.CleanupAll()
 	defer sup.Stop(context.Background())
 
@@ -423,7 +425,7 @@ func engineName(e string) string {
 	return strings.TrimPrefix(filepath.Base(e), "drama-engine-")
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervise.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
 	logger := logs.logger
 	ffmpeg, _ := exec.LookPath("ffmpeg")
 	maxQueue := opts.MaxQueue
@@ -437,7 +439,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	clones := newVoiceStore(filepath.Join(root, "voices"), sup, install, installReady(opts.F, install))
+	clones := newVoiceStore(filepath.Join(root, "voices"), sup.Engine(), install, installReady(opts.F, install))
 	var transcribeFile func(ctx context.Context, path, name string) (string, error)
 	if opts.TranscribeURL != "" {
 		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
@@ -447,7 +449,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: sup, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
+		Status: engineStatus{sup}, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
@@ -468,7 +470,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *httpapi.
 }
 
 // describe reads the engine's capabilities into the API once it runs.
-func describe(ctx context.Context, sup *httpapi.Supervisor, api *httpapi.Server) error {
+func describe(ctx context.Context, sup *supervise.Supervisor, api *httpapi.Server) error {
 	d, err := sup.Engine().Describe(ctx)
 	if err != nil {
 		return err

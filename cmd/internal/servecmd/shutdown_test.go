@@ -19,6 +19,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/supervise"
 )
 
 // serveFake runs newHTTPServer, as drama serve builds it from its flags, in
@@ -34,7 +35,7 @@ func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string
 	}
 	fake := enginetest.NewFake()
 	fake.FrameDelay = 20 * time.Millisecond
-	sup := httpapi.NewSupervisor(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
 	if err := sup.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/encodecmd"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/clip"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
 
@@ -20,7 +22,7 @@ import (
 // <dir>/<id>.json, mode 0600.
 type voiceStore struct {
 	dir     string
-	sup     *httpapi.Supervisor
+	enc     clone.Encoder
 	install engine.Install
 	// ready, if set, says whether the install can encode (its variant is
 	// on the root); its error is the answer to a clone.
@@ -29,8 +31,11 @@ type voiceStore struct {
 	transcriber *transcribe.Client
 }
 
-func newVoiceStore(dir string, sup *httpapi.Supervisor, install engine.Install, ready func() error) *voiceStore {
-	return &voiceStore{dir: dir, sup: sup, install: install, ready: ready}
+// newVoiceStore returns the store of the voices in dir, which clones
+// through enc (the supervised engine) with install; ready, if set, is asked
+// before each clone whether the install can encode.
+func newVoiceStore(dir string, enc clone.Encoder, install engine.Install, ready func() error) *voiceStore {
+	return &voiceStore{dir: dir, enc: enc, install: install, ready: ready}
 }
 
 var _ httpapi.VoiceStore = (*voiceStore)(nil)
@@ -88,23 +93,92 @@ func (s *voiceStore) References(ctx context.Context, id string) ([]engine.Refere
 	return refs, nil
 }
 
-// Clone makes and saves a cloned voice through drama encode's pipeline, so
-// a voice cloned through the API and one cloned on the command line are
-// made the same way.
+// maxClipDuration is the longest clip decoded: what a voice keeps in all
+// (clip.MaxTotal samples, 60 s). A longer clip is refused from its header
+// (WAV) or after decoding a moment past it (ffmpeg), never decoded whole.
+const maxClipDuration = time.Duration(clip.MaxTotal) * time.Second / clip.SampleRate
+
+// Clone makes and saves a cloned voice through package clone, as drama
+// encode does with CLIP:TRANSCRIPT arguments, consent stamped now. An
+// existing voice is not replaced.
 func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpapi.VoiceInfo, error) {
 	if s.ready != nil {
 		if err := s.ready(); err != nil {
 			return httpapi.VoiceInfo{}, fmt.Errorf("the encoder needs the variant's codec: %w", err)
 		}
 	}
+	id := req.ID
+	if id == "" {
+		var err error
+		if id, err = clone.IDFromName(req.Name); err != nil {
+			return httpapi.VoiceInfo{}, engine.Invalidf("%v", err)
+		}
+	}
+	if err := voices.CheckID(id); err != nil {
+		return httpapi.VoiceInfo{}, engine.Invalidf("id: %v", err)
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
-	v, err := encodecmd.CloneWith(ctx, s.sup.Engine(), s.install, s.dir, req, s.transcriber)
-	if err != nil {
-		return httpapi.VoiceInfo{}, err
+	source := voices.SourceKind(req.Source)
+	if source == "" {
+		source = voices.SourceConsented
 	}
-	return info(v), nil
+	clips := make([]clone.Clip, len(req.Clips))
+	for i, c := range req.Clips {
+		clips[i] = clone.Clip{Name: clipName(i, c), Transcript: c.Transcript, Path: c.Path, Data: c.Data, Filename: c.Filename}
+	}
+	opts := clone.Options{ID: id, Name: req.Name, Output: filepath.Join(s.dir, id+".json"), Install: s.install, MaxClipDuration: maxClipDuration}
+	if s.transcriber != nil {
+		opts.Transcriber = s.transcriber
+	}
+	res, _, err := clone.Clone(ctx, s.enc, clips,
+		clone.Consent{Source: source, Who: req.ConsentWho, Statement: req.ConsentStatement},
+		opts)
+	if err != nil {
+		return httpapi.VoiceInfo{}, requestError(err)
+	}
+	return info(res.Voice), nil
+}
+
+// clipName names the i-th clip of a request in messages: "clip 2
+// (take2.wav)", or "clip 2" when it came without a file name.
+func clipName(i int, c httpapi.CloneClip) string {
+	if c.Filename == "" {
+		return fmt.Sprintf("clip %d", i+1)
+	}
+	return fmt.Sprintf("clip %d (%s)", i+1, filepath.Base(c.Filename))
+}
+
+// requestError gives a clone's error the engine's kind the API answers
+// by: the request's fault is invalid (a 400) with the API's advice, the
+// encoder's failure keeps the engine's kind.
+func requestError(err error) error {
+	var ee *clone.EncodeError
+	var xe *clone.ExistsError
+	var ie *clone.InputError
+	var pe *clone.PiecesError
+	var te *clone.TranscribeError
+	var engErr *engine.Error
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, clone.ErrNoTranscript) && errors.As(err, &ie):
+		return engine.Invalidf("%s: no transcript: send the exact words spoken in the clip as its transcript field (or start drama serve with --transcribe-url, naming a speech recognition server)", ie.Clip)
+	case errors.As(err, &te):
+		return engine.Invalidf("%v", err)
+	case errors.As(err, &ee) && errors.As(err, &engErr):
+		return err
+	case errors.As(err, &ee):
+		return engine.Errorf(engine.KindFailed, "%v", err)
+	case errors.As(err, &xe):
+		return engine.Invalidf("voice %q exists: delete it first (DELETE /v1/voices/%s), or give another id", xe.ID, xe.ID)
+	case errors.As(err, &pe):
+		return engine.Invalidf("%v: send each piece as a clip of its own, with its own transcript", err)
+	case errors.As(err, &ie):
+		return engine.Invalidf("%v", err)
+	}
+	return err
 }
 
 // Delete removes a cloned voice's file.

@@ -1,9 +1,20 @@
-package httpapi
+// Package supervise keeps one engine serving for as long as drama serve
+// runs: it opens the plugin and starts the engine, polls its health,
+// restarts it after a failure with a doubling wait between attempts, starts
+// it again on request (a catalog engine reading a newly published voice),
+// and reports its state in words fit for a client: the engine's output and
+// local paths go to the log, never into Status.
+//
+// Every wait and every call into the engine runs under the supervisor's own
+// context, which Stop cancels: a restart in progress or a wait between
+// attempts ends at once.
+package supervise
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -14,20 +25,43 @@ import (
 // function that closes it.
 type Opener func(ctx context.Context) (engine.Engine, func(), error)
 
-// Supervisor keeps one engine serving: it starts it, reports its state for
-// GET /ready and GET /health, and restarts it after a failure, with a
-// doubling wait between attempts up to MaxBackoff, for as long as it runs. It
-// implements StatusSource and FailureReporter, and Engine returns an
-// engine.Engine that always reaches the current one.
+// Status is the engine's state as the supervisor reports it (GET /ready
+// and GET /health show it). Message is short and names no local file but
+// by its base name; the detail is in the log.
+type Status struct {
+	Phase    string  `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed
+	Progress float64 `json:"progress,omitempty"` // 0..1 while loading
+	Message  string  `json:"message,omitempty"`
+	Ready    bool    `json:"ready"`
+	Restarts int     `json:"restarts"`
+}
+
+// Defaults of a Supervisor's restart policy.
+const (
+	DefaultMaxRestarts = 5
+	DefaultBackoff     = time.Second
+	DefaultMaxBackoff  = 30 * time.Second
+	// healthTimeout bounds one health check.
+	healthTimeout = 5 * time.Second
+)
+
+// ErrStopped is the cause of the supervisor's context once Stop has run.
+var ErrStopped = errors.New("supervise: the supervisor is stopping")
+
+// Supervisor keeps one engine serving: it starts it, reports its state, and
+// restarts it after a failure, with a doubling wait between attempts up to
+// MaxBackoff, for as long as it runs. EngineFailed and Restart let a caller
+// report a failure or ask for a restart; Engine returns an engine.Engine
+// that always reaches the current one.
 type Supervisor struct {
 	open    Opener
 	req     engine.StartRequest
 	onEvent func(engine.LifecycleEvent)
 
 	// MaxRestarts is how many restarts in a row may fail before the engine
-	// is reported failed (phase "failed", GET /health 503) (default 5);
-	// attempts go on after that. Backoff is the first wait, doubled each
-	// time up to MaxBackoff (defaults 1 s and 30 s).
+	// is reported failed (phase "failed") (default 5); attempts go on
+	// after that. Backoff is the first wait, doubled each time up to
+	// MaxBackoff (defaults 1 s and 30 s).
 	MaxRestarts int
 	Backoff     time.Duration
 	MaxBackoff  time.Duration
@@ -36,36 +70,71 @@ type Supervisor struct {
 	// Prepare, when set, runs before every start of the engine and may
 	// change what it is started with (a voice catalog rewritten, say).
 	Prepare func(ctx context.Context, eng engine.Engine, req engine.StartRequest) (engine.StartRequest, error)
+	// Logger receives what Status leaves out: the engine's errors in full,
+	// with its last output. Nil discards.
+	Logger *slog.Logger
+
+	ctx    context.Context // ended by Stop
+	cancel context.CancelCauseFunc
+	loops  sync.WaitGroup // the restart in the background, if any
 
 	mu         sync.Mutex
 	eng        engine.Engine
 	closeEng   func()
 	status     Status
 	restarting bool
+	why        string // why the restart under way runs, for a Restart refused meanwhile
 	stopped    bool
-	done       chan struct{} // closed by Stop
 }
 
-// NewSupervisor returns a supervisor that starts engines with req and passes
-// each lifecycle event to onEvent (may be nil).
-func NewSupervisor(open Opener, req engine.StartRequest, onEvent func(engine.LifecycleEvent)) *Supervisor {
-	return &Supervisor{open: open, req: req, onEvent: onEvent, MaxRestarts: 5, Backoff: time.Second, MaxBackoff: 30 * time.Second,
-		status: Status{Phase: "starting"}, done: make(chan struct{})}
+// New returns a supervisor that starts engines with req and passes each
+// lifecycle event to onEvent (may be nil).
+func New(open Opener, req engine.StartRequest, onEvent func(engine.LifecycleEvent)) *Supervisor {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Supervisor{open: open, req: req, onEvent: onEvent, MaxRestarts: DefaultMaxRestarts, Backoff: DefaultBackoff,
+		MaxBackoff: DefaultMaxBackoff, status: Status{Phase: "starting"}, ctx: ctx, cancel: cancel}
+}
+
+// bound returns ctx, ended also when the supervisor stops.
+func (s *Supervisor) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.ctx, func() { cancel(ErrStopped) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+func (s *Supervisor) log() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+// logFailure logs err in full, with the engine's last output.
+func (s *Supervisor) logFailure(msg string, err error) {
+	attrs := []any{"err", err}
+	var ee *engine.Error
+	if errors.As(err, &ee) && ee.LogTail != "" {
+		attrs = append(attrs, "engine_output", ee.LogTail)
+	}
+	s.log().Error(msg, attrs...)
 }
 
 // Start opens the plugin and starts the engine, returning when it is ready
-// or has failed.
+// or has failed (the error in full is the caller's to report; Status gets
+// its short cause). Stop ends it early.
 func (s *Supervisor) Start(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	eng, closeEng, err := s.open(ctx)
 	if err != nil {
-		s.setStatus(Status{Phase: "failed", Message: err.Error()})
+		s.setStatus(Status{Phase: "failed", Message: "the engine plugin did not open: " + Summary(err)})
 		return err
 	}
 	s.mu.Lock()
 	s.eng, s.closeEng = eng, closeEng
 	s.mu.Unlock()
 	if err := s.startEngine(ctx, eng); err != nil {
-		s.setStatus(Status{Phase: "failed", Message: err.Error()})
+		s.setStatus(Status{Phase: "failed", Message: "the engine did not start: " + Summary(err)})
 		return err
 	}
 	s.setStatus(Status{Phase: "ready", Ready: true})
@@ -87,18 +156,29 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // Restart starts the running engine again now (Prepare first) and returns
 // when it serves again or has failed; a failure hands over to the restart
 // loop of EngineFailed. A catalog engine reads a newly published voice
-// this way. It answers not ready while another restart runs.
+// this way. It answers not ready while a restart after a failure runs, or
+// once Stop has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
 	s.mu.Lock()
-	if s.restarting || s.stopped || s.eng == nil {
+	switch {
+	case s.stopped:
 		s.mu.Unlock()
-		return engine.NotReadyf("the engine is being restarted or stopped: retry shortly")
+		return engine.NotReadyf("the server is stopping")
+	case s.restarting:
+		why := s.why
+		s.mu.Unlock()
+		return engine.NotReadyf("the engine is being restarted %s: retry shortly", why)
+	case s.eng == nil:
+		s.mu.Unlock()
+		return engine.NotReadyf("the engine is not running")
 	}
-	s.restarting = true
+	s.restarting, s.why = true, "to load a new voice"
 	eng := s.eng
 	s.status = Status{Phase: "restarting", Message: "loading a new voice", Restarts: s.status.Restarts}
 	s.mu.Unlock()
+	ctx, cancel := s.bound(ctx)
 	err := s.startEngine(ctx, eng)
+	cancel()
 	s.mu.Lock()
 	s.restarting = false
 	s.mu.Unlock()
@@ -113,7 +193,7 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 func (s *Supervisor) event(ev engine.LifecycleEvent) {
 	if ev.Phase != engine.PhaseReady {
 		s.mu.Lock()
-		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready = ev.Phase.String(), max(ev.Progress, 0), ev.Message, false
+		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready = ev.Phase.String(), max(ev.Progress, 0), Brief(ev.Message), false
 		s.mu.Unlock()
 	}
 	if s.onEvent != nil {
@@ -135,16 +215,25 @@ func (s *Supervisor) Status() Status {
 	return s.status
 }
 
-// EngineFailed starts a restart in the background unless one is running.
+// EngineFailed is told that a call into the engine failed. It asks the
+// engine for its health first: an engine that still says it is ready
+// failed that one call only (a request it could not serve), and nothing
+// changes. Otherwise the engine is marked restarting and restarted in the
+// background, unless a restart runs already.
 func (s *Supervisor) EngineFailed(cause error) {
+	if s.isStopped() || s.healthy() {
+		return
+	}
 	s.mu.Lock()
 	if s.restarting || s.stopped {
 		s.mu.Unlock()
 		return
 	}
-	s.restarting = true
-	s.status = Status{Phase: "restarting", Message: cause.Error(), Restarts: s.status.Restarts}
+	s.restarting, s.why = true, "after a failure"
+	s.status = Status{Phase: "restarting", Message: "the engine failed (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
+	s.loops.Add(1)
 	s.mu.Unlock()
+	s.logFailure("the engine failed; restarting it", cause)
 	go s.restart()
 }
 
@@ -155,14 +244,11 @@ func (s *Supervisor) EngineFailed(cause error) {
 // and GET /ready take the host out of a load balancer, and the attempts go
 // on at MaxBackoff.
 func (s *Supervisor) restart() {
+	defer s.loops.Done()
 	defer func() { s.mu.Lock(); s.restarting = false; s.mu.Unlock() }()
-	if s.healthy() {
-		s.setStatus(Status{Phase: "ready", Ready: true})
-		return
-	}
 	wait := s.Backoff
 	for attempt := 1; ; attempt++ {
-		if s.isStopped() {
+		if s.ctx.Err() != nil {
 			return
 		}
 		err := s.restartOnce()
@@ -175,15 +261,21 @@ func (s *Supervisor) restart() {
 			}
 			return
 		}
+		if s.ctx.Err() != nil {
+			return
+		}
 		phase := "restarting"
 		if attempt >= s.MaxRestarts {
 			phase = "failed"
 		}
-		s.setStatus(Status{Phase: phase, Message: fmt.Sprintf("restart attempt %d failed: %v; the next in %v", attempt, err, wait)})
+		s.logFailure(fmt.Sprintf("restart attempt %d failed", attempt), err)
+		s.setStatus(Status{Phase: phase, Message: fmt.Sprintf("restart attempt %d failed (%s); the next in %v", attempt, Summary(err), wait)})
+		t := time.NewTimer(wait)
 		select {
-		case <-s.done:
+		case <-s.ctx.Done():
+			t.Stop()
 			return
-		case <-time.After(wait):
+		case <-t.C:
 		}
 		wait = min(2*wait, max(s.MaxBackoff, s.Backoff))
 	}
@@ -197,20 +289,23 @@ func (s *Supervisor) healthy() bool {
 	if eng == nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, healthTimeout)
 	defer cancel()
 	h, err := eng.Health(ctx)
 	return err == nil && h.Ready
 }
 
-// Watch polls the engine's health every interval until ctx ends, and
-// restarts an engine that stopped being ready without a request noticing.
+// Watch polls the engine's health every interval until ctx ends or the
+// supervisor stops, and restarts an engine that stopped being ready
+// without a request noticing.
 func (s *Supervisor) Watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -221,15 +316,17 @@ func (s *Supervisor) Watch(ctx context.Context, interval time.Duration) {
 }
 
 func (s *Supervisor) restartOnce() error {
-	ctx := context.Background()
+	ctx := s.ctx
 	s.mu.Lock()
 	eng := s.eng
 	s.mu.Unlock()
 	if eng != nil {
 		_, _ = eng.Stop(ctx, engine.StopRequest{})
-		if err := s.startEngine(ctx, eng); err == nil {
-			return nil
+		err := s.startEngine(ctx, eng)
+		if err == nil || ctx.Err() != nil {
+			return err
 		}
+		s.logFailure("the engine did not start again; opening the plugin again", err)
 	}
 	// the plugin itself may be gone: open a new one
 	s.closeCurrent()
@@ -243,7 +340,7 @@ func (s *Supervisor) restartOnce() error {
 		// knew of: this one would be left running.
 		s.mu.Unlock()
 		closeEng()
-		return errors.New("the server is stopping")
+		return ErrStopped
 	}
 	s.eng, s.closeEng = newEng, closeEng
 	s.mu.Unlock()
@@ -266,15 +363,23 @@ func (s *Supervisor) isStopped() bool {
 	return s.stopped
 }
 
-// Stop stops the engine and closes the plugin; no restart follows.
+// Stop cancels a start or restart in progress and any wait between
+// attempts, waits (within ctx) for the restart loop to end, stops the
+// engine and closes the plugin; no restart follows.
 func (s *Supervisor) Stop(ctx context.Context) {
 	s.mu.Lock()
-	if !s.stopped {
-		close(s.done)
-	}
 	s.stopped = true
-	eng := s.eng
 	s.status = Status{Phase: "stopped", Restarts: s.status.Restarts}
+	s.mu.Unlock()
+	s.cancel(ErrStopped)
+	ended := make(chan struct{})
+	go func() { s.loops.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	eng := s.eng
 	s.mu.Unlock()
 	if eng != nil {
 		_, _ = eng.Stop(ctx, engine.StopRequest{})
@@ -308,7 +413,7 @@ func (p supervised) Describe(ctx context.Context) (engine.Description, error) {
 }
 
 func (p supervised) Start(context.Context, engine.StartRequest, func(engine.LifecycleEvent)) error {
-	return errors.New("the supervisor starts the engine")
+	return errors.New("supervise: the supervisor starts the engine")
 }
 
 func (p supervised) Health(ctx context.Context) (engine.Health, error) {

@@ -1,0 +1,244 @@
+package servecmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/supervise"
+)
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// apiOver serves the HTTP API in front of sup, wired as drama serve wires it.
+func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) string {
+	t.Helper()
+	srv := httpapi.New(httpapi.Config{Engine: sup.Engine(), Caps: caps, Status: engineStatus{sup}, Failures: sup, Restarter: sup})
+	sup.OnRestart = srv.EngineRestarted
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func speech(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestEngineCrashAndRecovery(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.FrameDelay = 0
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	sup.Backoff = 10 * time.Millisecond
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Stop(context.Background())
+	url := apiOver(t, sup, fake.Desc.Capabilities)
+
+	if code, _ := speech(t, url, `{"input":"before"}`); code != 200 {
+		t.Fatalf("before the crash: %d", code)
+	}
+	fake.Crash()
+	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	code, body := speech(t, url, `{"input":"during"}`)
+	if code != 503 || !strings.Contains(body, "engine") || len(body) > 2000 {
+		t.Fatalf("request in flight at the crash: %d %s", code, body)
+	}
+	waitFor(t, func() bool { return sup.Status().Ready })
+	if code, _ := speech(t, url, `{"input":"after"}`); code != 200 {
+		t.Fatalf("after the restart: %d", code)
+	}
+	_, ready := get(t, url+"/ready")
+	var st httpapi.Status
+	if err := json.Unmarshal([]byte(ready), &st); err != nil || !st.Ready || st.Restarts != 1 {
+		t.Fatalf("ready after restart: %v %s", err, ready)
+	}
+	if _, m := get(t, url+"/metrics"); !strings.Contains(m, "drama_engine_restarts_total 1") {
+		t.Fatalf("metrics: %s", m)
+	}
+}
+
+// flakyOpener fails to open the engine a number of times, then opens it.
+type flakyOpener struct {
+	fake  *enginetest.Fake
+	fails atomic.Int32
+	err   error
+}
+
+func (o *flakyOpener) open(context.Context) (engine.Engine, func(), error) {
+	if o.fails.Add(-1) >= 0 {
+		if o.err != nil {
+			return nil, nil, o.err
+		}
+		return nil, nil, errors.New("the plugin would not start")
+	}
+	return o.fake, func() {}, nil
+}
+
+// crashOnce is an engine whose Start fails after its first, so that a
+// restart must open a new plugin.
+type crashOnce struct {
+	engine.Engine
+	starts atomic.Int32
+}
+
+func (c *crashOnce) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
+	if c.starts.Add(1) > 1 {
+		return engine.Errorf(engine.KindFailed, "gone")
+	}
+	return c.Engine.Start(ctx, req, ev)
+}
+
+// restartsFailing starts an engine that crashes, and whose restarts fail
+// with openErr (nil: a plain error) until op.fails is set to 0.
+func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flakyOpener, string) {
+	first := enginetest.NewFake()
+	first.FrameDelay = 0
+	second := enginetest.NewFake()
+	second.FrameDelay = 0
+	t.Cleanup(func() { second.Stop(context.Background(), engine.StopRequest{}) })
+	op := &flakyOpener{fake: second, err: openErr}
+	opens := atomic.Int32{}
+	open := func(ctx context.Context) (engine.Engine, func(), error) {
+		if opens.Add(1) == 1 {
+			return &crashOnce{Engine: first}, func() {}, nil
+		}
+		return op.open(ctx)
+	}
+	sup := supervise.New(open, engine.StartRequest{}, nil)
+	sup.Backoff, sup.MaxBackoff, sup.MaxRestarts = time.Millisecond, 5*time.Millisecond, 3
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	url := apiOver(t, sup, first.Desc.Capabilities)
+	op.fails.Store(1 << 20) // fails until told otherwise
+	first.Crash()
+	waitFor(t, func() bool { h, _ := first.Health(context.Background()); return !h.Ready })
+	sup.EngineFailed(errors.New("crash"))
+	waitFor(t, func() bool { return sup.Status().Phase == "failed" })
+	return sup, op, url
+}
+
+// TestRestartsGoOnAndHealthTellsTheTruth: past MaxRestarts failed
+// restarts the supervisor reports failed (GET /health and /ready 503) and
+// keeps trying; when an attempt succeeds, both are 200 again.
+func TestRestartsGoOnAndHealthTellsTheTruth(t *testing.T) {
+	sup, op, url := restartsFailing(t, nil)
+	for _, path := range []string{"/health", "/ready"} {
+		if code, body := get(t, url+path); code != http.StatusServiceUnavailable || !strings.Contains(body, "failed") {
+			t.Fatalf("%s while the engine cannot start: %d %s, want 503 saying failed", path, code, body)
+		}
+	}
+	op.fails.Store(0) // the plugin starts again
+	waitFor(t, func() bool { return sup.Status().Ready })
+	for _, path := range []string{"/health", "/ready"} {
+		if code, body := get(t, url+path); code != http.StatusOK {
+			t.Fatalf("%s after the engine came back: %d %s", path, code, body)
+		}
+	}
+}
+
+// TestReadyAndHealthTellNoOutputNorPaths: an engine that crashed and
+// exits again at each restart, its output holding a Python traceback with
+// a temporary path, is reported on GET /ready and GET /health with the
+// phase and a short cause; its output and the path stay out.
+func TestReadyAndHealthTellNoOutputNorPaths(t *testing.T) {
+	dir := t.TempDir()
+	tail := "Traceback (most recent call last):\n  File \"" + filepath.Join(dir, "model.py") + "\", line 3\nRuntimeError: CUDA out of memory secret-tail-line"
+	exit := &native.ExitError{Code: 1, Tail: tail}
+	cause := &engine.Error{Kind: engine.KindFailed, Op: "start", Msg: exit.Error(), LogTail: tail, Err: exit}
+	_, _, url := restartsFailing(t, cause)
+	for _, path := range []string{"/health", "/ready"} {
+		code, body := get(t, url+path)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "failed") || !strings.Contains(body, "exited with code 1") {
+			t.Fatalf("%s: %d %s, want 503 with the phase and the exit", path, code, body)
+		}
+		for _, bad := range []string{"secret-tail-line", dir, "Traceback", `\n`} {
+			if strings.Contains(body, bad) {
+				t.Fatalf("%s tells %q: %s", path, bad, body)
+			}
+		}
+	}
+}
+
+// failingInput fails a synthesis whose input holds [fail] as the engine
+// does for a request it cannot serve (a 500 of the native server), and
+// stays up.
+type failingInput struct{ engine.Engine }
+
+func (f failingInput) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
+	if strings.Contains(req.Input, "[fail]") {
+		return nil, engine.Errorf(engine.KindFailed, "synthesize: native server answered 500")
+	}
+	return f.Engine.Synthesize(ctx, req)
+}
+
+// TestAFailedSynthesisOfALiveEngineIsNoRestart: after a synthesis fails
+// while the engine stays up, the engine is still ready, the next request is
+// served, and no restart is counted.
+func TestAFailedSynthesisOfALiveEngineIsNoRestart(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.FrameDelay = 0
+	var opens atomic.Int32
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) {
+		opens.Add(1)
+		return failingInput{fake}, func() {}, nil
+	}, engine.StartRequest{}, nil)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Stop(context.Background())
+	url := apiOver(t, sup, fake.Desc.Capabilities)
+	if code, body := speech(t, url, `{"input":"[fail] this one","stream":false}`); code != 503 || !strings.Contains(body, "engine_failed") {
+		t.Fatalf("the failing request: %d %s", code, body)
+	}
+	if code, body := get(t, url+"/ready"); code != 200 || !strings.Contains(body, `"restarts":0`) {
+		t.Fatalf("/ready after a failed synthesis of a live engine: %d %s", code, body)
+	}
+	if code, body := speech(t, url, `{"input":"the next one","stream":false}`); code != 200 {
+		t.Fatalf("the next request: %d %s", code, body)
+	}
+	if n := opens.Load(); n != 1 {
+		t.Fatalf("the plugin was opened %d times, want once", n)
+	}
+}
