@@ -13,9 +13,10 @@ DEMO=${DEMO:-demo}
 drama() { "$BIN/drama" "$@"; }
 step() { printf '\n== %s\n' "$*"; }
 
+case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
 rm -rf "$DEMO"
 mkdir -p "$DEMO"
-export HF_HUB_CACHE="$PWD/$DEMO/hf-cache"   # keep the demo out of the real Hugging Face cache
+export HF_HUB_CACHE="$DEMO/hf-cache"   # keep the demo out of the real Hugging Face cache
 cleanup() { for p in ${pids:-}; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 die() { echo "demo: $*" >&2; exit 1; }
