@@ -122,6 +122,8 @@ func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 	}
 	stopTick := q.tick(min(q.splitAfter/4, 250*time.Millisecond))
 	defer stopTick()
+	stopRamp := q.rampLoop(func(n int) { d.emit(Event{Kind: EventWorkers, Workers: n}) })
+	defer stopRamp()
 	stop := context.AfterFunc(ctx, func() { q.fail(ctx.Err()) })
 	defer stop()
 	var jobs []*job
