@@ -33,6 +33,9 @@
 #   PYLIB             the directory holding huggingface_hub (../shared/pylib
 #                     beside the checkout)
 #   PORT              the mirror's port (18931)
+#   MIRROR_FLAGS      more flags for drama mirror serve; "--rate 25000000"
+#                     paces each data response, as a CDN that limits each
+#                     connection does
 #   OUT               when set, runs.tsv and summary.txt are written there too
 #
 # Prints one TSV line per run (repeat, tool, workers, seconds, MB/s, CPU
@@ -70,7 +73,7 @@ for i in $(seq 1 "$FILES"); do
 done
 TOTAL=$((FILES * SIZE_MIB << 20))
 EP=http://127.0.0.1:$PORT
-"$DRAMA" -q mirror serve "$W/mirror" --addr 127.0.0.1:$PORT >/dev/null 2>"$W/mirror.log" &
+"$DRAMA" -q mirror serve "$W/mirror" --addr 127.0.0.1:$PORT ${MIRROR_FLAGS:-} >/dev/null 2>"$W/mirror.log" &
 MIRROR_PID=$!
 for _ in $(seq 100); do curl -s -o /dev/null "$EP/api/models/$REPO/refs" && break; sleep 0.1; done
 cat > "$W/unlocked.json" <<JSON
@@ -153,7 +156,7 @@ for n in $WORKERS; do
   tools+=("drama-$n")
   if [ -n "${DRAMA_BEFORE:-}" ]; then tools+=("drama-before-$n"); fi
 done
-printf '# %s; %s x %s MiB; %s cores; uptime:%s\n' "$(date -u +%FT%TZ)" "$FILES" "$SIZE_MIB" "$(nproc)" "$(uptime | sed 's/.*load/ load/')"
+printf '# %s; %s x %s MiB; mirror flags: %s; %s cores; uptime:%s\n' "$(date -u +%FT%TZ)" "$FILES" "$SIZE_MIB" "${MIRROR_FLAGS:-none}" "$(nproc)" "$(uptime | sed 's/.*load/ load/')"
 printf 'repeat\ttool\tworkers\tseconds\tMB/s\tcpu_s_per_GB\tpeak_rss_MiB\tload1\n'
 for r in $(seq 1 "$REPEAT"); do
   k=$(( (r - 1) % ${#tools[@]} )) # rotate the order each repeat

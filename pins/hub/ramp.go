@@ -14,16 +14,16 @@ const (
 	// rampSettle ticks let a change of level settle (new connections get
 	// going, streams over the level finish their span); the next rampTicks
 	// ticks make one measurement.
-	rampSettle = 2
-	rampTicks  = 4
+	rampSettle = 1
+	rampTicks  = 2
 	// rampGain is the least rate a trial of twice the streams must reach,
 	// as a multiple of the rate before it, to be kept.
 	rampGain = 1.10
 	// rampBackoff and rampMaxBackoff are the measurements to wait before
 	// trying again after a trial that gained too little; the wait doubles
 	// with each such trial.
-	rampBackoff    = 8
-	rampMaxBackoff = 64
+	rampBackoff    = 16
+	rampMaxBackoff = 128
 )
 
 // ramp chooses how many streams may run. It starts at start and, whenever
