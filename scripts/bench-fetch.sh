@@ -185,7 +185,7 @@ summary() {
         key = order[i]; split(key, f, "\t"); if (f[1] != "drama" && f[1] != "drama-before") continue
         line = ""
         for (j = 1; j <= k; j++) { p = order[j]; split(p, g, "\t"); if (g[1] != "drama" && g[1] != "drama-before" && m[p] > 0) line = line sprintf(" %s %.2fx;", g[1], m[key] / m[p]) }
-        printf "# %s --workers %s against (ratio of medians):%s\n", f[1], f[2], line
+        if (line != "") printf "# %s --workers %s against (ratio of medians):%s\n", f[1], f[2], line
       }
     }' "$ROWS"
 }
