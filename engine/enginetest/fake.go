@@ -230,9 +230,11 @@ func (f *Fake) Synthesize(ctx context.Context, req engine.SynthesisRequest) (eng
 	return s, nil
 }
 
-// acquire takes the one synthesis slot, retrying every 50 ms for 10 s.
+// acquire takes the one synthesis slot, retrying as the native client does:
+// after 2 ms, then pauses doubling up to 50 ms, for 10 s.
 func (f *Fake) acquire(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(10 * time.Second)
+	pause := 2 * time.Millisecond
 	for retries := 0; ; retries++ {
 		f.mu.Lock()
 		if !f.busy && time.Now().After(f.busyUntil) {
@@ -247,7 +249,8 @@ func (f *Fake) acquire(ctx context.Context) (int, error) {
 		select {
 		case <-ctx.Done():
 			return retries, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(pause):
+			pause = min(2*pause, 50*time.Millisecond)
 		}
 	}
 }

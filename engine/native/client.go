@@ -22,8 +22,11 @@ import (
 const MaxChunk = engine.MaxChunk
 
 // Defaults of the busy retry: the server may answer 503 for a moment after a
-// cancelled synthesis.
+// cancelled synthesis, and for the instant between one reply's last byte and
+// its next request. The first pause is BusyRetryFirst; each one after it
+// doubles, up to DefaultBusyRetry.
 const (
+	BusyRetryFirst     = 2 * time.Millisecond
 	DefaultBusyRetry   = 50 * time.Millisecond
 	DefaultBusyTimeout = 10 * time.Second
 )
@@ -48,9 +51,13 @@ type Result struct {
 // connection serves one request. A Client is safe for concurrent use.
 type Client struct {
 	Addr        string        // host:port of the server
-	BusyRetry   time.Duration // pause between 503 retries; 0 means 50 ms
+	BusyRetry   time.Duration // longest pause between 503 retries; 0 means 50 ms
 	BusyTimeout time.Duration // give up retrying after this; 0 means 10 s
 	Dialer      net.Dialer
+
+	// now and sleep are the clock of the busy retry; nil means the real one.
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
 }
 
 // NewClient returns a client of the server at addr with the default retry.
@@ -79,8 +86,8 @@ func (c *Client) Synthesize(ctx context.Context, req *SpeechRequest, fn AudioFun
 }
 
 // Open sends req and returns once the server accepted it: after a 200 and,
-// for a whole WAV, its header. A 503 is retried every BusyRetry for up to
-// BusyTimeout; a 400 is ErrInvalid in the server's words. Cancelling ctx
+// for a whole WAV, its header. A 503 is retried after 2 ms, then after
+// pauses that double up to BusyRetry, for up to BusyTimeout; a 400 is ErrInvalid in the server's words. Cancelling ctx
 // closes the connection, which is how the server learns of the cancel. The
 // caller must Close the stream.
 func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) {
@@ -88,20 +95,27 @@ func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("native: encode request: %w", err)
 	}
-	start := time.Now()
+	now, sleep := time.Now, sleepCtx
+	if c.now != nil {
+		now, sleep = c.now, c.sleep
+	}
+	start := now()
 	deadline := start.Add(c.busyTimeout())
 	retries := 0
+	pause := min(BusyRetryFirst, c.busyRetry())
 	for {
 		st, err := c.openOnce(ctx, body, req.ResponseFormat)
 		if err == nil {
 			st.start, st.res.BusyRetries = start, retries
 			return st, nil
 		}
-		if !errors.Is(err, ErrBusy) || time.Now().Add(c.busyRetry()).After(deadline) {
+		if !errors.Is(err, ErrBusy) || now().Add(pause).After(deadline) {
 			return nil, err
 		}
 		retries++
-		if err := sleepCtx(ctx, c.busyRetry()); err != nil {
+		err = sleep(ctx, pause)
+		pause = min(2*pause, c.busyRetry())
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -196,6 +196,7 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 				return wrote, diskError(j.t.Partial, werr)
 			}
 			wrote += int64(m)
+			q.moved.Add(int64(m))
 			if d.Progress != nil && m > 0 {
 				d.Progress(j.t.File.Path, int64(m))
 			}
@@ -273,6 +274,7 @@ func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 					return wrote, diskError(j.t.Partial, werr)
 				}
 				wrote += int64(m)
+				q.moved.Add(int64(m))
 				if d.Progress != nil && m > 0 {
 					d.Progress(j.t.File.Path, int64(m))
 				}
@@ -280,6 +282,7 @@ func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
 					return wrote, diskError(j.t.Partial, werr)
 				}
+				q.moved.Add(int64(n))
 				if d.Progress != nil {
 					d.Progress(j.t.File.Path, int64(n))
 				}

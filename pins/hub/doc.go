@@ -39,7 +39,11 @@
 // chunks in flight, and a resumed file is neither fetched nor re-read
 // again. A stream idle for IdleTimeout is cut and its range re-issued from
 // the last byte written; three failures in a row halve the number of
-// active streams, eight successes raise it by one. An idle worker takes
+// active streams, eight successes raise it by one. Workers past
+// DefaultWorkers are not all started at once: the fetch begins with
+// DefaultWorkers streams and doubles them, up to Workers, only while a
+// doubling raises the measured rate by 10 % (on loopback 32 streams moved
+// less than 8; against a CDN that paces each connection they pay). An idle worker takes
 // the upper half of the remaining range of a straggler, a stream that has
 // run twice as long as its size predicts from the pace of the others
 // (between 0.1 s and SplitAfter), so one slow connection does not hold a file's

@@ -34,10 +34,13 @@ type Target struct {
 // partial files, hashing each file's contiguous prefix as it fills, and
 // renames a file to its final name only after its size and digest match.
 type Downloader struct {
-	Client      *Client
-	Repo        string
-	Commit      string
-	Workers     int           // parallel streams over all files (default DefaultWorkers)
+	Client *Client
+	Repo   string
+	Commit string
+	// Workers is the most parallel streams over all files (default
+	// DefaultWorkers); past DefaultWorkers they are added only while they
+	// raise the measured rate (see the package documentation).
+	Workers     int
 	ChunkSize   int64         // bytes per ranged GET (default DefaultChunkSize)
 	IdleTimeout time.Duration // a stream with no bytes for this long is re-issued
 	MaxAttempts int           // tries per chunk before giving up
@@ -122,6 +125,8 @@ func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 	}
 	stopTick := q.tick(min(q.splitAfter/4, 250*time.Millisecond))
 	defer stopTick()
+	stopRamp := q.rampLoop(func(n int) { d.emit(Event{Kind: EventWorkers, Workers: n}) })
+	defer stopRamp()
 	stop := context.AfterFunc(ctx, func() { q.fail(ctx.Err()) })
 	defer stop()
 	var jobs []*job

@@ -3,12 +3,15 @@ package hub
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // queue hands chunks to workers, tracks unfinished files, holds the first
 // fatal error, and adapts how many workers may run: halved after three
-// failures in a row, raised by one after eight successes.
+// failures in a row, raised by one after eight successes, and past
+// DefaultWorkers only as far as more streams raise the rate (see ramp).
+// Workers whose id is at or past the lower of the two wait.
 type queue struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -27,6 +30,9 @@ type queue struct {
 	splitAfter time.Duration
 	splitMin   int64
 	pace       pace
+	ramp       *ramp
+	// moved counts the bytes written since the ramp's last tick.
+	moved atomic.Int64
 }
 
 // maxWindowBytes bounds what may be downloaded past a file's hashed
@@ -35,7 +41,8 @@ const maxWindowBytes = 256 << 20
 
 func newQueue(workers, files int, chunk int64) *queue {
 	window := min(workers+4, max(4, int(maxWindowBytes/chunk)))
-	q := &queue{open: files, limit: workers, max: workers, window: window, running: map[*span]struct{}{}}
+	q := &queue{open: files, limit: workers, max: workers, window: window, running: map[*span]struct{}{},
+		ramp: newRamp(DefaultWorkers, workers)}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -51,7 +58,7 @@ func (q *queue) take(worker int) (*span, bool) {
 		if q.err != nil || q.open == 0 {
 			return nil, false
 		}
-		if worker < q.limit {
+		if worker < q.allowed() {
 			if s := q.next(); s != nil {
 				q.running[s] = struct{}{}
 				return s, true
@@ -110,6 +117,47 @@ func (q *queue) tick(d time.Duration) (stop func()) {
 		}
 	}()
 	return func() { t.Stop(); close(done) }
+}
+
+// allowed is how many workers may fetch now; q.mu is held.
+func (q *queue) allowed() int { return min(q.limit, q.ramp.level()) }
+
+// rampLoop feeds the ramp every rampTick and calls changed (outside the
+// lock) with the number of streams allowed when it moves, until stop is
+// called. It starts nothing when the ramp has nowhere to go.
+func (q *queue) rampLoop(changed func(int)) (stop func()) {
+	if q.ramp.cur >= q.ramp.max {
+		return func() {}
+	}
+	t := time.NewTicker(rampTick)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.C:
+				if n, moved := q.rampStep(); moved {
+					changed(n)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
+}
+
+// rampStep gives the ramp one tick's bytes and returns the number of
+// workers allowed and whether it changed, waking the workers if it did.
+func (q *queue) rampStep() (int, bool) {
+	q.mu.Lock()
+	before := q.allowed()
+	q.ramp.observe(q.moved.Swap(0), len(q.running) >= before)
+	after := q.allowed()
+	q.mu.Unlock()
+	if after != before {
+		q.cond.Broadcast()
+	}
+	return after, after != before
 }
 
 // eligible returns the index of the first task inside its file's window.
@@ -179,10 +227,11 @@ func (q *queue) failure() (int, bool) {
 	q.oks = 0
 	q.fails++
 	if q.fails < 3 || q.limit == 1 {
-		return q.limit, false
+		return q.allowed(), false
 	}
+	before := q.allowed()
 	q.fails, q.limit = 0, max(1, q.limit/2)
-	return q.limit, true
+	return q.allowed(), q.allowed() != before
 }
 
 // success counts a finished stream and returns the worker limit and
@@ -192,11 +241,13 @@ func (q *queue) success() (int, bool) {
 	q.fails = 0
 	q.oks++
 	raised := q.oks >= 8 && q.limit < q.max
+	before := q.allowed()
 	if raised {
 		q.oks = 0
 		q.limit++
 	}
-	n := q.limit
+	n := q.allowed()
+	raised = n != before
 	q.mu.Unlock()
 	if raised {
 		q.cond.Broadcast()

@@ -80,7 +80,7 @@ present).`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Endpoint, "endpoint", "", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)")
 	fl.StringVar(&opts.PinsFile, "pins", "", "pins file to fetch (default <root>/<variant>/pins.lock.json, else the built-in pins)")
-	fl.IntVar(&opts.Workers, "workers", hub.DefaultWorkers, "parallel download streams over all files")
+	fl.IntVar(&opts.Workers, "workers", hub.DefaultWorkers, "parallel download streams over all files; past 8, added only while they raise the rate")
 	fl.IntVar(&opts.ChunkMiB, "chunk-size", hub.DefaultChunkSize>>20, "MiB per ranged request")
 	fl.DurationVar(&opts.IdleTimeout, "idle-timeout", hub.DefaultIdleTimeout, "re-issue a stream that sent nothing for this long")
 	fl.DurationVar(&opts.LockWait, "lock-wait", time.Minute, "how long to wait for another fetch of the same root or cache")

@@ -1,0 +1,131 @@
+package native_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/engine/native"
+)
+
+// busyServer answers the first busy requests with 503 (all of them when busy
+// is negative) and the rest with a short PCM stream, counting the requests.
+func busyServer(t *testing.T, busy int64) (addr string, requests *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	requests = new(atomic.Int64)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				if n := requests.Add(1); busy < 0 || n <= busy {
+					conn.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"))
+					return
+				}
+				conn.Write([]byte(streamHead + "4\r\n\x01\x00\x02\x00\r\n0\r\n\r\n"))
+			}()
+		}
+	}()
+	return ln.Addr().String(), requests
+}
+
+// fakeClock records the pauses of the busy retry and advances by them, so the
+// schedule is counted, not timed.
+type fakeClock struct {
+	t      time.Time
+	pauses []time.Duration
+}
+
+func (f *fakeClock) now() time.Time { return f.t }
+
+func (f *fakeClock) sleep(_ context.Context, d time.Duration) error {
+	f.pauses = append(f.pauses, d)
+	f.t = f.t.Add(d)
+	return nil
+}
+
+var pcmReq = &native.SpeechRequest{Input: "x", Stream: true, ResponseFormat: "pcm"}
+
+// The first pauses after a 503 are a few milliseconds, doubling, so a
+// request that meets the engine's short busy window right after another
+// reply is not held for the full pause.
+func TestBusyRetryBacksOffFromMilliseconds(t *testing.T) {
+	addr, requests := busyServer(t, 3)
+	c := native.NewClient(addr)
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	native.SetBusyClock(c, clock.now, clock.sleep)
+	_, res, err := collect(t, c, pcmReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond}
+	if !slices.Equal(clock.pauses, want) {
+		t.Errorf("pauses %v: want %v", clock.pauses, want)
+	}
+	if res.BusyRetries != 3 || requests.Load() != 4 {
+		t.Errorf("%d retries in %d requests: want 3 in 4", res.BusyRetries, requests.Load())
+	}
+}
+
+// A server that stays busy is retried with pauses that double up to 50 ms,
+// within the same 10 s bound as before, and then reported busy.
+func TestBusyRetryScheduleWithinBound(t *testing.T) {
+	addr, requests := busyServer(t, -1)
+	c := native.NewClient(addr)
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	native.SetBusyClock(c, clock.now, clock.sleep)
+	_, err := c.Open(context.Background(), pcmReq)
+	if !errors.Is(err, native.ErrBusy) {
+		t.Fatalf("err %v: want ErrBusy", err)
+	}
+	var want []time.Duration
+	var total time.Duration
+	for d := native.BusyRetryFirst; ; d = min(2*d, native.DefaultBusyRetry) {
+		if total+d > native.DefaultBusyTimeout {
+			break
+		}
+		want, total = append(want, d), total+d
+	}
+	if !slices.Equal(clock.pauses, want) {
+		n := min(len(clock.pauses), 8)
+		t.Errorf("%d pauses starting %v: want %d starting %v", len(clock.pauses), clock.pauses[:n], len(want), want[:8])
+	}
+	if got := requests.Load(); got != int64(len(want)+1) {
+		t.Errorf("%d requests: want %d (one more than the pauses)", got, len(want)+1)
+	}
+}
+
+// A BusyRetry below the first step is the pause from the start.
+func TestBusyRetryShorterThanFirstStep(t *testing.T) {
+	addr, _ := busyServer(t, 2)
+	c := native.NewClient(addr)
+	c.BusyRetry = time.Millisecond
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	native.SetBusyClock(c, clock.now, clock.sleep)
+	if _, _, err := collect(t, c, pcmReq); err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{time.Millisecond, time.Millisecond}; !slices.Equal(clock.pauses, want) {
+		t.Errorf("pauses %v: want %v", clock.pauses, want)
+	}
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# drama serve's added time to the first audio byte (BenchmarkServeAddedFirstByte
+# in cmd/drama), this checkout's binaries against those of another commit,
+# alternating in one run: the before/after of a change to the serve path.
+#
+#   BEFORE=a79c501 scripts/bench-serve-before.sh
+#   BEFORE=a79c501 ROUNDS=5 N=400 OUT=/tmp/res scripts/bench-serve-before.sh
+#
+# Environment: BEFORE (a commit of this repository; required), ROUNDS (3),
+# N (requests per round, 200), OUT (when set, the results are copied there).
+# Needs Go (on PATH or at /usr/local/go/bin) with the module cache; no network.
+set -euo pipefail
+BEFORE=${BEFORE:?set BEFORE to the commit to compare with}
+ROUNDS=${ROUNDS:-3}
+N=${N:-200}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GO=$(command -v go || echo /usr/local/go/bin/go)
+W=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$W/src"
+git -C "$ROOT" archive "$BEFORE" | tar -x -C "$W/src"
+build() { # source dir, output dir
+  (cd "$1" && "$GO" build -o "$2/drama" ./cmd/drama && "$GO" build -o "$2/drama-engine-cuda" ./plugins/cuda &&
+    "$GO" build -o "$2/tensorfold-standin" ./engine/native/standin/cmd/tensorfold-standin)
+}
+build "$ROOT" "$W/after"
+build "$W/src" "$W/before"
+(cd "$ROOT/cmd/drama" && "$GO" test -c -o "$W/drama.test" .)
+printf '# %s; before %s, after %s; %s cores\n' "$(date -u +%FT%TZ)" "$BEFORE" "$(git -C "$ROOT" rev-parse --short HEAD)" "$(nproc)" | tee "$W/serve.txt"
+for r in $(seq 1 "$ROUNDS"); do
+  for v in before after; do
+    printf '# round %s %s %s load %s\n' "$r" "$v" "$(date -u +%T)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    (cd "$ROOT/cmd/drama" && DRAMA_TEST_BIN="$W/$v" "$W/drama.test" -test.run '^$' \
+      -test.bench ServeAddedFirstByte -test.benchtime "${N}x" | grep '^Benchmark')
+  done
+done | tee -a "$W/serve.txt"
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp "$W/serve.txt" "$OUT/serve-before-after.txt"; fi
