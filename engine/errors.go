@@ -132,8 +132,5 @@ func KindOf(err error) (k Kind, ok bool) {
 // IsInvalid reports whether err is an invalid-input error.
 func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }
 
-// IsBusy reports whether err is a busy error.
-func IsBusy(err error) bool { return errors.Is(err, ErrBusy) }
-
 // IsNotReady reports whether err is a not-ready error.
 func IsNotReady(err error) bool { return errors.Is(err, ErrNotReady) }

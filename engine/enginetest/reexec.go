@@ -2,7 +2,6 @@ package enginetest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -97,10 +96,4 @@ func Subprocess(t testing.TB, path string, env ...string) *host.Plugin {
 	}
 	t.Cleanup(func() { p.Close(context.Background(), 5*time.Second) })
 	return p
-}
-
-// Digest returns the hex sha256 of b, for comparing audio in messages.
-func Digest(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:8])
 }

@@ -38,9 +38,6 @@ func e4m3Value(b uint8) float32 {
 // E4M3ToF32 returns the value of the F8_E4M3 code b (exact; NaN for 0x7F and 0xFF).
 func E4M3ToF32(b uint8) float32 { return e4m3Table[b] }
 
-// E4M3Table returns the 256 F8_E4M3 values indexed by code.
-func E4M3Table() [256]float32 { return e4m3Table }
-
 // E4M3FromF32 rounds f to F8_E4M3 (nearest, ties to even, subnormals kept)
 // as torch's .to(torch.float8_e4m3fn) does: magnitudes of 480 and more round
 // into the NaN code, so anything above 464 (and NaN, +-Inf) gives sign|0x7F.
