@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -262,48 +262,7 @@ func (p *Pins) WriteFile(name string) error {
 	if err != nil {
 		return fmt.Errorf("pins: %w", err)
 	}
-	return WriteFileAtomic(name, data, 0o644)
-}
-
-// WriteFileAtomic writes data to name through a synced temporary file in
-// the same directory and a rename, so name holds either its old content or
-// all of data.
-func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	_ = d.Sync() // not every filesystem syncs directories; the rename is already done
-	return nil
+	return atomicfile.WriteFile(name, data, 0o644)
 }
 
 // lineCol names the 1-based line and column of a byte offset.

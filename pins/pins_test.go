@@ -105,7 +105,7 @@ func TestCheckExpected(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
+func TestWriteFileLeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "p.json")
 	p := validPins()

@@ -2,6 +2,7 @@ package pins
 
 import (
 	"encoding/json"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"path/filepath"
 	"sync"
@@ -87,5 +88,5 @@ func (s *verifiedState) save(name string) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	return WriteFileAtomic(name, append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(name, append(data, '\n'), 0o644)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"os/exec"
@@ -250,7 +251,7 @@ func (in *installer) saveState() error {
 	if err != nil {
 		return err
 	}
-	return pins.WriteFileAtomic(filepath.Join(in.work, "state.json"), append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(in.work, "state.json"), append(data, '\n'), 0o644)
 }
 
 func (in *installer) fetch(ctx context.Context, repo pins.Repo, dir string, rr *RepoRecord, clean bool) error {
@@ -595,37 +596,23 @@ func copyVerified(src, dst, want string) (int64, error) {
 		return 0, fmt.Errorf("engine build: %w", err)
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return 0, fmt.Errorf("engine build: %w", err)
+	var n int64
+	err = atomicfile.Write(dst, 0o755, func(f *os.File) error {
+		h := sha256.New()
+		var err error
+		if n, err = io.Copy(io.MultiWriter(f, h), in); err != nil {
+			return fmt.Errorf("%s: %w", dst, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return &FileError{What: "built binary", Path: src, Want: want, Got: got, Fix: "it changed after the build; run the install again"}
+		}
+		return nil
+	})
+	var fe *FileError
+	if err != nil && !errors.As(err, &fe) {
+		err = fmt.Errorf("engine build: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), in)
-	if err == nil {
-		err = tmp.Chmod(0o755)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, fmt.Errorf("engine build: %s: %w", dst, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return 0, &FileError{What: "built binary", Path: src, Want: want, Got: got, Fix: "it changed after the build; run the install again"}
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return 0, fmt.Errorf("engine build: %w", err)
-	}
-	d, err := os.Open(filepath.Dir(dst))
-	if err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return n, nil
+	return n, err
 }
 
 // tail returns the last lines of a log.

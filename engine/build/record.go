@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,14 +126,14 @@ func writeRecord(dir string, r *Record) error {
 	if err != nil {
 		return err
 	}
-	if err := pins.WriteFileAtomic(filepath.Join(dir, RecordName), append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, RecordName), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("engine build: engine record: %w", err)
 	}
 	var sums strings.Builder
 	for _, b := range r.Binaries {
 		fmt.Fprintf(&sums, "%s  %s\n", b.SHA256, b.Name)
 	}
-	if err := pins.WriteFileAtomic(filepath.Join(dir, SumsName), []byte(sums.String()), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, SumsName), []byte(sums.String()), 0o644); err != nil {
 		return fmt.Errorf("engine build: engine record: %w", err)
 	}
 	return nil
@@ -262,7 +263,7 @@ func writeLock(dir string, s *pins.Sources, files []FileRecord) error {
 	if err != nil {
 		return err
 	}
-	if err := pins.WriteFileAtomic(filepath.Join(dir, LockName), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, LockName), data, 0o644); err != nil {
 		return fmt.Errorf("engine build: %w", err)
 	}
 	return nil

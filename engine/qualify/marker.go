@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,7 +138,7 @@ func Write(root string, m *Marker) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return fmt.Errorf("qualify: marker: %w", err)
 	}
-	if err := pins.WriteFileAtomic(name, append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(name, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("qualify: marker %s: %w", name, err)
 	}
 	return nil

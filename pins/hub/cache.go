@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func (c Cache) WriteRef(repo, name, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return pins.WriteFileAtomic(p, []byte(commit), 0o644)
+	return atomicfile.WriteFile(p, []byte(commit), 0o644)
 }
 
 // ReadRef returns the commit refs/name holds, trimmed.
@@ -219,7 +220,7 @@ func (c Cache) writeCacheTag() {
 	if _, err := os.Stat(p); err == nil {
 		return
 	}
-	_ = pins.WriteFileAtomic(p, []byte("Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag: the Hugging Face hub cache.\n"), 0o644)
+	_ = atomicfile.WriteFile(p, []byte("Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag: the Hugging Face hub cache.\n"), 0o644)
 }
 
 // TreePath is huggingface_hub's cached listing of a commit:
@@ -265,7 +266,7 @@ func (c Cache) WriteTree(repo, commit string, files []TreeFile) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return pins.WriteFileAtomic(p, data, 0o644)
+	return atomicfile.WriteFile(p, data, 0o644)
 }
 
 func isHex(s string, n int) bool {

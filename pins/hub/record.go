@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -111,7 +112,7 @@ func (r *blobRecord) save() {
 	if err != nil || os.MkdirAll(filepath.Dir(r.path), 0o755) != nil {
 		return
 	}
-	if pins.WriteFileAtomic(r.path, append(data, '\n'), 0o644) == nil {
+	if atomicfile.WriteFile(r.path, append(data, '\n'), 0o644) == nil {
 		r.dirty = false
 	}
 }

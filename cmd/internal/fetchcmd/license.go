@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -97,5 +98,5 @@ func recordAcceptance(root string, all []Acceptance) error {
 	if err != nil {
 		return err
 	}
-	return pins.WriteFileAtomic(filepath.Join(dir, licenseFile), append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, licenseFile), append(data, '\n'), 0o644)
 }
