@@ -90,17 +90,6 @@ func (ix *Index) Marshal() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// WriteFileAtomic writes data to path through a synced temporary file in
-// the same directory, renamed into place (see WriteAtomic).
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return WriteAtomic(path, perm, func(f *os.File) error {
-		if _, err := f.Write(data); err != nil {
-			return fmt.Errorf("safetensors: write %s: %w", path, err)
-		}
-		return nil
-	})
-}
-
 // Checkpoint is an open checkpoint directory: one file or indexed shards.
 type Checkpoint struct {
 	Dir   string

@@ -28,7 +28,7 @@ func writeShards(t *testing.T, dir string, ix *Index) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, IndexName), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, IndexName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

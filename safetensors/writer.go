@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 )
@@ -162,54 +162,17 @@ var ErrShortTensor = errors.New("safetensors: tensor size mismatch")
 // WriteFile writes the planned file to path: the header, then every tensor's
 // bytes from src at their fixed offsets, filled by opts.Workers goroutines
 // with positioned writes. It writes to a temporary file in path's directory,
-// syncs it and renames it over path (see WriteAtomic); on any error (or when
+// syncs it and renames it over path (see atomicfile.Write); on any error (or when
 // ctx is cancelled) the temporary file is removed and path is untouched.
 func (l *Layout) WriteFile(ctx context.Context, path string, src Source, opts WriteOptions) error {
-	return WriteAtomic(path, opts.Perm, func(f *os.File) error {
+	err := atomicfile.Write(path, opts.Perm, func(f *os.File) error {
 		if err := l.fill(ctx, f, src, opts); err != nil {
-			return fmt.Errorf("safetensors: write %s: %w", path, err)
+			return fmt.Errorf("write %s: %w", path, err)
 		}
 		return nil
 	})
-}
-
-// WriteAtomic creates a temporary file beside path (a hidden name in its
-// directory), lets write fill it, then gives it mode perm (0 means 0644),
-// syncs and closes it, renames it over path and syncs the directory. When
-// write or any step fails, the temporary file is removed, path is untouched
-// and the error is returned as it is.
-func WriteAtomic(path string, perm os.FileMode, write func(f *os.File) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("safetensors: create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if perm == 0 {
-		perm = 0o644
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("safetensors: write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("safetensors: sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("safetensors: close %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("safetensors: rename into %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
+		return fmt.Errorf("safetensors: %w", err)
 	}
 	return nil
 }

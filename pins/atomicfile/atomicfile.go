@@ -50,8 +50,10 @@ func pattern(target string) string {
 // Write creates a temporary file beside path, lets fill write it, gives it
 // mode perm (0 means 0644), syncs and closes it, renames it over path and
 // syncs the directory. When fill or any step fails the temporary is removed,
-// path is untouched and the error is returned (fill's as it is).
+// path is untouched and the error is returned (fill's as it is). Before it
+// starts it sweeps the temporaries a dead run left for path (see Sweep).
 func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err error) {
+	_, _ = Sweep(filepath.Dir(path), filepath.Base(path)) // best effort: what a dead run left is no reason to fail
 	f, err := os.CreateTemp(filepath.Dir(path), pattern(path))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -96,9 +98,11 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 
 // TempDir creates an empty temporary directory beside target (mode 0755)
 // for a whole directory to be built in and then moved with RenameDir.
-// The caller removes it when the build fails.
+// The caller removes it when the build fails. Before it starts it sweeps
+// the temporaries a dead run left for target (see Sweep).
 func TempDir(target string) (string, error) {
 	target = filepath.Clean(target)
+	_, _ = Sweep(filepath.Dir(target), filepath.Base(target)) // best effort, as in Write
 	tmp, err := os.MkdirTemp(filepath.Dir(target), pattern(target))
 	if err != nil {
 		return "", fmt.Errorf("create a directory beside %s: %w", target, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"runtime"
@@ -14,7 +15,7 @@ import (
 )
 
 // Write converts into path. It writes a temporary file beside path (see
-// safetensors.WriteAtomic): the tensors at their planned offsets by several
+// atomicfile.Write): the tensors at their planned offsets by several
 // workers with pwrite while another goroutine hashes the source, then the
 // header with the digest, then syncs the file and renames it over path. On
 // any error, or when ctx is cancelled, the temporary file is removed and path
@@ -22,7 +23,7 @@ import (
 // is synced its cached pages are dropped, which loses nothing and spares
 // the rename their eviction).
 func (p *Plan) Write(ctx context.Context, path string) error {
-	return safetensors.WriteAtomic(path, 0o644, func(f *os.File) error {
+	return atomicfile.Write(path, 0o644, func(f *os.File) error {
 		if err := f.Truncate(p.Layout.Size); err != nil {
 			return fmt.Errorf("convert: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -98,27 +99,19 @@ func Quantize(ctx context.Context, inDir, outDir string, opts Options) (*Result,
 	if err := checkOutDir(outDir); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(outDir)), "."+filepath.Base(outDir)+".tmp-*")
+	tmp, err := atomicfile.TempDir(outDir)
 	if err != nil {
-		return nil, fmt.Errorf("quant: create the output beside %s: %w", outDir, err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
 		return nil, fmt.Errorf("quant: %w", err)
 	}
+	defer os.RemoveAll(tmp)
 	if err := p.write(ctx, tmp, &opts); err != nil {
 		return nil, err
 	}
 	if err := finishDir(inDir, tmp, p, &opts); err != nil {
 		return nil, err
 	}
-	os.Remove(outDir) // an empty directory, checked above
-	if err := os.Rename(tmp, outDir); err != nil {
+	if err := atomicfile.RenameDir(tmp, outDir); err != nil { // outDir is empty or absent, checked above
 		return nil, fmt.Errorf("quant: %w", err)
-	}
-	if d, err := os.Open(filepath.Dir(filepath.Clean(outDir))); err == nil { // make the rename durable
-		d.Sync()
-		d.Close()
 	}
 	return p.result, nil
 }

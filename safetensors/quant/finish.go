@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,7 +48,10 @@ func writeIndex(inDir, dir string, p *planned) error {
 	if err != nil {
 		return err
 	}
-	return safetensors.WriteFileAtomic(filepath.Join(dir, safetensors.IndexName), b, 0o644)
+	if err := atomicfile.WriteFile(filepath.Join(dir, safetensors.IndexName), b, 0o644); err != nil {
+		return fmt.Errorf("quant: %w", err)
+	}
+	return nil
 }
 
 // writeConfigs rewrites config.json's quantization_config for the target
@@ -82,7 +86,10 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("quant: %s: %w", path, err)
 	}
-	return safetensors.WriteFileAtomic(path, append(b, '\n'), 0o644)
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("quant: %w", err)
+	}
+	return nil
 }
 
 // copyOthers copies inDir's regular files that the conversion does not
@@ -111,7 +118,7 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("quant: %w", err)
 	}
 	defer in.Close()
-	return safetensors.WriteAtomic(dst, 0o644, func(f *os.File) error {
+	return atomicfile.Write(dst, 0o644, func(f *os.File) error {
 		if _, err := io.Copy(f, in); err != nil {
 			return fmt.Errorf("quant: copy %s: %w", src, err)
 		}

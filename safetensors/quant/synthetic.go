@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"hash/fnv"
 	"io"
 	"math"
@@ -54,7 +55,7 @@ func (s SyntheticCheckpoint) Write(dir string) error {
 	}
 	ix.Metadata["total_size"] = json.RawMessage(fmt.Sprint(total))
 	b, _ := ix.Marshal()
-	if err := safetensors.WriteFileAtomic(filepath.Join(dir, safetensors.IndexName), b, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, safetensors.IndexName), b, 0o644); err != nil {
 		return err
 	}
 	cfg := fmt.Sprintf(`{"model_type":"qwen3_moe","num_hidden_layers":%d,"num_experts":%d,"hidden_size":%d,"moe_intermediate_size":%d,"quantization_config":{"quant_method":"fp8","fmt":"e4m3","weight_block_size":[128,128]}}`+"\n",
