@@ -5,10 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // ReadFile reads and checks the voice file at name, like Parse; errors name
@@ -51,62 +50,10 @@ func WriteFile(name string, v *Voice, opts *Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := WriteAtomic(name, data, v.FileMode()); err != nil {
-		return "", err
+	if err := atomicfile.WriteFile(name, data, v.FileMode()); err != nil {
+		return "", fmt.Errorf("voices: %w", err)
 	}
 	return FileSHA256(data), nil
-}
-
-// WriteAtomic writes data to name without ever leaving a partial file: it
-// writes a temporary file beside name, syncs it, sets perm, renames it over
-// name and syncs the directory. On error name is untouched.
-func WriteAtomic(name string, data []byte, perm fs.FileMode) (err error) {
-	dir, base := filepath.Split(name)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("voices: write %s: %w", name, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name()) // best effort: the error below is what matters
-		}
-	}()
-	if err = writeSynced(tmp, data, perm); err != nil {
-		return fmt.Errorf("voices: write %s: %w", name, err)
-	}
-	if err = os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("voices: write %s: %w", name, err)
-	}
-	return syncDir(dir)
-}
-
-func writeSynced(f *os.File, data []byte, perm fs.FileMode) error {
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("voices: sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("voices: sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // FileSHA256 returns the hex sha256 of data, the digest a voice file is

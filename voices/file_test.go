@@ -60,7 +60,7 @@ func TestWriteFileInvalidLeavesTargetAlone(t *testing.T) {
 	if data, _ := os.ReadFile(name); string(data) != "old" {
 		t.Errorf("target changed to %q", data)
 	}
-	if err := WriteAtomic(filepath.Join(t.TempDir(), "missing", "v.json"), []byte("x"), 0o644); err == nil {
+	if _, err := WriteFile(filepath.Join(t.TempDir(), "missing", "v.json"), mustParse(t, "cuda.json"), nil); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 }

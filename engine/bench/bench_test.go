@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"math"
 	"net/http"
 	"os"
@@ -165,7 +166,7 @@ func TestRunSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := filepath.Join(t.TempDir(), "report.json")
-	if err := WriteFileAtomic(name, data); err != nil {
+	if err := atomicfile.WriteFile(name, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadReport(name)

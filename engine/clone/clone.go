@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"slices"
@@ -337,7 +338,7 @@ func write(path string, v *voices.Voice) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := voices.WriteAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 		return "", err
 	}
 	return voices.FileSHA256(data), nil

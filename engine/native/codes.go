@@ -3,8 +3,8 @@ package native
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
-	"path/filepath"
 )
 
 // MaxEncodeSeconds is the longest clip the voice encoders take.
@@ -49,32 +49,13 @@ func WriteCodes(path string, codes [][]int) error {
 	if err != nil {
 		return fmt.Errorf("native: codes: %w", err)
 	}
-	return WriteFileAtomic(path, append(b, '\n'), 0o644)
+	return writeFile(path, append(b, '\n'), 0o644)
 }
 
-// WriteFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path, so a reader sees the old file or the new one.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("native: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("native: write %s: %w", path, err)
+// writeFile writes data to path atomically (see atomicfile.Write).
+func writeFile(path string, data []byte, perm os.FileMode) error {
+	if err := atomicfile.WriteFile(path, data, perm); err != nil {
+		return fmt.Errorf("native: %w", err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func WriteRuntimeFile(path string, rec RuntimeRecord) error {
 	if err != nil {
 		return fmt.Errorf("native: runtime file: %w", err)
 	}
-	return WriteFileAtomic(path, append(b, '\n'), 0o600)
+	return writeFile(path, append(b, '\n'), 0o600)
 }
 
 // ReadRuntimeFile reads a runtime file; a missing file is fs.ErrNotExist.

@@ -82,5 +82,5 @@ func PublishVoice(catalog, id string, data []byte) error {
 	if err := json.Unmarshal(data, &f); err != nil || f.Format != Metal.VoiceFormat || f.ID != id {
 		return fmt.Errorf("native: publish voice %q: want a %s file with that id", id, Metal.VoiceFormat)
 	}
-	return WriteFileAtomic(filepath.Join(catalog, id+".json"), data, 0o600)
+	return writeFile(filepath.Join(catalog, id+".json"), data, 0o600)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -292,38 +291,4 @@ func EncodeWAV(x []float32, rate int) []byte {
 func toPCM16(v float32) int16 {
 	f := math.Round(float64(v) * (1 << 15))
 	return int16(max(-32768, min(32767, f)))
-}
-
-// writeFileAtomic writes data to path through a temporary file beside it,
-// synced and then renamed, so path is never half written.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("clip: write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("clip: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("clip: write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("clip: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("clip: write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("clip: write %s: %w", path, err)
-	}
-	ok = true
-	return nil
 }

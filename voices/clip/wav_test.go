@@ -194,29 +194,6 @@ func TestMonoIsMean(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "a.wav")
-	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeFileAtomic(p, []byte("new"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(p)
-	fi, _ := os.Stat(p)
-	if string(b) != "new" || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("got %q mode %v", b, fi.Mode())
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Fatalf("temporary file left behind: %v", ents)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, "missing", "a.wav"), nil, 0o600); err == nil {
-		t.Fatal("want an error for a missing directory")
-	}
-}
-
 func FuzzReadWAV(f *testing.F) {
 	files, _ := filepath.Glob("testdata/fmt-*.wav")
 	for _, p := range files {

@@ -3,6 +3,7 @@ package clip
 import (
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,15 +34,18 @@ func WriteDir(dir string, res *Result, replace bool) (*Manifest, error) {
 		keepTexts(m, old)
 	}
 	for i, r := range res.References {
-		if err := writeFileAtomic(filepath.Join(dir, RefFile(i)), EncodeWAV(r.Samples, SampleRate), 0o600); err != nil {
-			return nil, err
+		if err := atomicfile.WriteFile(filepath.Join(dir, RefFile(i)), EncodeWAV(r.Samples, SampleRate), 0o600); err != nil {
+			return nil, fmt.Errorf("clip: %w", err)
 		}
 	}
 	b, err := m.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	return m, writeFileAtomic(mpath, b, 0o600)
+	if err := atomicfile.WriteFile(mpath, b, 0o600); err != nil {
+		return nil, fmt.Errorf("clip: %w", err)
+	}
+	return m, nil
 }
 
 func keepTexts(m, old *Manifest) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,14 +226,14 @@ func WriteReports(rep *bench.Report, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := bench.WriteFileAtomic(filepath.Join(dir, "report.json"), data); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "report.json"), data, 0o644); err != nil {
 		return err
 	}
 	var page bytes.Buffer
 	if err := rep.WriteHTML(&page); err != nil {
 		return err
 	}
-	return bench.WriteFileAtomic(filepath.Join(dir, "report.html"), page.Bytes())
+	return atomicfile.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
 }
 
 // PrintSummary prints the warm figures as a table and the memory peaks.

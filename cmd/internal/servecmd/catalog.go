@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func (c *catalogStore) front(id string) error {
 		return nil
 	}
 	c.spoken = slices.Insert(slices.DeleteFunc(c.spoken, func(s string) bool { return s == id }), 0, id)
-	return voices.WriteAtomic(filepath.Join(c.voiceStore.dir, spokenFile), []byte(strings.Join(c.spoken, "\n")+"\n"), 0o600)
+	return atomicfile.WriteFile(filepath.Join(c.voiceStore.dir, spokenFile), []byte(strings.Join(c.spoken, "\n")+"\n"), 0o600)
 }
 
 // Spoken counts clone id as just spoken and says whether the running
@@ -124,7 +125,7 @@ func (c *catalogStore) Delete(ctx context.Context, id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.spoken = slices.DeleteFunc(c.spoken, func(s string) bool { return s == id })
-	return voices.WriteAtomic(filepath.Join(c.voiceStore.dir, spokenFile), []byte(strings.Join(c.spoken, "\n")+"\n"), 0o600)
+	return atomicfile.WriteFile(filepath.Join(c.voiceStore.dir, spokenFile), []byte(strings.Join(c.spoken, "\n")+"\n"), 0o600)
 }
 
 // prepare is the supervisor's Prepare: for a catalog engine it writes the
@@ -166,7 +167,7 @@ func (c *catalogStore) write() error {
 			if err != nil {
 				return err
 			}
-			if err := native.WriteFileAtomic(filepath.Join(c.dir, filepath.Base(p)), b, 0o600); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(c.dir, filepath.Base(p)), b, 0o600); err != nil {
 				return err
 			}
 		}

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -158,54 +158,43 @@ type sayResult struct {
 }
 
 // saveStream writes the streamed WAV to a temporary file, fixes its sizes,
-// syncs and renames it. A stream cut short leaves nothing behind.
+// syncs and renames it (atomicfile.Write). A stream cut short leaves nothing
+// behind.
 func saveStream(resp *http.Response, out string, start time.Time) (*sayResult, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	res := &sayResult{}
+	err := atomicfile.Write(out, 0o644, func(tmp *os.File) error {
+		buf := make([]byte, 32<<10)
+		var n int64
+		for {
+			k, rerr := resp.Body.Read(buf)
+			if k > 0 {
+				if res.firstAudio == 0 {
+					res.firstAudio = time.Since(start)
+				}
+				if _, err := tmp.Write(buf[:k]); err != nil {
+					return err
+				}
+				n += int64(k)
+			}
+			if errors.Is(rerr, io.EOF) {
+				break
+			}
+			if rerr != nil {
+				return fmt.Errorf("the audio stream broke off after %d bytes (%v): the speech is incomplete, nothing was saved", n, rerr)
+			}
+		}
+		res.total = time.Since(start)
+		res.reason = resp.Trailer.Get("X-Finish-Reason")
+		if n < 44 {
+			return fmt.Errorf("drama serve sent %d bytes, not a WAV", n)
+		}
+		res.pcmBytes = n - 44
+		return fixWAVSizes(tmp, res.pcmBytes)
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	res := &sayResult{}
-	buf := make([]byte, 32<<10)
-	var n int64
-	for {
-		k, rerr := resp.Body.Read(buf)
-		if k > 0 {
-			if res.firstAudio == 0 {
-				res.firstAudio = time.Since(start)
-			}
-			if _, err := tmp.Write(buf[:k]); err != nil {
-				return nil, err
-			}
-			n += int64(k)
-		}
-		if errors.Is(rerr, io.EOF) {
-			break
-		}
-		if rerr != nil {
-			return nil, fmt.Errorf("the audio stream broke off after %d bytes (%v): the speech is incomplete, nothing was saved", n, rerr)
-		}
-	}
-	res.total = time.Since(start)
-	res.reason = resp.Trailer.Get("X-Finish-Reason")
-	if n < 44 {
-		return nil, fmt.Errorf("drama serve sent %d bytes, not a WAV", n)
-	}
-	res.pcmBytes = n - 44
-	if err := fixWAVSizes(tmp, res.pcmBytes); err != nil {
-		return nil, err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	return res, os.Rename(tmp.Name(), out)
+	return res, nil
 }
 
 // fixWAVSizes replaces a stream's 0xFFFFFFFF sizes with the real ones.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -292,7 +293,7 @@ func (o *ConvertOptions) write(data []byte, v *voices.Voice) error {
 	if err := os.MkdirAll(filepath.Dir(o.Output), 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	return voices.WriteAtomic(o.Output, data, v.FileMode())
+	return atomicfile.WriteFile(o.Output, data, v.FileMode())
 }
 
 func (o *ConvertOptions) report(conv *voices.Conversion, data []byte) error {
