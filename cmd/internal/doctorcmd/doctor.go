@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -417,26 +418,45 @@ func (d *doctor) ffmpeg() {
 	d.add("ffmpeg", OK, detail, "")
 }
 
-// leftovers finds the temporary files drama's writes leave when killed,
-// and the partial downloads a fetch resumes.
+// leftovers finds the temporaries drama's writes leave when killed (files,
+// and the directories drama quantize builds), and the partial downloads a
+// fetch resumes. A temporary that names its owner is a dead run's (the next
+// write of its target removes it) or a live run's (left alone).
 func (d *doctor) leftovers() {
-	var temps, partial []string
-	var partialBytes int64
+	var temps, dead, live, partial []string
+	var partialBytes, deadBytes int64
 	dirs := append([]string{d.root}, d.rep.Caches...)
 	for _, dir := range dirs {
 		_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() {
+			if err != nil {
 				return nil
 			}
 			name := e.Name()
+			if t, ok := atomicfile.Parse(p); ok && p != dir {
+				switch {
+				case !t.Owned():
+					temps = append(temps, p)
+				case t.Alive():
+					live = append(live, fmt.Sprintf("%s (pid %d)", p, t.Pid))
+				default:
+					dead = append(dead, p)
+					deadBytes += diskUse(p)
+				}
+				if e.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if e.IsDir() {
+				return nil
+			}
 			switch {
 			case strings.HasSuffix(name, ".incomplete") && !strings.Contains(name, ".drama-copy."):
 				partial = append(partial, p)
 				if fi, err := e.Info(); err == nil {
 					partialBytes += fi.Size()
 				}
-			case strings.Contains(name, ".drama-") && (strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".incomplete")),
-				strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):
+			case strings.Contains(name, ".drama-") && (strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".incomplete")):
 				temps = append(temps, p)
 			}
 			return nil
@@ -445,12 +465,34 @@ func (d *doctor) leftovers() {
 	if len(partial) > 0 {
 		d.add("partial downloads", Note, fmt.Sprintf("%d (%s), kept for resume", len(partial), cmdutil.HumanBytes(partialBytes)), "the same drama fetch resumes them")
 	}
+	if len(dead) > 0 {
+		d.add("temporary files", Note, fmt.Sprintf("%d (%s) left by a killed run: %s", len(dead), cmdutil.HumanBytes(deadBytes), strings.Join(first(dead, 3), ", ")),
+			"the next drama command writing there removes them, or remove them now: rm -r "+strings.Join(first(dead, 3), " "))
+	}
+	if len(live) > 0 {
+		d.add("temporary files", OK, fmt.Sprintf("%d being written by a running drama: %s", len(live), strings.Join(first(live, 3), ", ")), "")
+	}
 	if len(temps) > 0 {
 		d.add("temporary files", Note, fmt.Sprintf("%d left by an interrupted write: %s", len(temps), strings.Join(first(temps, 3), ", ")),
 			"when no drama command runs, remove them: rm "+strings.Join(first(temps, 3), " "))
-	} else {
+	}
+	if len(dead)+len(live)+len(temps) == 0 {
 		d.add("temporary files", OK, "none left", "")
 	}
+}
+
+// diskUse returns the bytes of the file or directory tree at p.
+func diskUse(p string) int64 {
+	var n int64
+	_ = filepath.WalkDir(p, func(_ string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 func first(ss []string, n int) []string { return ss[:min(n, len(ss))] }

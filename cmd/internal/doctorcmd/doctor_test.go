@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,5 +176,41 @@ func TestDoctorVariantFlagAndMetal(t *testing.T) {
 	out := ios.Out.(buf).String()
 	if err == nil || !strings.Contains(out, "metal\tproblem\tno Metal on linux/amd64") || !strings.Contains(out, "plugin metal\tproblem\tno drama-engine-metal in ") {
 		t.Fatalf("err %v\n%s", err, out)
+	}
+}
+
+// TestDoctorTemporariesByOwner tells a killed run's temporaries (a file and
+// a quantize directory, with their size) from a live run's.
+func TestDoctorTemporariesByOwner(t *testing.T) {
+	opts, ios, x := fixture(t)
+	ended := exec.Command(os.Args[0], "-test.run=^$")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := strconv.Itoa(ended.Process.Pid)
+	deadDir := filepath.Join(x.Root, ".nvfp4-small"+atomicfile.Marker+dead+"-1-7")
+	os.MkdirAll(filepath.Join(deadDir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(deadDir, "sub", "model.safetensors"), make([]byte, 2048), 0o644)
+	os.WriteFile(filepath.Join(x.Root, "nvfp4", ".model.safetensors"+atomicfile.Marker+dead+"-1-8"), make([]byte, 1024), 0o644)
+	var livePath string
+	err := atomicfile.Write(filepath.Join(x.Root, "nvfp4", "state.json"), 0, func(f *os.File) error {
+		livePath = f.Name()
+		return run(context.Background(), opts)
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, ios.ErrOut.(buf).String())
+	}
+	out := ios.Out.(buf).String()
+	for _, want := range []string{
+		"temporary files\tnote\t2 (3.0 KiB) left by a killed run: ",
+		deadDir,
+		"temporary files\tok\t1 being written by a running drama: " + livePath + " (pid " + strconv.Itoa(os.Getpid()) + ")",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, filepath.Join(deadDir, "sub")) {
+		t.Errorf("reported inside a temporary directory:\n%s", out)
 	}
 }
