@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/drama-tts/drama/engine/model"
 	"time"
 )
 
@@ -12,7 +13,7 @@ const APIVersion = 1
 
 // Audio facts every engine speaks: mono 16-bit little-endian PCM at 44.1 kHz.
 const (
-	SampleRate    = 44100
+	SampleRate    = model.SampleRate
 	Channels      = 1
 	BitsPerSample = 16
 	// MaxChunk is the most PCM bytes one audio chunk may carry. A chunk
@@ -21,7 +22,7 @@ const (
 	// NumCodebooks is the number of codebooks in one codec frame.
 	NumCodebooks = 10
 	// SamplesPerFrame is the number of PCM samples one codec frame covers.
-	SamplesPerFrame = 2048
+	SamplesPerFrame = model.SamplesPerFrame
 )
 
 // Engine is a text-to-speech engine as drama sees it: a plugin process that

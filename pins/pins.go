@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
@@ -23,7 +24,7 @@ const LockFileName = "pins.lock.json"
 
 // StateDirName is the folder inside a variant directory (and the root) that
 // holds drama's own state. Verify never reports it as an extra file.
-const StateDirName = ".drama"
+const StateDirName = model.StateDirName
 
 // File is one pinned file.
 type File struct {

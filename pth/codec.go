@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,7 @@ var codecKeysJSON []byte
 
 // CodecSampleRate is the Drama codec's PCM sample rate. It is not stored in
 // the weights.
-const CodecSampleRate = 44100
+const CodecSampleRate = model.SampleRate
 
 // CodecGeometry is what the weights say about the codec.
 type CodecGeometry struct {

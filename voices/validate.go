@@ -2,6 +2,7 @@ package voices
 
 import (
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"slices"
 	"strings"
 )
@@ -39,15 +40,8 @@ func (v *Voice) validate(opts *Options, p *problems, skip map[int]bool) {
 // CheckID checks a voice id: 1 to 64 characters of a-z, 0-9, '_' and '-',
 // starting with a letter or digit. The error wraps ErrID.
 func CheckID(id string) error {
-	if id == "" || len(id) > 64 {
-		return fmt.Errorf("%w: want 1 to 64 characters, got %d", ErrID, len(id))
-	}
-	for i := range len(id) {
-		c := id[i]
-		ok := (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && (c == '_' || c == '-'))
-		if !ok {
-			return fmt.Errorf("%w: %q: want lowercase letters, digits, '_' and '-', starting with a letter or digit (bad character at %d)", ErrID, id, i)
-		}
+	if err := model.CheckID(id); err != nil {
+		return fmt.Errorf("%w: %v", ErrID, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"time"
 )
@@ -29,23 +30,23 @@ var Formats = []Format{FormatCUDA, FormatMetal, FormatCloned}
 
 // Codec geometry and the limits every format shares.
 const (
-	NumCodebooks         = 10        // codebooks a frame: 0 semantic, 1..9 residual
-	SemanticCodebookSize = 4096      // codebook 0 holds 0..4095
-	ResidualCodebookSize = 1024      // codebooks 1..9 hold 0..1023
-	SampleRate           = 44100     // samples a second
-	SamplesPerFrame      = 2048      // samples a frame
-	MaxFrames            = 646       // frames a reference (about 30 s)
-	MaxReferenceSamples  = 1_323_000 // samples a reference (30 s)
-	MaxTotalSamples      = 2_646_000 // samples a voice (60 s)
-	MaxTotalFrames       = 1292      // frames a voice in drama3-voice/1 (60 s)
-	MaxReferences        = 8         // references in drama3-voice/1 and cloned voices
-	MaxMetalReferences   = 4         // references in drama3-http-voice/1
-	MaxMetalFileSize     = 262_144   // bytes of a drama3-http-voice/1 file
-	MaxFileSize          = 4 << 20   // bytes of any voice file read
-	MaxTextRunes         = 2000      // runes of a transcript or consent statement
-	MaxNameRunes         = 128       // runes of a display name
-	MaxNoteRunes         = 1000      // runes of a note
-	MaxWhoRunes          = 200       // runes of consent.who
+	NumCodebooks         = 10                    // codebooks a frame: 0 semantic, 1..9 residual
+	SemanticCodebookSize = 4096                  // codebook 0 holds 0..4095
+	ResidualCodebookSize = 1024                  // codebooks 1..9 hold 0..1023
+	SampleRate           = model.SampleRate      // samples a second
+	SamplesPerFrame      = model.SamplesPerFrame // samples a frame
+	MaxFrames            = 646                   // frames a reference (about 30 s)
+	MaxReferenceSamples  = 1_323_000             // samples a reference (30 s)
+	MaxTotalSamples      = 2_646_000             // samples a voice (60 s)
+	MaxTotalFrames       = 1292                  // frames a voice in drama3-voice/1 (60 s)
+	MaxReferences        = 8                     // references in drama3-voice/1 and cloned voices
+	MaxMetalReferences   = 4                     // references in drama3-http-voice/1
+	MaxMetalFileSize     = 262_144               // bytes of a drama3-http-voice/1 file
+	MaxFileSize          = 4 << 20               // bytes of any voice file read
+	MaxTextRunes         = 2000                  // runes of a transcript or consent statement
+	MaxNameRunes         = 128                   // runes of a display name
+	MaxNoteRunes         = 1000                  // runes of a note
+	MaxWhoRunes          = 200                   // runes of consent.who
 )
 
 // SourceKind is the attested source of a voice.

@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/drama-tts/drama/engine"
 )
-
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // Encode runs the flavor's voice encoder once per clip: CUDA
 // "tensorfold-native voice encode", Metal "drama3-generate --encode". Each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"os"
 	"path/filepath"
 	"sort"
@@ -75,8 +76,8 @@ func readVoice(path, format string) (engine.Voice, bool) {
 // directory as <id>.json (temporary file, sync, rename). The Metal server
 // reads its catalog only at start: call Start again to serve the voice.
 func PublishVoice(catalog, id string, data []byte) error {
-	if !idPattern.MatchString(id) {
-		return fmt.Errorf("native: publish voice: id %q: want ^[a-z0-9][a-z0-9_-]{0,63}$", id)
+	if !model.ValidID(id) {
+		return fmt.Errorf("native: publish voice: id %q: want %s", id, model.IDPattern)
 	}
 	var f voiceFile
 	if err := json.Unmarshal(data, &f); err != nil || f.Format != Metal.VoiceFormat || f.ID != id {

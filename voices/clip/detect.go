@@ -1,15 +1,16 @@
 package clip
 
 import (
+	"github.com/drama-tts/drama/engine/model"
 	"math"
 	"slices"
 )
 
 // Geometry of the analysis.
 const (
-	SampleRate    = 44100 // the rate every reference is prepared at
-	FrameSamples  = 441   // one analysis frame: 10 ms
-	MarginFrames  = 25    // kept before the first and after the last speech frame: 0.25 s
+	SampleRate    = model.SampleRate // the rate every reference is prepared at
+	FrameSamples  = 441              // one analysis frame: 10 ms
+	MarginFrames  = 25               // kept before the first and after the last speech frame: 0.25 s
 	MaxRefSamples = 1_323_000
 	MaxRefFrames  = 646 // codec frames of 2048 samples in MaxRefSamples
 	MinTotal      = 441_000

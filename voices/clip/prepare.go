@@ -3,6 +3,7 @@ package clip
 import (
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"math"
 )
 
@@ -44,7 +45,7 @@ type Reference struct {
 func (r Reference) Frames() int { return codecFrames(len(r.Samples)) }
 
 // codecFrames returns the codec frames of 2048 samples that cover samples.
-func codecFrames(samples int) int { return (samples + 2047) / 2048 }
+func codecFrames(samples int) int { return model.Frames(samples) }
 
 // ClipReport is what was measured on one clip.
 type ClipReport struct {

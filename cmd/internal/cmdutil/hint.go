@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,7 +145,7 @@ func HasFiles(dir string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if e.Name() != ".drama" {
+		if e.Name() != model.StateDirName {
 			return true
 		}
 	}

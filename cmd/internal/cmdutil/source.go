@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"encoding/json"
+	"github.com/drama-tts/drama/engine/model"
 	"os"
 	"path/filepath"
 )
@@ -18,7 +19,7 @@ type source struct {
 // WriteFetchSource records the endpoint a verified fetch of the variant in
 // dir came from: a temporary file beside the record, synced, renamed.
 func WriteFetchSource(dir, endpoint string) error {
-	state := filepath.Join(dir, ".drama")
+	state := filepath.Join(dir, model.StateDirName)
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func WriteFetchSource(dir, endpoint string) error {
 // FetchSource returns the endpoint recorded for the variant in dir, or ""
 // when none is.
 func FetchSource(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, ".drama", SourceFileName))
+	b, err := os.ReadFile(filepath.Join(dir, model.StateDirName, SourceFileName))
 	if err != nil {
 		return ""
 	}

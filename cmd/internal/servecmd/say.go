@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"net/http"
@@ -210,7 +211,7 @@ func fixWAVSizes(f *os.File, data int64) error {
 }
 
 func report(f *cmdutil.Factory, out string, r *sayResult) error {
-	audio := time.Duration(r.pcmBytes/2) * time.Second / 44100
+	audio := time.Duration(r.pcmBytes/2) * time.Second / model.SampleRate
 	rtf := 0.0
 	if audio > 0 {
 		rtf = r.total.Seconds() / audio.Seconds()

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"log/slog"
 	"net"
 	"net/http"
@@ -334,7 +335,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 			EngineSHA256: sum, AllowEngineMismatch: opts.AllowEngine},
 		VoicesDir: opts.VoicesDir, DefaultVoice: opts.DefaultVoice, MaxFrames: opts.MaxFrames, LongForm: opts.LongForm,
 		NoGuidance: opts.NoGuidance, Admission: engine.Admission(opts.Admission), ReadyTimeout: opts.ReadyTimeout,
-		RuntimeDir: filepath.Join(root, ".drama", "run"),
+		RuntimeDir: filepath.Join(root, model.StateDirName, "run"),
 	}, nil
 }
 
@@ -432,7 +433,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervis
 	if maxQueue == 0 {
 		maxQueue = -1 // none waits
 	}
-	uploads := filepath.Join(root, ".drama", "uploads")
+	uploads := filepath.Join(root, model.StateDirName, "uploads")
 	removeStaleUploads(uploads, logger)
 	cloneWait := opts.CloneWait
 	if cloneWait == 0 {
@@ -445,7 +446,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervis
 		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
 		transcribeFile = clones.transcriber.File
 	}
-	store := newCatalogStore(clones, filepath.Join(root, ".drama", "catalog"), opts.VoicesDir)
+	store := newCatalogStore(clones, filepath.Join(root, model.StateDirName, "catalog"), opts.VoicesDir)
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,

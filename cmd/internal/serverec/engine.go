@@ -1,6 +1,7 @@
 package serverec
 
 import (
+	"github.com/drama-tts/drama/engine/model"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +12,7 @@ import (
 
 // RuntimeDir is where drama serve's engine plugin keeps the runtime file
 // naming its native engine child: <root>/.drama/run.
-func RuntimeDir(root string) string { return filepath.Join(root, ".drama", "run") }
+func RuntimeDir(root string) string { return filepath.Join(root, model.StateDirName, "run") }
 
 // EnginePID returns the pid of the native engine that rec's drama serve
 // supervises, from the engine runtime files of its root: the one whose

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"io"
 	"os"
 	"os/exec"
@@ -228,7 +229,7 @@ func (o *Options) spec() (Spec, error) {
 		}
 	}
 	s := Spec{Exe: exe, Args: o.ServeArgs, Root: root, Addr: o.Addr, Grace: o.Grace, System: o.System,
-		LogFile: filepath.Join(root, ".drama", "run", "service.log")}
+		LogFile: filepath.Join(root, model.StateDirName, "run", "service.log")}
 	if s.Addr == "" {
 		s.Addr = servecmd.DefaultAddr
 	}

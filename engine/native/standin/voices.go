@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"os"
 	"path/filepath"
-	"regexp"
 )
 
 // Voice formats read by the two builds.
@@ -15,8 +15,6 @@ const (
 	FormatVoice     = "drama3-voice/1"      // CUDA --voices files
 	FormatHTTPVoice = "drama3-http-voice/1" // Metal catalog files
 )
-
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // Voice is a voice the stand-in serves.
 type Voice struct {
@@ -72,8 +70,8 @@ func loadVoice(path, format string) (Voice, error) {
 	switch {
 	case f.Format != format:
 		return Voice{}, fmt.Errorf("standin: voice %s: format: want %q, got %q", path, format, f.Format)
-	case !idPattern.MatchString(f.ID):
-		return Voice{}, fmt.Errorf("standin: voice %s: id %q: want ^[a-z0-9][a-z0-9_-]{0,63}$", path, f.ID)
+	case !model.ValidID(f.ID):
+		return Voice{}, fmt.Errorf("standin: voice %s: id %q: want %s", path, f.ID, model.IDPattern)
 	case len(f.References) == 0:
 		return Voice{}, fmt.Errorf("standin: voice %s: no references", path)
 	}

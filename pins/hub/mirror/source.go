@@ -3,6 +3,7 @@ package mirror
 import (
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -156,7 +157,7 @@ func walkFiles(root, repo, commit string) ([]Entry, error) {
 			return err
 		}
 		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == ".drama" {
+			if d.Name() == ".git" || d.Name() == model.StateDirName {
 				return filepath.SkipDir
 			}
 			return nil
