@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"encoding/json"
 	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"path/filepath"
 )
@@ -24,24 +25,7 @@ func WriteFetchSource(dir, endpoint string) error {
 		return err
 	}
 	b, _ := json.Marshal(source{Endpoint: endpoint})
-	tmp, err := os.CreateTemp(state, ".source-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(b, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(state, SourceFileName))
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	}
-	return werr
+	return atomicfile.WriteFile(filepath.Join(state, SourceFileName), append(b, '\n'), 0o600)
 }
 
 // FetchSource returns the endpoint recorded for the variant in dir, or ""

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,23 +57,8 @@ func Write(root string, rec Record) (string, error) {
 		return "", fmt.Errorf("serve record: %w", err)
 	}
 	path := Path(root, rec.PID)
-	f, err := os.CreateTemp(Dir(root), ".serve-*.tmp")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return "", fmt.Errorf("serve record: %w", err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("serve record %s: %w", path, werr)
 	}
 	return path, nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"os/exec"
@@ -296,27 +297,7 @@ func writeFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 func newUninstallCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
