@@ -161,3 +161,32 @@ func TestTempDirRenameDir(t *testing.T) {
 		t.Fatalf("stat %s: %v, %v; want a 0755 directory", out, fi, err)
 	}
 }
+
+func TestWriteIntoMissingDirectory(t *testing.T) {
+	if err := WriteFile(filepath.Join(t.TempDir(), "missing", "a"), []byte("x"), 0o644); err == nil {
+		t.Fatal("write into a missing directory succeeded")
+	}
+}
+
+// TestWriteSweepsItsTarget checks a write removes what a dead run left for
+// the same target, and nothing left for another.
+func TestWriteSweepsItsTarget(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("start times are read from /proc")
+	}
+	dir := t.TempDir()
+	dead := strconv.Itoa(deadPid(t))
+	mine := filepath.Join(dir, ".a"+Marker+dead+"-5-1")
+	other := filepath.Join(dir, ".b"+Marker+dead+"-5-2")
+	os.WriteFile(mine, []byte("x"), 0o644)
+	os.WriteFile(other, []byte("x"), 0o644)
+	if err := WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mine); !os.IsNotExist(err) {
+		t.Errorf("the dead run's temporary of a is still there (%v)", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the temporary of b was removed: %v", err)
+	}
+}
