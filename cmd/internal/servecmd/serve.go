@@ -119,6 +119,11 @@ the name "default" (--builtin-voice, --no-builtin-voice). OpenAI's voice
 names (alloy, echo, ...) and any other name are served once mapped to one of
 these: --voice-alias alloy=default, repeated for each name.
 
+Before the engine starts, the variant's files are checked against its pins
+(--verify size, sha256 or none; a mismatch exits 3). GET /v1/models says
+whether drama qualify's marker holds for this host, the pins and the engine
+binary; --require-qualified answers speech requests 503 until it does.
+
 The default request (no "stream" field, as OpenAI's SDKs send it) is
 streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
 one exactly sized reply.
