@@ -62,6 +62,8 @@ var Keys = []Key{
 	{Name: "serve.require_qualified", Command: "serve", Flag: "require-qualified", Doc: "answer speech 503 unless drama qualify's marker holds for this host"},
 	{Name: "serve.long_form_chars", Command: "serve", Flag: "long-form-chars", Doc: "long-form segment length in characters"},
 	{Name: "serve.long_form_history", Command: "serve", Flag: "long-form-history", Doc: "earlier segments each long-form segment is conditioned on"},
+	{Name: "serve.gpu_lock", Command: "serve", Flag: "gpu-lock", Doc: "lock file the GPU jobs of this host share, held while the engine is loaded"},
+	{Name: "serve.gpu_lock_wait", Command: "serve", Flag: "gpu-lock-wait", Doc: "how long to wait for the GPU lock, e.g. 2m"},
 	{Name: "serve.prefix_cache", Command: "serve", Flag: "prefix-cache", Doc: "voice prefixes the engine keeps cached (0: off)"},
 	{Name: "say.server", Command: "say", Flag: "server", Env: EnvAddr, fromEnv: withScheme, Doc: "drama serve's URL for drama say"},
 	{Name: "fetch.endpoint", Command: "fetch", Flag: "endpoint", Env: "HF_ENDPOINT", EnvByCommand: true, Doc: "Hub address drama fetch downloads from"},

@@ -3,6 +3,7 @@ package servecmd
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/qualify"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 // verifyInstall checks the variant's files against its pins at the level
@@ -139,6 +141,27 @@ func engineSettings(opts *Options, req *engine.StartRequest) {
 		}
 	}
 	req.Env = append(req.Env, fmt.Sprintf("%s=%d", native.EnvPrefixCache, opts.PrefixCache))
+}
+
+// takeGPULock takes --gpu-lock, the lock file the GPU jobs of the host
+// share (an exclusive flock holding the holder's pid), waiting at most
+// --gpu-lock-wait; the error then names the holder. It is held until
+// drama serve ends, which stops the engine first.
+func takeGPULock(ctx context.Context, opts *Options, logger *slog.Logger) (unlock func(), err error) {
+	if opts.GPULock == "" {
+		return func() {}, nil
+	}
+	logger.Info("taking the GPU lock", "file", opts.GPULock, "wait", opts.GPULockWait.String())
+	unlock, err = hub.Lock(ctx, opts.GPULock, opts.GPULockWait)
+	if err != nil {
+		if errors.Is(err, hub.ErrLocked) {
+			// hub's words name a fetch; the holder and the wait are what count
+			return nil, fmt.Errorf("--gpu-lock: %s (or give a longer --gpu-lock-wait)", strings.TrimPrefix(err.Error(), hub.ErrLocked.Error()+": "))
+		}
+		return nil, fmt.Errorf("--gpu-lock: %w", err)
+	}
+	logger.Info("holding the GPU lock", "file", opts.GPULock)
+	return unlock, nil
 }
 
 // hostQualification reports whether drama qualify's marker holds for the

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"github.com/drama-tts/drama/pins/hub"
 	"io"
 	"log/slog"
 	"net"
@@ -278,3 +280,39 @@ func rawRequest(t *testing.T, addr, line, body string) (string, []byte) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// TestGPULock: a --gpu-lock another job holds is waited for at most
+// --gpu-lock-wait, and the error names the holder; once free it is taken
+// and held until released.
+func TestGPULock(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "gpu.lock")
+	other, err := hub.Lock(context.Background(), lock, 0) // another GPU job
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := serveOptions(t, t.TempDir(), "--gpu-lock "+lock+" --gpu-lock-wait 200ms")
+	logger, _ := bufLogger()
+	_, err = takeGPULock(context.Background(), opts, logger)
+	if err == nil || !strings.Contains(err.Error(), "is held by pid "+strconv.Itoa(os.Getpid())) || strings.Contains(err.Error(), "fetch") || !strings.Contains(err.Error(), "--gpu-lock-wait") {
+		t.Fatalf("held elsewhere: %v", err)
+	}
+	other()
+	unlock, err := takeGPULock(context.Background(), opts, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Lock(context.Background(), lock, 0); !errors.Is(err, hub.ErrLocked) {
+		t.Fatalf("while drama serve holds it, another job got it: %v", err)
+	}
+	unlock()
+	again, err := hub.Lock(context.Background(), lock, 0)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	again()
+	if unlock, err := takeGPULock(context.Background(), serveOptions(t, t.TempDir(), ""), logger); err != nil {
+		t.Fatal(err)
+	} else {
+		unlock()
+	}
+}

@@ -62,17 +62,21 @@ type Options struct {
 	// holds for this host.
 	RequireQualified bool
 	qualification    httpapi.QualificationSource
-	NoGuidance       bool
-	Admission        string
-	ReadyTimeout     time.Duration
-	Grace            time.Duration
-	MaxPrompt        int // prompt tokens allowed; 0: from the checkpoint's config.json
-	StallTimeout     time.Duration
-	AllowOrigins     []string
-	AllowHosts       []string
-	MaxClipBytes     int64
-	MaxUpload        int64
-	CloneWait        time.Duration
+	// GPULock is a lock file the GPU jobs of the host share: drama serve
+	// holds it while its engine is loaded, waiting at most GPULockWait.
+	GPULock      string
+	GPULockWait  time.Duration
+	NoGuidance   bool
+	Admission    string
+	ReadyTimeout time.Duration
+	Grace        time.Duration
+	MaxPrompt    int // prompt tokens allowed; 0: from the checkpoint's config.json
+	StallTimeout time.Duration
+	AllowOrigins []string
+	AllowHosts   []string
+	MaxClipBytes int64
+	MaxUpload    int64
+	CloneWait    time.Duration
 	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
 	// it under no name.
 	BuiltinVoice   string
@@ -165,6 +169,8 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.IntVar(&opts.LongFormHistory, "long-form-history", native.DefaultLongFormHistory, "with --long-form: earlier segments each segment is conditioned on")
 	fl.IntVar(&opts.PrefixCache, "prefix-cache", 2, "voice prefixes the engine keeps cached (0: off)")
 	fl.StringVar(&opts.Verify, "verify", "size", "check the variant's files against its pins before the engine starts: size, sha256 (instant for files unchanged since their last full check) or none")
+	fl.StringVar(&opts.GPULock, "gpu-lock", "", "lock file the GPU jobs of this host share: held while the engine is loaded")
+	fl.DurationVar(&opts.GPULockWait, "gpu-lock-wait", 2*time.Minute, "how long to wait for --gpu-lock before giving up")
 	fl.BoolVar(&opts.RequireQualified, "require-qualified", false, "answer speech requests 503 unless drama qualify's marker holds for this host, the pins and the engine binary")
 	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
@@ -216,6 +222,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--long-form-chars must be 1 or more (default %d)", native.DefaultLongFormChars)
 	case o.LongFormHistory < 0:
 		return cmdutil.FlagErrorf("--long-form-history must be 0 or more (default %d)", native.DefaultLongFormHistory)
+	case o.GPULockWait < 0:
+		return cmdutil.FlagErrorf("--gpu-lock-wait must be 0 or more")
 	case o.PrefixCache < 0:
 		return cmdutil.FlagErrorf("--prefix-cache must be 0 (off) or more")
 	case o.MaxPrompt < 0:
@@ -341,6 +349,11 @@ func run(ctx context.Context, opts *Options) error {
 	} else {
 		logger.Info("qualified on this host", "variant", req.Variant)
 	}
+	unlock, err := takeGPULock(ctx, opts, logger)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if opts.AllowRemote && !isLoopbackAddr(opts.Addr) {
 		logger.Warn("serving beyond loopback: the Fish Audio Community License allows no hosted service without a separate licence from Fish Audio")
 	}
