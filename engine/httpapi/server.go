@@ -102,6 +102,12 @@ type Config struct {
 	// Transcribe, when set, gives the words spoken in a clip file, for the
 	// page's clip check (the clone pipeline has its own).
 	Transcribe func(ctx context.Context, path, name string) (string, error)
+	// Qualification, when set, is reported per model in GET /v1/models
+	// ("qualified" and "qualification").
+	Qualification QualificationSource
+	// RequireQualified answers speech requests 503 unless Qualification
+	// says the host is qualified.
+	RequireQualified bool
 }
 
 // DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
@@ -250,7 +256,12 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) model() map[string]any {
-	return map[string]any{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0}
+	m := map[string]any{"id": s.cfg.Model, "object": "model", "owned_by": "fishaudio", "created": 0}
+	if q, ok := s.qualification(); ok {
+		m["qualified"] = q.State == Qualified
+		m["qualification"] = q.State
+	}
+	return m
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {

@@ -20,6 +20,10 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
 	start := time.Now()
 	defer func() { s.metrics.observeRequest(rec.code()) }()
+	if e := s.notQualified(); e != nil {
+		writeError(rec, e)
+		return
+	}
 	req, e := s.readSpeech(rec, r)
 	if e != nil {
 		writeError(rec, e)

@@ -247,8 +247,37 @@ func (e *Engine) checkFlags(req engine.StartRequest) error {
 	if req.MaxFrames < 0 {
 		return engine.Invalidf("max frames: want a positive number, got %d", req.MaxFrames)
 	}
+	for _, p := range []struct {
+		key string
+		min int
+	}{{ParamLongFormChars, 1}, {ParamLongFormHistory, 0}} {
+		v, ok := req.Params[p.key]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < p.min {
+			return engine.Invalidf("%s: want a whole number of at least %d, got %q", p.key, p.min, v)
+		}
+		if !e.flavor.LongForm {
+			return engine.Invalidf("%s: long form is not available on the %s engine", p.key, e.flavor.Name)
+		}
+	}
 	return nil
 }
+
+// Engine parameters (StartRequest.Params) of the native engine.
+const (
+	// ParamLongFormChars is the long-form segment length in characters
+	// (--long-form-chars; default 500).
+	ParamLongFormChars = "long_form_chars"
+	// ParamLongFormHistory is how many earlier segments a long-form
+	// segment is conditioned on (--long-form-history; default 1).
+	ParamLongFormHistory = "long_form_history"
+)
+
+// EnvPrefixCache is the native engine's environment variable for the
+// number of voice prefixes it keeps cached (default 2, 0 off).
+const EnvPrefixCache = "DRAMA_PREFIX_CACHE"
 
 // binary returns the engine binary, checked against the recorded sha256.
 func (e *Engine) binary(in engine.Install, name string) (string, error) {
@@ -297,6 +326,14 @@ func (e *Engine) admit(req engine.StartRequest, emit func(engine.LifecycleEvent)
 func (e *Engine) serveOptions(req engine.StartRequest, port int) ServeOptions {
 	o := ServeOptions{Port: port, Model: req.ModelDir, Variant: req.Variant, MaxFrames: req.MaxFrames,
 		Voices: req.VoicesDir, DefaultVoice: req.DefaultVoice, LongForm: req.LongForm, NoGuidance: req.NoGuidance}
+	// checkFlags has checked the long-form parameters
+	if v, ok := req.Params[ParamLongFormChars]; ok {
+		o.LongFormChars, _ = strconv.Atoi(v)
+	}
+	if v, ok := req.Params[ParamLongFormHistory]; ok {
+		h, _ := strconv.Atoi(v)
+		o.LongFormHistory = &h
+	}
 	if req.ModelDir != "" {
 		o.Codec = filepath.Join(req.ModelDir, "codec.pth")
 	}

@@ -251,3 +251,36 @@ func TestEncodeRefusesBadClips(t *testing.T) {
 		t.Errorf("clip by path: %+v %v", out, err)
 	}
 }
+
+// TestLongFormAndPrefixCacheReachTheServer: the long-form parameters
+// become the server's flags and the prefix cache its environment, as the
+// stand-in's log records them; a parameter out of range is refused
+// before anything starts.
+func TestLongFormAndPrefixCacheReachTheServer(t *testing.T) {
+	_, req := started(t, native.CUDA, func(r *engine.StartRequest) {
+		r.LongForm = true
+		r.Params = map[string]string{native.ParamLongFormChars: "320", native.ParamLongFormHistory: "0"}
+		r.Env = append(r.Env, native.EnvPrefixCache+"=0")
+	})
+	log, err := os.ReadFile(filepath.Join(req.RuntimeDir, "engine-cuda.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "--long-form --long-form-chars 320 --long-form-history 0") || !strings.Contains(string(log), "standin: prefix cache: 0\n") {
+		t.Fatalf("engine log:\n%s", log)
+	}
+	for _, params := range []map[string]string{{native.ParamLongFormChars: "0"}, {native.ParamLongFormHistory: "-1"}, {native.ParamLongFormChars: "many"}} {
+		e := newEngine(native.CUDA)
+		r := nativetest.StartRequest(t, native.CUDA, standinBin)
+		r.Params = params
+		if err := e.Start(context.Background(), r, nil); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%v: %v, want invalid input", params, err)
+		}
+	}
+	e := newEngine(native.Metal)
+	r := nativetest.StartRequest(t, native.Metal, standinBin)
+	r.Params = map[string]string{native.ParamLongFormChars: "300"}
+	if err := e.Start(context.Background(), r, nil); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("metal with long_form_chars: %v, want invalid input", err)
+	}
+}

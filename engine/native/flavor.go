@@ -62,9 +62,20 @@ type ServeOptions struct {
 	Voices       string // voices directory, or ""
 	DefaultVoice string
 	LongForm     bool // CUDA only
-	NoGuidance   bool // serve nvfp4 without --cfg-gamma 1.5 --cfg-batched
-	Extra        []string
+	// LongFormChars is the segment length of long form; 0: 500.
+	LongFormChars int
+	// LongFormHistory is how many earlier segments each segment is
+	// conditioned on; nil: 1.
+	LongFormHistory *int
+	NoGuidance      bool // serve nvfp4 without --cfg-gamma 1.5 --cfg-batched
+	Extra           []string
 }
+
+// Long-form defaults, the deployment notes' settings.
+const (
+	DefaultLongFormChars   = 500
+	DefaultLongFormHistory = 1
+)
 
 // Guidance reports whether the server runs with classifier-free guidance:
 // always on Metal, for nvfp4 on CUDA unless turned off.
@@ -76,8 +87,10 @@ func (f *Flavor) Guidance(o ServeOptions) bool {
 //
 //	serve --port P --parallel 1 --prompt-cache-gib 0 --max-frames N
 //	      [--model DIR] [--codec PATH] [--voices DIR] [--default-voice ID]
-//	      [--long-form --long-form-chars 500 --long-form-history 1]
+//	      [--long-form --long-form-chars C --long-form-history H]
 //	      [--cfg-gamma 1.5 --cfg-batched]
+//
+// C and H are LongFormChars and LongFormHistory, 500 and 1 unless set.
 //
 // Metal: "--serve" in place of "serve --parallel 1 --prompt-cache-gib 0",
 // no long form, guidance always on.
@@ -97,7 +110,14 @@ func (f *Flavor) ServeArgs(o ServeOptions) []string {
 	a = appendIf(a, o.Codec != "", "--codec", o.Codec)
 	a = appendIf(a, o.Voices != "", "--voices", o.Voices)
 	a = appendIf(a, o.DefaultVoice != "", "--default-voice", o.DefaultVoice)
-	a = appendIf(a, f.LongForm && o.LongForm, "--long-form", "--long-form-chars", "500", "--long-form-history", "1")
+	chars, history := DefaultLongFormChars, DefaultLongFormHistory
+	if o.LongFormChars > 0 {
+		chars = o.LongFormChars
+	}
+	if o.LongFormHistory != nil {
+		history = *o.LongFormHistory
+	}
+	a = appendIf(a, f.LongForm && o.LongForm, "--long-form", "--long-form-chars", strconv.Itoa(chars), "--long-form-history", strconv.Itoa(history))
 	a = appendIf(a, f.Guidance(o), "--cfg-gamma", "1.5", "--cfg-batched")
 	return append(a, o.Extra...)
 }

@@ -48,6 +48,11 @@ func TestServeArgs(t *testing.T) {
 	if slices.Contains(native.CUDA.ServeArgs(native.ServeOptions{Port: 9, Variant: "full"}), "--cfg-batched") {
 		t.Error("full: want no guidance flags")
 	}
+	history := 0
+	got = native.CUDA.ServeArgs(native.ServeOptions{Port: 9, Variant: "full", LongForm: true, LongFormChars: 320, LongFormHistory: &history})
+	if want := "--long-form --long-form-chars 320 --long-form-history 0"; !strings.Contains(strings.Join(got, " "), want) {
+		t.Errorf("long form 320/0: %s, want %s", strings.Join(got, " "), want)
+	}
 	got = native.Metal.ServeArgs(native.ServeOptions{Port: 9, Variant: "macos", LongForm: true})
 	want = "--serve --port 9 --max-frames 8190 --cfg-gamma 1.5 --cfg-batched"
 	if strings.Join(got, " ") != want {

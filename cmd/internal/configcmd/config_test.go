@@ -323,3 +323,28 @@ func TestLogFileSettingApplies(t *testing.T) {
 		t.Fatalf("log file %q stderr %q", tr.serve.LogFile, errOut)
 	}
 }
+
+// The load-time settings of drama serve come from the file, and a value
+// the flag refuses is refused as the flag's.
+func TestServeLoadSettingsApply(t *testing.T) {
+	path := writeConfig(t, "serve:\n  verify: sha256\n  require_qualified: true\n  long_form_chars: 320\n  long_form_history: 0\n  prefix_cache: 0\n")
+	ios, _, _, _ := cmdutil.Test()
+	tr := newTree(cmdutil.TestFactory(ios, EnvConfig, path))
+	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	o := tr.serve
+	if o.Verify != "sha256" || !o.RequireQualified || o.LongFormChars != 320 || o.LongFormHistory != 0 || o.PrefixCache != 0 {
+		t.Fatalf("serve %+v", o)
+	}
+	for file, want := range map[string]string{
+		"serve:\n  verify: maybe\n":      `--verify "maybe": want size, sha256 or none`,
+		"serve:\n  prefix_cache: -1\n":   "--prefix-cache must be 0 (off) or more",
+		"serve:\n  long_form_chars: 0\n": "--long-form-chars must be 1 or more",
+	} {
+		tr := newTree(cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, file)))
+		if err := cmdutil.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", file, err, want)
+		}
+	}
+}

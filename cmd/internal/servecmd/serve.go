@@ -50,6 +50,23 @@ type Options struct {
 	DefaultVoice string
 	MaxFrames    int
 	LongForm     bool
+	// LongFormChars and LongFormHistory are the long-form segment length
+	// and the segments of history each is conditioned on.
+	LongFormChars   int
+	LongFormHistory int
+	// PrefixCache is how many voice prefixes the engine keeps cached.
+	PrefixCache int
+	// Verify is the check of the variant's files before the engine
+	// starts: size, sha256 or none.
+	Verify string
+	// RequireQualified answers speech 503 unless drama qualify's marker
+	// holds for this host.
+	RequireQualified bool
+	qualification    httpapi.QualificationSource
+	// GPULock is a lock file the GPU jobs of the host share: drama serve
+	// holds it while its engine is loaded, waiting at most GPULockWait.
+	GPULock      string
+	GPULockWait  time.Duration
 	NoGuidance   bool
 	Admission    string
 	ReadyTimeout time.Duration
@@ -107,6 +124,11 @@ the name "default" (--builtin-voice, --no-builtin-voice). OpenAI's voice
 names (alloy, echo, ...) and any other name are served once mapped to one of
 these: --voice-alias alloy=default, repeated for each name.
 
+Before the engine starts, the variant's files are checked against its pins
+(--verify size, sha256 or none; a mismatch exits 3). GET /v1/models says
+whether drama qualify's marker holds for this host, the pins and the engine
+binary; --require-qualified answers speech requests 503 until it does.
+
 The default request (no "stream" field, as OpenAI's SDKs send it) is
 streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
 one exactly sized reply.
@@ -144,6 +166,13 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.StringVar(&opts.DefaultVoice, "default-voice", "", "voice used when a request names none")
 	fl.IntVar(&opts.MaxFrames, "max-frames", 0, "frame limit per synthesis (0: the engine's default)")
 	fl.BoolVar(&opts.LongForm, "long-form", false, "split long texts into segments (CUDA)")
+	fl.IntVar(&opts.LongFormChars, "long-form-chars", native.DefaultLongFormChars, "with --long-form: the segment length in characters")
+	fl.IntVar(&opts.LongFormHistory, "long-form-history", native.DefaultLongFormHistory, "with --long-form: earlier segments each segment is conditioned on")
+	fl.IntVar(&opts.PrefixCache, "prefix-cache", 2, "voice prefixes the engine keeps cached (0: off)")
+	fl.StringVar(&opts.Verify, "verify", "size", "check the variant's files against its pins before the engine starts: size, sha256 (instant for files unchanged since their last full check) or none")
+	fl.StringVar(&opts.GPULock, "gpu-lock", "", "lock file the GPU jobs of this host share: held while the engine is loaded")
+	fl.DurationVar(&opts.GPULockWait, "gpu-lock-wait", 2*time.Minute, "how long to wait for --gpu-lock before giving up")
+	fl.BoolVar(&opts.RequireQualified, "require-qualified", false, "answer speech requests 503 unless drama qualify's marker holds for this host, the pins and the engine binary")
 	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
@@ -161,6 +190,7 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.StringVar(&opts.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
+	_ = cmd.RegisterFlagCompletionFunc("verify", cobra.FixedCompletions([]string{"size", "sha256", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -187,6 +217,16 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--admission %q: want own, external or off", o.Admission)
 	case o.MaxFrames < 0:
 		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
+	case o.Verify != "size" && o.Verify != "sha256" && o.Verify != "none":
+		return cmdutil.FlagErrorf("--verify %q: want size, sha256 or none", o.Verify)
+	case o.LongFormChars < 1:
+		return cmdutil.FlagErrorf("--long-form-chars must be 1 or more (default %d)", native.DefaultLongFormChars)
+	case o.LongFormHistory < 0:
+		return cmdutil.FlagErrorf("--long-form-history must be 0 or more (default %d)", native.DefaultLongFormHistory)
+	case o.GPULockWait < 0:
+		return cmdutil.FlagErrorf("--gpu-lock-wait must be 0 or more")
+	case o.PrefixCache < 0:
+		return cmdutil.FlagErrorf("--prefix-cache must be 0 (off) or more")
 	case o.MaxPrompt < 0:
 		return cmdutil.FlagErrorf("--max-prompt-tokens must be 0 or more")
 	case o.StallTimeout <= 0:
@@ -293,6 +333,28 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	defer logs.Close()
 	logger := logs.logger
+	if !standIn || cmdutil.HasFiles(req.ModelDir) {
+		if err := verifyInstall(ctx, opts, root, logger); err != nil {
+			return err
+		}
+	}
+	q := newQualification(ctx, opts, req)
+	opts.qualification = q
+	if st, reason := q.check(); st.State != httpapi.Qualified {
+		level := slog.LevelInfo
+		if opts.RequireQualified {
+			level = slog.LevelWarn
+			reason += "; speech requests are answered 503 until it is (--require-qualified)"
+		}
+		logger.Log(ctx, level, "not qualified on this host: run "+st.Hint, "qualification", st.State, "reason", reason)
+	} else {
+		logger.Info("qualified on this host", "variant", req.Variant)
+	}
+	unlock, err := takeGPULock(ctx, opts, logger)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if opts.AllowRemote && !isLoopbackAddr(opts.Addr) {
 		logger.Warn("serving beyond loopback: the Fish Audio Community License allows no hosted service without a separate licence from Fish Audio")
 	}
@@ -330,13 +392,15 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 	if err != nil {
 		return engine.StartRequest{}, err
 	}
-	return engine.StartRequest{
+	req := engine.StartRequest{
 		Install: engine.Install{Root: root, Variant: variant, ModelDir: filepath.Join(root, variant), EngineBin: bin,
 			EngineSHA256: sum, AllowEngineMismatch: opts.AllowEngine},
 		VoicesDir: opts.VoicesDir, DefaultVoice: opts.DefaultVoice, MaxFrames: opts.MaxFrames, LongForm: opts.LongForm,
 		NoGuidance: opts.NoGuidance, Admission: engine.Admission(opts.Admission), ReadyTimeout: opts.ReadyTimeout,
 		RuntimeDir: filepath.Join(root, model.StateDirName, "run"),
-	}, nil
+	}
+	engineSettings(opts, &req)
+	return req, nil
 }
 
 func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error) {
@@ -455,7 +519,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervis
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
-		Transcribe: transcribeFile,
+		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
 	})
 	sup.OnRestart = api.EngineRestarted
 	srv := &http.Server{

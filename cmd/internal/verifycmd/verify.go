@@ -172,10 +172,10 @@ func detail(f *cmdutil.Factory, r pins.Result) string {
 	return ""
 }
 
-// repairHint is the fetch that repairs the variant: its pins, the root, and
+// RepairHint is the fetch that repairs the variant: its pins, the root, and
 // the endpoint it was fetched from when that is not the one a bare fetch
 // would use.
-func repairHint(f *cmdutil.Factory, p *pins.Pins, pinsFile, dir string) string {
+func RepairHint(f *cmdutil.Factory, p *pins.Pins, pinsFile, dir string) string {
 	if p.Repo == "" {
 		return "restore them from where they came from"
 	}
@@ -192,7 +192,7 @@ func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report, pinsFile string
 	switch {
 	case rep.Mismatched():
 		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): %s",
-			bad, total, rep.Variant, repairHint(f, p, pinsFile, rep.Dir)))
+			bad, total, rep.Variant, RepairHint(f, p, pinsFile, rep.Dir)))
 	case bad > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (see above): check their permissions and run verify again", bad, total, rep.Variant)
 	}

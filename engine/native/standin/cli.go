@@ -114,6 +114,9 @@ func serveMain(args []string, metal bool, stderr io.Writer) int {
 		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "standin: args: %s\n", strings.Join(args, " "))
+	if v, ok := os.LookupEnv("DRAMA_PREFIX_CACHE"); ok {
+		fmt.Fprintf(stderr, "standin: prefix cache: %s\n", v)
+	}
 	opts := Options{Metal: o.metal, MaxFrames: o.maxFrames, LongForm: o.longForm, DefaultVoice: o.defVox,
 		RTF: o.rtf, BusyAfterCancel: o.busyAfterCancel, Crash: func() { crash(stderr) }}
 	if o.voices != "" {

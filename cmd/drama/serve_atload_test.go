@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeRefusesMismatchedFiles: a pinned file of the wrong size stops
+// drama serve before the engine starts, with exit 3 and the check to run
+// with the user's --root.
+func TestServeRefusesMismatchedFiles(t *testing.T) {
+	bin := binaries(t)
+	root, _ := qualifyRoot(t)
+	os.WriteFile(filepath.Join(root, "full", "codec.pth"), []byte("short"), 0o644)
+	cmd := exec.Command(filepath.Join(bin, "drama"), "serve", "--root", root, "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"),
+		"--addr", freeAddr(t), "--admission", "off")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(string(out), "codec.pth: size want 1000, got 5") ||
+		!strings.Contains(string(out), "drama verify --variant full --level size --root "+root) || strings.Contains(string(out), "standin: args") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if left := processesRunning(t, bin); len(left) > 0 {
+		t.Fatalf("processes left: %q", left)
+	}
+}
+
+// TestServeRequireQualified: drama serve on an installed variant with no
+// marker lists the model as not qualified, and with --require-qualified
+// answers speech 503 naming the qualify command with the user's flags.
+func TestServeRequireQualified(t *testing.T) {
+	bin := binaries(t)
+	root, _ := qualifyRoot(t)
+	addr := freeAddr(t)
+	standin := filepath.Join(bin, "tensorfold-standin")
+	cmd := exec.Command(filepath.Join(bin, "drama"), "serve", "--root", root, "--plugin-dir", bin, "--engine-bin", standin,
+		"--addr", addr, "--admission", "off", "--grace", "3s", "--require-qualified", "--verify", "sha256")
+	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, url: "http://" + addr, stderr: stderr, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() { s.stop(t) })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if resp, err := http.Get(s.url + "/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready\n%s", stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Get(s.url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID            string `json:"id"`
+			Qualified     *bool  `json:"qualified"`
+			Qualification string `json:"qualification"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil || len(list.Data) != 1 || list.Data[0].Qualified == nil || *list.Data[0].Qualified || list.Data[0].Qualification != "unqualified" {
+		t.Fatalf("GET /v1/models: %s", body)
+	}
+	r, data := speak(t, s.url, `{"input":"Hello.","stream":false}`)
+	want := "not qualified on this host: run drama qualify --variant full --engine-bin " + standin + " --plugin-dir " + bin + " --accept-native-numerics --root " + root
+	if r.StatusCode != 503 || !strings.Contains(string(data), want) {
+		t.Fatalf("speech: %d %s\nwant %s", r.StatusCode, data, want)
+	}
+	if !strings.Contains(stderr.String(), "match the pins") {
+		t.Fatalf("no verification in the log:\n%s", stderr)
+	}
+}

@@ -1,0 +1,318 @@
+package servecmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/drama-tts/drama/pins/hub"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/qualify"
+	"github.com/drama-tts/drama/engine/supervise"
+	"github.com/drama-tts/drama/pins"
+)
+
+// installedRoot makes a root whose full variant is two small files with
+// locked pins naming the built-in repository, and an engine record.
+func installedRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "full")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(filepath.Join(root, "engine"), 0o755)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model":"test"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "codec.pth"), []byte(strings.Repeat("codec", 200)), 0o644)
+	base, err := pins.Builtin("full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pins.Make(context.Background(), dir, *base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
+	return root
+}
+
+// serveOptions parses a drama serve command line on root as the command
+// does.
+func serveOptions(t *testing.T, root, args string) *Options {
+	t.Helper()
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Root = root // --root, a flag of drama itself
+	var opts *Options
+	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
+
+func bufLogger() (*slog.Logger, *bytes.Buffer) {
+	var b bytes.Buffer
+	return slog.New(slog.NewTextHandler(&b, nil)), &b
+}
+
+// TestVerifyRefusesAMismatch: a file of the wrong size, or of the right
+// size with other bytes under --verify sha256, refuses the start with exit
+// 3 and the fetch that repairs it, with the user's --root; --verify none
+// lets it through; an unchanged install passes, sha256 from the record the
+// second time.
+func TestVerifyRefusesAMismatch(t *testing.T) {
+	root := installedRoot(t)
+	ctx := context.Background()
+	for _, level := range []string{"size", "sha256"} {
+		logger, log := bufLogger()
+		if err := verifyInstall(ctx, serveOptions(t, root, "--verify "+level), root, logger); err != nil {
+			t.Fatalf("%s on an intact install: %v", level, err)
+		}
+		if !strings.Contains(log.String(), "match the pins") {
+			t.Fatalf("%s: log %s", level, log)
+		}
+	}
+	logger, log := bufLogger()
+	if err := verifyInstall(ctx, serveOptions(t, root, "--verify sha256"), root, logger); err != nil || !strings.Contains(log.String(), "sha256_from_record=2") {
+		t.Fatalf("sha256 again: %v; log %s", err, log)
+	}
+
+	codec := filepath.Join(root, "full", "codec.pth")
+	os.WriteFile(codec, []byte(strings.Repeat("CODEC", 200)), 0o644) // same size, other bytes
+	later := time.Now().Add(time.Minute)                             // a changed mtime, whatever the clock's grain
+	os.Chtimes(codec, later, later)
+	logger, _ = bufLogger()
+	if err := verifyInstall(ctx, serveOptions(t, root, ""), root, logger); err != nil {
+		t.Fatalf("size check of a same-size file: %v", err)
+	}
+	err := verifyInstall(ctx, serveOptions(t, root, "--verify sha256"), root, logger)
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "codec.pth: sha256 want ") ||
+		!strings.Contains(err.Error(), "the engine was not started") || !strings.Contains(err.Error(), "drama fetch --variant full --root "+root) {
+		t.Fatalf("sha256 mismatch: exit %d: %v", cmdutil.ExitCode(err), err)
+	}
+	os.WriteFile(codec, []byte("short"), 0o644)
+	err = verifyInstall(ctx, serveOptions(t, root, ""), root, logger)
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "codec.pth: size want 1000, got 5") ||
+		!strings.Contains(err.Error(), "drama fetch --variant full --root "+root) || !strings.Contains(err.Error(), "drama verify --variant full --level size --root "+root) {
+		t.Fatalf("size mismatch: exit %d: %v", cmdutil.ExitCode(err), err)
+	}
+	if err := verifyInstall(ctx, serveOptions(t, root, "--verify none"), root, logger); err != nil {
+		t.Fatalf("--verify none: %v", err)
+	}
+}
+
+// TestVerifyUnlockedPins: pins without digests are warned about at the
+// default size check, and refused when sha256 is asked for.
+func TestVerifyUnlockedPins(t *testing.T) {
+	root := installedRoot(t)
+	os.Remove(filepath.Join(root, "full", pins.LockFileName)) // the built-in pins then
+	logger, log := bufLogger()
+	if err := verifyInstall(context.Background(), serveOptions(t, root, ""), root, logger); err != nil || !strings.Contains(log.String(), "carry no digests") {
+		t.Fatalf("size: %v; log %s", err, log)
+	}
+	err := verifyInstall(context.Background(), serveOptions(t, root, "--verify sha256"), root, logger)
+	if err == nil || !strings.Contains(err.Error(), "drama pins lock --variant full --root "+root) {
+		t.Fatalf("sha256: %v", err)
+	}
+}
+
+// TestEngineSettingsFromFlags: the long-form and prefix-cache flags become
+// the start request's parameters and environment (the native engine turns
+// them into the server's flags: see engine/native).
+func TestEngineSettingsFromFlags(t *testing.T) {
+	root := installedRoot(t)
+	opts := serveOptions(t, root, "--engine-bin /bin/true --allow-engine-mismatch")
+	req, err := startRequest(opts.F, opts, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Params != nil || strings.Join(req.Env, " ") != "DRAMA_PREFIX_CACHE=2" {
+		t.Fatalf("defaults: params %v env %v", req.Params, req.Env)
+	}
+	opts = serveOptions(t, root, "--engine-bin /bin/true --long-form --long-form-chars 320 --long-form-history 0 --prefix-cache 0")
+	if req, err = startRequest(opts.F, opts, root); err != nil {
+		t.Fatal(err)
+	}
+	if req.Params[native.ParamLongFormChars] != "320" || req.Params[native.ParamLongFormHistory] != "0" || strings.Join(req.Env, " ") != "DRAMA_PREFIX_CACHE=0" {
+		t.Fatalf("set: params %v env %v", req.Params, req.Env)
+	}
+	for args, want := range map[string]string{
+		"--verify all":           `--verify "all": want size, sha256 or none`,
+		"--long-form-chars 0":    "--long-form-chars must be 1 or more",
+		"--long-form-history -1": "--long-form-history must be 0 or more",
+		"--prefix-cache -2":      "--prefix-cache must be 0 (off) or more",
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(context.Context, *Options) error { return nil }), strings.Fields(args)...)
+		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}
+
+// TestQualificationServed: drama serve's qualification source reads the
+// marker at each request: none, then one bound to this host, then one of
+// another engine binary; GET /v1/models says so and --require-qualified
+// answers speech 503 with the qualify command carrying the user's flags.
+func TestQualificationServed(t *testing.T) {
+	root := installedRoot(t)
+	opts := serveOptions(t, root, "--require-qualified --engine-bin /bin/true --allow-engine-mismatch")
+	opts.Given = []string{"--root", root, "--require-qualified", "true", "--engine-bin", "/bin/true"}
+	req, err := startRequest(opts.F, opts, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := newQualification(context.Background(), opts, req)
+	opts.qualification = q
+	hint := "drama qualify --variant full --engine-bin /bin/true --accept-native-numerics --root " + root
+	if st, reason := q.check(); st.State != "unqualified" || st.Hint != hint || st.Detail != "no qualification marker" || !strings.Contains(reason, "no qualification marker") {
+		t.Fatalf("no marker: %+v (%s)", st, reason)
+	}
+
+	fake := enginetest.NewFake()
+	fake.FrameDelay = 0
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	api.SetCapabilities(fake.Desc.Capabilities)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+
+	models := func() (bool, string) {
+		t.Helper()
+		status, body := rawRequest(t, addr, "GET /v1/models/drama-3-full", "")
+		var m struct {
+			Qualified     bool   `json:"qualified"`
+			Qualification string `json:"qualification"`
+		}
+		if !strings.HasSuffix(status, " 200 OK") || json.Unmarshal(body, &m) != nil {
+			t.Fatalf("GET /v1/models/drama-3-full: %s %s", status, body)
+		}
+		return m.Qualified, m.Qualification
+	}
+	speechStatus := func() (string, string) {
+		t.Helper()
+		status, body := rawRequest(t, addr, "POST /v1/audio/speech", `{"input":"Hello.","stream":false}`)
+		return status, string(body)
+	}
+	if ok, state := models(); ok || state != "unqualified" {
+		t.Fatalf("no marker: qualified %v %s", ok, state)
+	}
+	if status, body := speechStatus(); !strings.HasSuffix(status, " 503 Service Unavailable") ||
+		!strings.Contains(body, "not qualified on this host: run "+hint+" (no qualification marker)") {
+		t.Fatalf("no marker: %s %s", status, body)
+	}
+
+	m := &qualify.Marker{Qualified: true, Variant: "full", Host: q.want.Host, PinsSHA256: q.want.PinsSHA256, NativeSHA256: q.want.NativeSHA256,
+		Numerics: qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now()}, QualifiedAt: time.Now()}
+	if err := qualify.Write(root, m); err != nil {
+		t.Fatal(err)
+	}
+	if ok, state := models(); !ok || state != "qualified" {
+		t.Fatalf("marker: qualified %v %s", ok, state)
+	}
+	if status, body := speechStatus(); !strings.HasSuffix(status, " 200 OK") {
+		t.Fatalf("qualified: %s %s", status, body)
+	}
+
+	m.NativeSHA256 = strings.Repeat("cd", 32) // made with another engine binary
+	if err := qualify.Write(root, m); err != nil {
+		t.Fatal(err)
+	}
+	if ok, state := models(); ok || state != "stale" {
+		t.Fatalf("stale marker: qualified %v %s", ok, state)
+	}
+	if status, body := speechStatus(); !strings.HasSuffix(status, " 503 Service Unavailable") ||
+		!strings.Contains(body, "its marker is stale: it was made for another engine binary") {
+		t.Fatalf("stale marker: %s %s", status, body)
+	}
+}
+
+// rawRequest sends "METHOD PATH" with body over its own connection and
+// returns the status line and the body as sent.
+func rawRequest(t *testing.T, addr, line, body string) (string, []byte) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	req := line + " HTTP/1.1\r\nHost: " + addr + "\r\nConnection: close\r\n"
+	if body != "" {
+		req += "Content-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n"
+	}
+	io.WriteString(conn, req+"\r\n"+body)
+	resp, err := http.ReadResponse(bufioReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Proto + " " + resp.Status, b
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// TestGPULock: a --gpu-lock another job holds is waited for at most
+// --gpu-lock-wait, and the error names the holder; once free it is taken
+// and held until released.
+func TestGPULock(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "gpu.lock")
+	other, err := hub.Lock(context.Background(), lock, 0) // another GPU job
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := serveOptions(t, t.TempDir(), "--gpu-lock "+lock+" --gpu-lock-wait 200ms")
+	logger, _ := bufLogger()
+	_, err = takeGPULock(context.Background(), opts, logger)
+	if err == nil || !strings.Contains(err.Error(), "is held by pid "+strconv.Itoa(os.Getpid())) || strings.Contains(err.Error(), "fetch") || !strings.Contains(err.Error(), "--gpu-lock-wait") {
+		t.Fatalf("held elsewhere: %v", err)
+	}
+	other()
+	unlock, err := takeGPULock(context.Background(), opts, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Lock(context.Background(), lock, 0); !errors.Is(err, hub.ErrLocked) {
+		t.Fatalf("while drama serve holds it, another job got it: %v", err)
+	}
+	unlock()
+	again, err := hub.Lock(context.Background(), lock, 0)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	again()
+	if unlock, err := takeGPULock(context.Background(), serveOptions(t, t.TempDir(), ""), logger); err != nil {
+		t.Fatal(err)
+	} else {
+		unlock()
+	}
+}
