@@ -27,9 +27,9 @@ type Options struct {
 	Detector clip.Detector
 }
 
-// NewCmdPrepare returns `drama voice prepare`. runF, if not nil, replaces
+// NewCmd returns `drama voice prepare`. runF, if not nil, replaces
 // the run (tests).
-func NewCmdPrepare(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Detector: clip.DefaultDetector()}
 	cmd := &cobra.Command{
 		Use:   "prepare CLIP... -o DIR",

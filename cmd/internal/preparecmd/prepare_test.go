@@ -40,7 +40,7 @@ func TestFlags(t *testing.T) {
 		t.Run(tt.args, func(t *testing.T) {
 			ios, _, _, _ := cmdutil.Test()
 			var got *Options
-			err := cmdutil.Execute(NewCmdPrepare(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), strings.Fields(tt.args)...)
+			err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), strings.Fields(tt.args)...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("want an error with %q, got %v", tt.wantErr, err)

@@ -19,6 +19,6 @@ of three formats: drama3-voice/1 (CUDA server), drama3-http-voice/1 (Metal
 catalog) and localrouter-voice-codes/1 (cloned voices). See docs/voices.md.`,
 	}
 	cmd.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdConvert(f, nil), NewCmdList(f, nil))
-	cmd.AddCommand(preparecmd.NewCmdPrepare(f, nil))
+	cmd.AddCommand(preparecmd.NewCmd(f, nil))
 	return cmd
 }
