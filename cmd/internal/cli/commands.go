@@ -30,7 +30,9 @@ import (
 // addCommands adds every command group to root: one line per group.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
-	root.AddCommand(pinscmd.NewCmd(f))
+	pins := pinscmd.NewCmd(f)
+	pins.AddCommand(fetchcmd.NewCmdLock(f, nil))
+	root.AddCommand(pins)
 	root.AddCommand(fetchcmd.NewCmd(f, nil))
 	root.AddCommand(mirrorcmd.NewCmd(f))
 	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))
