@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -267,5 +270,35 @@ func TestSiblingImportRefuses(t *testing.T) {
 		if got := siblingImport(c.pkg, c.imp, false) != ""; got != c.want {
 			t.Errorf("%s importing %s: sibling %v, want %v", c.pkg, c.imp, got, c.want)
 		}
+	}
+}
+
+// TestOnlyCmdutilConfiguresBars: bars are made by cmdutil.NewBar and
+// pools started by cmdutil.StartPool, so that every bar has drama's
+// template, rate and writer; no other package builds or configures pb's.
+func TestOnlyCmdutilConfiguresBars(t *testing.T) {
+	calls := []string{"pb.New(", "pb.New64(", "pb.NewPool(", "pb.StartNew(", "pb.Full.", "pb.Simple.", "pb.Default.", "pb.ProgressBarTemplate(", ".SetTemplate(", ".SetTemplateString(", ".SetWriter("}
+	found := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		found++
+		if strings.HasPrefix(filepath.ToSlash(path), "../cmdutil/") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if strings.Contains(string(src), c) {
+				t.Errorf("%s calls %s: make bars with cmdutil.NewBar and pools with cmdutil.StartPool", path, c)
+			}
+		}
+		return nil
+	})
+	if err != nil || found < 50 {
+		t.Fatalf("walked %d Go files under cmd/internal: %v", found, err)
 	}
 }
