@@ -1,8 +1,8 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins"
 )
 
 // Suggest returns a drama command line for a next-step hint: "drama" and
@@ -150,4 +153,22 @@ func HasFiles(dir string) bool {
 		}
 	}
 	return false
+}
+
+// PinsAdvice adds what to do to an error of pins.Verify or of a fetch that
+// found p unlocked or its folder missing: the drama pins lock or drama fetch
+// command that mends it, with the user's own flags (pinsFile, when not
+// empty, is the --pins file given). Other errors, and nil, come back as they
+// are.
+func PinsAdvice(f *Factory, err error, p *pins.Pins, pinsFile string) error {
+	switch {
+	case errors.Is(err, pins.ErrUnlocked):
+		return fmt.Errorf("%w: run %s (or %s) to fill them in", err,
+			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", pinsFile),
+			f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile))
+	case errors.Is(err, pins.ErrNoDir):
+		return fmt.Errorf("%w: run %s, or pass the --root that holds it", err,
+			f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile))
+	}
+	return err
 }

@@ -284,7 +284,7 @@ func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.
 	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSHA256, Progress: prog.Add})
 	prog.Finish()
 	if err != nil {
-		return err
+		return cmdutil.PinsAdvice(f, err, p, "")
 	}
 	if rep.OK() {
 		return nil

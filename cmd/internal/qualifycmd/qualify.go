@@ -279,7 +279,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 		bar.Finish()
 		switch {
 		case err != nil:
-			files.Detail = err.Error()
+			files.Detail = cmdutil.PinsAdvice(f, err, p, "").Error()
 		case !rep.OK():
 			var bad []string
 			for _, r := range rep.Files {

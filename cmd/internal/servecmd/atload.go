@@ -51,7 +51,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 	// hashed for --verify sha256.
 	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSize})
 	if err != nil {
-		return err
+		return cmdutil.PinsAdvice(f, err, p, "")
 	}
 	if level == pins.LevelSHA256 && !rep.Mismatched() {
 		sub := *p

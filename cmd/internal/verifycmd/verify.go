@@ -111,12 +111,8 @@ func run(ctx context.Context, opts *Options) error {
 	if bar != nil {
 		bar.Finish()
 	}
-	if errors.Is(err, pins.ErrUnlocked) {
-		return fmt.Errorf("pins: variant %s: %w: run %s to fill in the digests of %s@%s", p.Variant, pins.ErrUnlocked,
-			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile), p.Repo, p.Revision)
-	}
 	if err != nil {
-		return err
+		return cmdutil.PinsAdvice(f, err, p, opts.PinsFile)
 	}
 	if err := printReport(f, rep); err != nil {
 		return err
