@@ -13,6 +13,7 @@ import (
 
 	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 // Suggest returns a drama command line for a next-step hint: "drama" and
@@ -171,4 +172,18 @@ func PinsAdvice(f *Factory, err error, p *pins.Pins, pinsFile string) error {
 			f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile))
 	}
 	return err
+}
+
+// RepairHint is the fetch that repairs the variant: its pins, the root, and
+// the endpoint it was fetched from when that is not the one a bare fetch
+// would use.
+func RepairHint(f *Factory, p *pins.Pins, pinsFile, dir string) string {
+	if p.Repo == "" {
+		return "restore them from where they came from"
+	}
+	endpoint := FetchSource(dir)
+	if endpoint == hub.Endpoint(f.Getenv) {
+		endpoint = ""
+	}
+	return "run " + f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile, "--endpoint", endpoint) + " to repair them"
 }

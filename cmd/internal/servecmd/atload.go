@@ -11,7 +11,6 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
-	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
@@ -102,7 +101,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		shown := bad[:min(3, len(bad))]
 		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (%s%s); the engine was not started: %s (%s lists them all)",
 			len(bad), len(rep.Files), p.Variant, strings.Join(shown, "; "), more(len(bad)-len(shown)),
-			verifycmd.RepairHint(f, p, "", dir), details))
+			cmdutil.RepairHint(f, p, "", dir), details))
 	case len(bad) > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (%s): check their permissions (%s)", len(bad), len(rep.Files), p.Variant, strings.Join(bad, "; "), details)
 	}
