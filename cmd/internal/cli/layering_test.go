@@ -186,7 +186,6 @@ func commandPackage(pkg string) string {
 var siblingImportsLeft = []string{
 	"cmd/internal/doctorcmd -> cmd/internal/configcmd",
 	"cmd/internal/qualifycmd -> cmd/internal/benchcmd",
-	"cmd/internal/servecmd -> cmd/internal/qualifycmd",
 	"cmd/internal/servicecmd -> cmd/internal/servecmd",
 	"cmd/internal/servicecmd -> cmd/internal/statuscmd",
 	"cmd/internal/configcmd (tests) -> cmd/internal/fetchcmd",

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
@@ -185,7 +184,7 @@ func newQualification(ctx context.Context, opts *Options, req engine.StartReques
 	hint = append(hint, "--engine-bin", given(opts.Given, "--engine-bin"), "--plugin-dir", given(opts.Given, "--plugin-dir"),
 		"--accept-native-numerics", "true")
 	q := &hostQualification{root: req.Root, hint: f.Suggest(hint...)}
-	q.want, _, q.err = qualifycmd.CurrentBinding(f, "", false)
+	q.want, _, q.err = cmdutil.CurrentBinding(f, "", false)
 	if q.err != nil {
 		return q
 	}
