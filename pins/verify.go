@@ -101,15 +101,16 @@ type VerifyOptions struct {
 var ErrNoDir = errors.New("directory does not exist")
 
 // Verify checks every file of p under dir. It returns an error only when it
-// cannot check at all (unlocked pins, no directory, cancelled); per-file
-// problems are in the report.
+// cannot check at all (unlocked pins: ErrUnlocked; no directory: ErrNoDir;
+// cancelled); per-file problems are in the report. The errors say what is
+// wrong, and the caller adds what to do.
 func Verify(ctx context.Context, dir string, p *Pins, opt VerifyOptions) (*Report, error) {
 	if !p.Locked() {
-		return nil, fmt.Errorf("pins: variant %s: %w: run `drama pins lock --variant %s` (or `drama fetch`) to fill in the digests of %s@%s",
-			p.Variant, ErrUnlocked, p.Variant, p.Repo, short(p.Revision))
+		return nil, fmt.Errorf("pins: variant %s: %w: the digests of %s@%s are not filled in",
+			p.Variant, ErrUnlocked, p.Repo, short(p.Revision))
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("pins: %s: %w: run `drama fetch` or pass --root", dir, ErrNoDir)
+		return nil, fmt.Errorf("pins: %s: %w", dir, ErrNoDir)
 	}
 	if opt.Level == "" {
 		opt.Level = LevelSize

@@ -149,12 +149,14 @@ func TestVerifiedStateRecord(t *testing.T) {
 func TestVerifyRefusals(t *testing.T) {
 	ctx := context.Background()
 	unlocked, _ := Builtin("full")
-	if _, err := Verify(ctx, t.TempDir(), unlocked, VerifyOptions{}); !errors.Is(err, ErrUnlocked) || !strings.Contains(err.Error(), "drama pins lock") {
-		t.Fatalf("unlocked: %v", err)
+	// The errors say what is wrong; the commands add what to do.
+	if _, err := Verify(ctx, t.TempDir(), unlocked, VerifyOptions{}); !errors.Is(err, ErrUnlocked) ||
+		!strings.Contains(err.Error(), unlocked.Repo) || strings.Contains(err.Error(), "drama ") {
+		t.Fatalf("unlocked: want ErrUnlocked naming the repository and no command, got %v", err)
 	}
 	p := validPins()
-	if _, err := Verify(ctx, filepath.Join(t.TempDir(), "nope"), p, VerifyOptions{}); !errors.Is(err, ErrNoDir) {
-		t.Fatalf("missing dir: %v", err)
+	if _, err := Verify(ctx, filepath.Join(t.TempDir(), "nope"), p, VerifyOptions{}); !errors.Is(err, ErrNoDir) || strings.Contains(err.Error(), "drama ") {
+		t.Fatalf("missing dir: want ErrNoDir and no command, got %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

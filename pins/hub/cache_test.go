@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -207,5 +209,15 @@ func TestNoSymlinksHardLinksSnapshots(t *testing.T) {
 	}
 	if _, err := hfLookup(t, f.Cache.Dir, repoA, PinnedRef, "sub/dir/codec.pth"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestFetchRefusesUndigestedPins: a pin without a digest is pins.ErrUnlocked
+// naming the file, and the error names no command (drama fetch locks first).
+func TestFetchRefusesUndigestedPins(t *testing.T) {
+	f := &Fetcher{Client: New("http://127.0.0.1:1", "", 1), Cache: Cache{Dir: t.TempDir()}}
+	_, err := f.Fetch(context.Background(), "o/r", strings.Repeat("c", 40), []pins.File{{Path: "model.bin", Size: 3}})
+	if !errors.Is(err, pins.ErrUnlocked) || !strings.Contains(err.Error(), "model.bin") || strings.Contains(err.Error(), "drama ") {
+		t.Fatalf("want pins.ErrUnlocked naming model.bin and no command, got %v", err)
 	}
 }

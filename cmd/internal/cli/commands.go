@@ -30,9 +30,11 @@ import (
 // addCommands adds every command group to root: one line per group.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
-	root.AddCommand(pinscmd.NewCmd(f))
-	root.AddCommand(fetchcmd.NewCmdFetch(f, nil))
-	root.AddCommand(mirrorcmd.NewCmdMirror(f))
+	pins := pinscmd.NewCmd(f)
+	pins.AddCommand(fetchcmd.NewCmdLock(f, nil))
+	root.AddCommand(pins)
+	root.AddCommand(fetchcmd.NewCmd(f, nil))
+	root.AddCommand(mirrorcmd.NewCmd(f))
 	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))
 	root.AddCommand(pthcmd.NewCmd(f))
 	root.AddCommand(voicecmd.NewCmd(f))
@@ -40,7 +42,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(quantizecmd.NewCmd(f, nil))
 	root.AddCommand(pluginscmd.NewCmd(f, nil))
 	root.AddCommand(tokenizecmd.NewCmd(f, nil))
-	root.AddCommand(encodecmd.NewCmdEncode(f, nil))
+	root.AddCommand(encodecmd.NewCmd(f, nil))
 	root.AddCommand(listcmd.NewCmd(f, nil))
 	root.AddCommand(rmcmd.NewCmd(f, nil))
 	root.AddCommand(statuscmd.NewCmd(f, nil))

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -157,5 +160,143 @@ func TestImportTableRefuses(t *testing.T) {
 		if !ok || allowed(l, c[0], c[1]) {
 			t.Errorf("%s importing %s is allowed; the table must refuse it", c[0], c[1])
 		}
+	}
+}
+
+// commandPackage returns the command package x of cmd/internal/<x>cmd/...
+// that pkg (a path inside the module) lies in, and "" for any other
+// package. Packages named shared (a noun's code for its sibling verbs),
+// cmdutil, realclient and serverec are for every command to import.
+func commandPackage(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, "cmd/internal/")
+	if !ok {
+		return ""
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	if !strings.HasSuffix(first, "cmd") || strings.HasSuffix(pkg, "/shared") {
+		return ""
+	}
+	return first
+}
+
+// siblingImportsLeft are the imports between command packages that remain
+// to be moved into a package of their own. An import outside this list
+// fails TestCommandPackagesImportNoSibling, and so does an entry here that
+// no longer occurs: the list only shrinks.
+var siblingImportsLeft = []string{
+	"cmd/internal/doctorcmd -> cmd/internal/configcmd",
+	"cmd/internal/qualifycmd -> cmd/internal/benchcmd",
+	"cmd/internal/servicecmd -> cmd/internal/servecmd",
+	"cmd/internal/servicecmd -> cmd/internal/statuscmd",
+	"cmd/internal/configcmd (tests) -> cmd/internal/fetchcmd",
+	"cmd/internal/configcmd (tests) -> cmd/internal/servecmd",
+}
+
+// siblingImport names an import of pkg that reaches into another command
+// package, or returns "" when the import is fine.
+func siblingImport(pkg, imp string, tests bool) string {
+	x := commandPackage(pkg)
+	imp, ok := strings.CutPrefix(imp, module)
+	if x == "" || !ok {
+		return ""
+	}
+	y := commandPackage(imp)
+	if y == "" || y == x {
+		return ""
+	}
+	if tests {
+		pkg += " (tests)"
+	}
+	return pkg + " -> " + imp
+}
+
+// TestCommandPackagesImportNoSibling: no cmd/internal/<x>cmd package
+// imports another <y>cmd package; what two commands share lives in a
+// package named shared, in cmdutil, or in the domain, and the command
+// tree in this package puts the commands together.
+func TestCommandPackagesImportNoSibling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-test=false", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
+		module+"cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		pkg := strings.TrimPrefix(parts[0], module)
+		for i, imps := range parts[1:] {
+			for _, imp := range strings.Fields(imps) {
+				e := siblingImport(pkg, imp, i == 1)
+				if e == "" || seen[e] {
+					continue
+				}
+				seen[e] = true
+				if !slices.Contains(siblingImportsLeft, e) {
+					t.Errorf("%s: a command package imports a sibling; move what they share into a package named shared or into cmdutil", e)
+				}
+			}
+		}
+	}
+	for _, e := range siblingImportsLeft {
+		if !seen[e] {
+			t.Errorf("%s no longer occurs: remove it from siblingImportsLeft", e)
+		}
+	}
+}
+
+// TestSiblingImportRefuses checks the sibling rule itself.
+func TestSiblingImportRefuses(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp string
+		want     bool
+	}{
+		{"cmd/internal/pinscmd", module + "cmd/internal/fetchcmd", true},
+		{"cmd/internal/voicecmd", module + "cmd/internal/preparecmd", true},
+		{"cmd/internal/voicecmd", module + "cmd/internal/fetchcmd/shared", false},
+		{"cmd/internal/voicecmd", module + "cmd/internal/voicecmd/shared", false},
+		{"cmd/internal/voicecmd", module + "cmd/internal/cmdutil", false},
+		{"cmd/internal/servecmd", module + "cmd/internal/serverec", false},
+		{"cmd/internal/fetchcmd", module + "cmd/internal/realclient", false},
+		{"cmd/internal/cli", module + "cmd/internal/fetchcmd", false},
+		{"cmd/internal/enginecmd", module + "cmd/internal/enginecmd", false},
+		{"cmd/internal/pinscmd", module + "pins/hub", false},
+	} {
+		if got := siblingImport(c.pkg, c.imp, false) != ""; got != c.want {
+			t.Errorf("%s importing %s: sibling %v, want %v", c.pkg, c.imp, got, c.want)
+		}
+	}
+}
+
+// TestOnlyCmdutilConfiguresBars: bars are made by cmdutil.NewBar and
+// pools started by cmdutil.StartPool, so that every bar has drama's
+// template, rate and writer; no other package builds or configures pb's.
+func TestOnlyCmdutilConfiguresBars(t *testing.T) {
+	calls := []string{"pb.New(", "pb.New64(", "pb.NewPool(", "pb.StartNew(", "pb.Full.", "pb.Simple.", "pb.Default.", "pb.ProgressBarTemplate(", ".SetTemplate(", ".SetTemplateString(", ".SetWriter("}
+	found := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		found++
+		if strings.HasPrefix(filepath.ToSlash(path), "../cmdutil/") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if strings.Contains(string(src), c) {
+				t.Errorf("%s calls %s: make bars with cmdutil.NewBar and pools with cmdutil.StartPool", path, c)
+			}
+		}
+		return nil
+	})
+	if err != nil || found < 50 {
+		t.Fatalf("walked %d Go files under cmd/internal: %v", found, err)
 	}
 }

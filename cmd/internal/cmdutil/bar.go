@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -94,4 +95,17 @@ func FinishBar(bar *pb.ProgressBar) {
 		bar.Set(barFinished, time.Now())
 	}
 	bar.Finish()
+}
+
+// StartPool starts a pb pool that draws bars made by NewBar to w, one row
+// each; a bar given to the pool's Add later joins it. With NewBar it is the
+// one place where drama configures pb: commands that show several bars at
+// once start their pool here.
+func StartPool(w io.Writer, bars ...*pb.ProgressBar) (*pb.Pool, error) {
+	pool := pb.NewPool(bars...)
+	pool.Output = w
+	if err := pool.Start(); err != nil {
+		return nil, err
+	}
+	return pool, nil
 }

@@ -1,8 +1,8 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 // Suggest returns a drama command line for a next-step hint: "drama" and
@@ -150,4 +154,36 @@ func HasFiles(dir string) bool {
 		}
 	}
 	return false
+}
+
+// PinsAdvice adds what to do to an error of pins.Verify or of a fetch that
+// found p unlocked or its folder missing: the drama pins lock or drama fetch
+// command that mends it, with the user's own flags (pinsFile, when not
+// empty, is the --pins file given). Other errors, and nil, come back as they
+// are.
+func PinsAdvice(f *Factory, err error, p *pins.Pins, pinsFile string) error {
+	switch {
+	case errors.Is(err, pins.ErrUnlocked):
+		return fmt.Errorf("%w: run %s (or %s) to fill them in", err,
+			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", pinsFile),
+			f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile))
+	case errors.Is(err, pins.ErrNoDir):
+		return fmt.Errorf("%w: run %s, or pass the --root that holds it", err,
+			f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile))
+	}
+	return err
+}
+
+// RepairHint is the fetch that repairs the variant: its pins, the root, and
+// the endpoint it was fetched from when that is not the one a bare fetch
+// would use.
+func RepairHint(f *Factory, p *pins.Pins, pinsFile, dir string) string {
+	if p.Repo == "" {
+		return "restore them from where they came from"
+	}
+	endpoint := FetchSource(dir)
+	if endpoint == hub.Endpoint(f.Getenv) {
+		endpoint = ""
+	}
+	return "run " + f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile, "--endpoint", endpoint) + " to repair them"
 }

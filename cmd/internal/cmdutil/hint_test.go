@@ -2,12 +2,15 @@ package cmdutil
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/drama-tts/drama/pins"
 )
 
 func TestSuggestRepeatsTheUserFlags(t *testing.T) {
@@ -71,5 +74,28 @@ func TestRequireInstalled(t *testing.T) {
 	os.WriteFile(filepath.Join(f.Global.Root, "nvfp4", "config.json"), []byte("{}"), 0o644)
 	if err := RequireInstalled(f, "nvfp4"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPinsAdviceRepeatsTheUserFlags(t *testing.T) {
+	ios, _, _, _ := Test()
+	f := TestFactory(ios)
+	f.Global.Root = "/srv/drama"
+	p := &pins.Pins{Variant: "nvfp4"}
+	unlocked := fmt.Errorf("pins: variant nvfp4: %w", pins.ErrUnlocked)
+	err := PinsAdvice(f, unlocked, p, "my.json")
+	want := "pins: variant nvfp4: pins are not locked: run drama pins lock --variant nvfp4 --pins my.json --root /srv/drama" +
+		" (or drama fetch --variant nvfp4 --pins my.json --root /srv/drama) to fill them in"
+	if !errors.Is(err, pins.ErrUnlocked) || err.Error() != want {
+		t.Errorf("unlocked:\n got %v\nwant %s", err, want)
+	}
+	err = PinsAdvice(f, fmt.Errorf("pins: /x: %w", pins.ErrNoDir), p, "")
+	want = "pins: /x: directory does not exist: run drama fetch --variant nvfp4 --root /srv/drama, or pass the --root that holds it"
+	if !errors.Is(err, pins.ErrNoDir) || err.Error() != want {
+		t.Errorf("no dir:\n got %v\nwant %s", err, want)
+	}
+	other := errors.New("boom")
+	if PinsAdvice(f, other, p, "") != other || PinsAdvice(f, nil, p, "") != nil {
+		t.Error("other errors and nil must come back unchanged")
 	}
 }

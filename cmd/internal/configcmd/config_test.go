@@ -57,7 +57,7 @@ func newTree(f *cmdutil.Factory) *tree {
 	root.AddCommand(
 		servecmd.NewCmd(f, func(_ context.Context, o *servecmd.Options) error { tr.serve = o; return nil }),
 		servecmd.NewCmdSay(f, func(_ context.Context, o *servecmd.SayOptions) error { tr.say = o; return nil }),
-		fetchcmd.NewCmdFetch(f, func(_ context.Context, o *fetchcmd.FetchOptions) error { tr.fetch = o; return nil }),
+		fetchcmd.NewCmd(f, func(_ context.Context, o *fetchcmd.FetchOptions) error { tr.fetch = o; return nil }),
 		NewCmd(f),
 	)
 	tr.root = root

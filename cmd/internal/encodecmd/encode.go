@@ -57,9 +57,9 @@ type Options struct {
 var formats = []string{string(voices.FormatCloned), string(voices.FormatCUDA), string(voices.FormatMetal)}
 var sources = []string{string(voices.SourceConsented), string(voices.SourceSelf), string(voices.SourceSynthetic)}
 
-// NewCmdEncode returns `drama encode`. runF, if not nil, replaces the run
+// NewCmd returns `drama encode`. runF, if not nil, replaces the run
 // (tests).
-func NewCmdEncode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "encode --name NAME (--manifest DIR | CLIP:TRANSCRIPT...) --consent-who WHO --consent-statement TEXT",

@@ -64,7 +64,7 @@ func TestFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _, _ := cmdutil.Test()
 			var got *Options
-			err := cmdutil.Execute(NewCmdEncode(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
+			err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 					t.Fatalf("want a usage error with %q, got %v", tt.wantErr, err)

@@ -18,7 +18,7 @@ import (
 
 // FetchOptions are drama fetch's flags.
 type FetchOptions struct {
-	Factory       *cmdutil.Factory
+	F             *cmdutil.Factory
 	Endpoint      string
 	PinsFile      string
 	Workers       int
@@ -34,9 +34,9 @@ type FetchOptions struct {
 	CommandLine string
 }
 
-// NewCmdFetch returns drama fetch.
-func NewCmdFetch(f *cmdutil.Factory, runF func(context.Context, *FetchOptions) error) *cobra.Command {
-	opts := &FetchOptions{Factory: f}
+// NewCmd returns drama fetch.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *FetchOptions) error) *cobra.Command {
+	opts := &FetchOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "fetch",
 		Short: "Download a variant's pinned files from the Hugging Face Hub, verified",
@@ -120,7 +120,7 @@ type env struct {
 func (e *env) variantDir(p *pins.Pins) string { return filepath.Join(e.root, p.Variant) }
 
 func newEnv(opts *FetchOptions) (*env, error) {
-	f := opts.Factory
+	f := opts.F
 	root, err := f.Root()
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func newEnv(opts *FetchOptions) (*env, error) {
 // else the built-in pins; unlocked pins give way to the variant's lock
 // file for the same repository and commit.
 func loadPins(opts *FetchOptions, e *env) (*pins.Pins, error) {
-	p, err := readPins(opts.Factory, opts.PinsFile, opts.VariantSet)
+	p, err := readPins(opts.F, opts.PinsFile, opts.VariantSet)
 	if err != nil || p.Locked() {
 		return p, err
 	}
@@ -171,7 +171,7 @@ func loadPins(opts *FetchOptions, e *env) (*pins.Pins, error) {
 }
 
 func runFetch(ctx context.Context, opts *FetchOptions) error {
-	f := opts.Factory
+	f := opts.F
 	e, err := newEnv(opts)
 	if err != nil {
 		return err
@@ -284,7 +284,7 @@ func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.
 	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSHA256, Progress: prog.Add})
 	prog.Finish()
 	if err != nil {
-		return err
+		return cmdutil.PinsAdvice(f, err, p, "")
 	}
 	if rep.OK() {
 		return nil

@@ -47,7 +47,7 @@ func TestFetchFlags(t *testing.T) {
 	} {
 		ios, _, _, _ := cmdutil.Test()
 		var got *FetchOptions
-		cmd := NewCmdFetch(cmdutil.TestFactory(ios), func(_ context.Context, o *FetchOptions) error { got = o; return nil })
+		cmd := NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *FetchOptions) error { got = o; return nil })
 		cmd.SetArgs(c.args)
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
@@ -135,7 +135,7 @@ func (e *testEnv) factory(ios *cmdutil.IOStreams, extraEnv ...string) *cmdutil.F
 }
 
 func (e *testEnv) opts(f *cmdutil.Factory) *FetchOptions {
-	return &FetchOptions{Factory: f, Endpoint: e.url, PinsFile: e.pinsPath, Workers: 4, ChunkMiB: 1,
+	return &FetchOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Workers: 4, ChunkMiB: 1,
 		IdleTimeout: 5 * time.Second, LockWait: time.Second, AcceptLicense: true}
 }
 
@@ -295,7 +295,7 @@ func TestRunLock(t *testing.T) {
 	ios, _, out, _ := cmdutil.Test()
 	f := e.factory(ios)
 	outPath := filepath.Join(e.dir, "locked.json")
-	if err := runLock(context.Background(), &LockOptions{Factory: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: outPath}); err != nil {
+	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: outPath}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := pins.ReadFile(outPath)
@@ -315,7 +315,7 @@ func TestRunLock(t *testing.T) {
 	bad, _ := pins.ReadFile(e.pinsPath)
 	bad.Revision = strings.Repeat("d", 40)
 	bad.WriteFile(e.pinsPath)
-	if err := runLock(context.Background(), &LockOptions{Factory: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: "-"}); err == nil {
+	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: "-"}); err == nil {
 		t.Error("want an error for an unknown commit")
 	}
 }
@@ -478,7 +478,7 @@ func TestMalformedEndpointIsUsageError(t *testing.T) {
 		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
 		for _, newCmd := range []func() *cobra.Command{
-			func() *cobra.Command { return NewCmdFetch(f, nil) },
+			func() *cobra.Command { return NewCmd(f, nil) },
 			func() *cobra.Command { return NewCmdLock(f, nil) },
 		} {
 			cmd := newCmd()
@@ -511,7 +511,7 @@ func TestUnreachableEndpointMessage(t *testing.T) {
 		// A global flag, as drama's root command has them.
 		top := &cobra.Command{Use: "drama", SilenceUsage: true, SilenceErrors: true}
 		top.PersistentFlags().StringVar(&f.Global.Root, "root", "", "root")
-		top.AddCommand(NewCmdFetch(f, nil))
+		top.AddCommand(NewCmd(f, nil))
 		top.SetArgs([]string{"fetch", "--root", e.root, "--endpoint", dead, "--pins", e.pinsPath, "--accept-license", "--workers", "2"})
 		top.SetOut(&bytes.Buffer{})
 		top.SetErr(&bytes.Buffer{})

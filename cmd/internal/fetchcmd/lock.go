@@ -13,7 +13,7 @@ import (
 
 // LockOptions are drama pins lock's flags.
 type LockOptions struct {
-	Factory  *cmdutil.Factory
+	F        *cmdutil.Factory
 	Endpoint string
 	PinsFile string
 	Output   string
@@ -26,7 +26,7 @@ type LockOptions struct {
 
 // NewCmdLock returns drama pins lock, which the pins command group adds.
 func NewCmdLock(f *cmdutil.Factory, runF func(context.Context, *LockOptions) error) *cobra.Command {
-	opts := &LockOptions{Factory: f}
+	opts := &LockOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "lock",
 		Short: "Fill unlocked pins with sizes and digests from the Hub's listing of the pinned commit",
@@ -59,8 +59,8 @@ a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
 }
 
 func runLock(ctx context.Context, opts *LockOptions) error {
-	f := opts.Factory
-	e, err := newEnv(&FetchOptions{Factory: f, Endpoint: opts.Endpoint, Workers: 1})
+	f := opts.F
+	e, err := newEnv(&FetchOptions{F: f, Endpoint: opts.Endpoint, Workers: 1})
 	if err != nil {
 		return err
 	}

@@ -47,10 +47,8 @@ func newReporter(f *cmdutil.Factory, p *pins.Pins) *reporter {
 	case f.Global.Quiet:
 	case f.IO.IsStderrTTY():
 		r.total = cmdutil.NewBar(f.IO.ErrOut, "total", p.TotalBytes(), true)
-		r.pool = pb.NewPool(r.total)
-		r.pool.Output = f.IO.ErrOut
-		if err := r.pool.Start(); err != nil {
-			r.pool = nil
+		if pool, err := cmdutil.StartPool(f.IO.ErrOut, r.total); err == nil {
+			r.pool = pool
 		}
 	default:
 		r.lines = f.NewProgress("fetch", p.TotalBytes())

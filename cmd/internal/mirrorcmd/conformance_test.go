@@ -97,7 +97,7 @@ func startMirror(t *testing.T, opts ServeOptions) string {
 	f.Global.Quiet = true
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc, done := make(chan string, 1), make(chan error, 1)
-	opts.Factory, opts.Addr = f, "127.0.0.1:0"
+	opts.F, opts.Addr = f, "127.0.0.1:0"
 	opts.Ready = func(a string) { addrc <- a }
 	go func() { done <- runServe(ctx, &opts) }()
 	var addr string

@@ -17,8 +17,8 @@ import (
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
-// NewCmdMirror returns the drama mirror command group.
-func NewCmdMirror(f *cmdutil.Factory) *cobra.Command {
+// NewCmd returns the drama mirror command group.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mirror <command>",
 		Short: "Serve local checkpoints with the Hugging Face Hub's routes",
@@ -29,7 +29,7 @@ func NewCmdMirror(f *cmdutil.Factory) *cobra.Command {
 
 // ServeOptions are drama mirror serve's flags.
 type ServeOptions struct {
-	Factory     *cmdutil.Factory
+	F           *cmdutil.Factory
 	Dir         string
 	Cache       bool
 	Addr        string
@@ -45,7 +45,7 @@ type ServeOptions struct {
 
 // NewCmdServe returns drama mirror serve.
 func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
-	opts := &ServeOptions{Factory: f}
+	opts := &ServeOptions{F: f}
 	var faults []string
 	cmd := &cobra.Command{
 		Use:   "serve [DIR | --cache]",
@@ -109,7 +109,7 @@ stall, flip, expire, short, slow.`,
 }
 
 func runServe(ctx context.Context, opts *ServeOptions) error {
-	f := opts.Factory
+	f := opts.F
 	var src mirror.Source = mirror.DirSource{Dir: opts.Dir}
 	dir := opts.Dir
 	if opts.Cache {

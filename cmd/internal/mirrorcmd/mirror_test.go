@@ -62,7 +62,7 @@ func TestRunServe(t *testing.T) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, &ServeOptions{Factory: f, Dir: dir, Addr: "127.0.0.1:0", PageSize: 10, LFSMinSize: 1 << 20,
+		done <- runServe(ctx, &ServeOptions{F: f, Dir: dir, Addr: "127.0.0.1:0", PageSize: 10, LFSMinSize: 1 << 20,
 			Ready: func(a string) { addrc <- a }})
 	}()
 	addr := <-addrc
@@ -86,7 +86,7 @@ func TestRunServe(t *testing.T) {
 
 func TestRunServeBadDir(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
-	err := runServe(context.Background(), &ServeOptions{Factory: cmdutil.TestFactory(ios), Dir: filepath.Join(t.TempDir(), "nope"), Addr: "127.0.0.1:0"})
+	err := runServe(context.Background(), &ServeOptions{F: cmdutil.TestFactory(ios), Dir: filepath.Join(t.TempDir(), "nope"), Addr: "127.0.0.1:0"})
 	if err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("want a clear error, got %v", err)
 	}

@@ -156,31 +156,9 @@ type Outcome struct {
 	figures   qualify.Figures // the bench's gated figures, for the marker
 }
 
-// CurrentBinding is what a marker of the variant must be bound to now:
-// this host, the pins in force and the engine record of the root.
-func CurrentBinding(f *cmdutil.Factory, pinsFile string, variantSet bool) (qualify.Binding, *pins.Pins, error) {
-	p, err := cmdutil.LoadPins(f, pinsFile, variantSet)
-	if err != nil {
-		return qualify.Binding{}, nil, err
-	}
-	root, err := f.Root()
-	if err != nil {
-		return qualify.Binding{}, nil, err
-	}
-	record, err := cmdutil.EngineRecord(root)
-	if err != nil {
-		return qualify.Binding{}, nil, err
-	}
-	sum, err := qualify.PinsSHA256(p)
-	if err != nil {
-		return qualify.Binding{}, nil, err
-	}
-	return qualify.Binding{Variant: p.Variant, Host: qualify.HostID(), PinsSHA256: sum, NativeSHA256: record}, p, nil
-}
-
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	want, p, err := CurrentBinding(f, opts.PinsFile, opts.VariantSet)
+	want, p, err := cmdutil.CurrentBinding(f, opts.PinsFile, opts.VariantSet)
 	if err != nil {
 		return err
 	}
@@ -279,7 +257,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 		bar.Finish()
 		switch {
 		case err != nil:
-			files.Detail = err.Error()
+			files.Detail = cmdutil.PinsAdvice(f, err, p, "").Error()
 		case !rep.OK():
 			var bad []string
 			for _, r := range rep.Files {

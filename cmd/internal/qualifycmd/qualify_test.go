@@ -70,7 +70,7 @@ func TestCheck(t *testing.T) {
 	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker") {
 		t.Fatalf("no marker: %v", err)
 	}
-	b, _, err := CurrentBinding(f, "", false)
+	b, _, err := cmdutil.CurrentBinding(f, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
-	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
@@ -51,7 +49,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 	// hashed for --verify sha256.
 	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSize})
 	if err != nil {
-		return err
+		return cmdutil.PinsAdvice(f, err, p, "")
 	}
 	if level == pins.LevelSHA256 && !rep.Mismatched() {
 		sub := *p
@@ -102,7 +100,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		shown := bad[:min(3, len(bad))]
 		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (%s%s); the engine was not started: %s (%s lists them all)",
 			len(bad), len(rep.Files), p.Variant, strings.Join(shown, "; "), more(len(bad)-len(shown)),
-			verifycmd.RepairHint(f, p, "", dir), details))
+			cmdutil.RepairHint(f, p, "", dir), details))
 	case len(bad) > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (%s): check their permissions (%s)", len(bad), len(rep.Files), p.Variant, strings.Join(bad, "; "), details)
 	}
@@ -186,7 +184,7 @@ func newQualification(ctx context.Context, opts *Options, req engine.StartReques
 	hint = append(hint, "--engine-bin", given(opts.Given, "--engine-bin"), "--plugin-dir", given(opts.Given, "--plugin-dir"),
 		"--accept-native-numerics", "true")
 	q := &hostQualification{root: req.Root, hint: f.Suggest(hint...)}
-	q.want, _, q.err = qualifycmd.CurrentBinding(f, "", false)
+	q.want, _, q.err = cmdutil.CurrentBinding(f, "", false)
 	if q.err != nil {
 		return q
 	}

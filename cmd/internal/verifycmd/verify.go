@@ -12,7 +12,6 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
-	"github.com/drama-tts/drama/pins/hub"
 )
 
 // Options are the inputs of `drama verify`.
@@ -111,12 +110,8 @@ func run(ctx context.Context, opts *Options) error {
 	if bar != nil {
 		bar.Finish()
 	}
-	if errors.Is(err, pins.ErrUnlocked) {
-		return fmt.Errorf("pins: variant %s: %w: run %s to fill in the digests of %s@%s", p.Variant, pins.ErrUnlocked,
-			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile), p.Repo, p.Revision)
-	}
 	if err != nil {
-		return err
+		return cmdutil.PinsAdvice(f, err, p, opts.PinsFile)
 	}
 	if err := printReport(f, rep); err != nil {
 		return err
@@ -172,27 +167,13 @@ func detail(f *cmdutil.Factory, r pins.Result) string {
 	return ""
 }
 
-// RepairHint is the fetch that repairs the variant: its pins, the root, and
-// the endpoint it was fetched from when that is not the one a bare fetch
-// would use.
-func RepairHint(f *cmdutil.Factory, p *pins.Pins, pinsFile, dir string) string {
-	if p.Repo == "" {
-		return "restore them from where they came from"
-	}
-	endpoint := cmdutil.FetchSource(dir)
-	if endpoint == hub.Endpoint(f.Getenv) {
-		endpoint = ""
-	}
-	return "run " + f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile, "--endpoint", endpoint) + " to repair them"
-}
-
 func outcome(f *cmdutil.Factory, p *pins.Pins, rep *pins.Report, pinsFile string) error {
 	total := len(rep.Files)
 	bad := total - rep.Count(pins.StatusOK)
 	switch {
 	case rep.Mismatched():
 		return cmdutil.MismatchError(fmt.Errorf("%d of %d files of %s do not match the pins (see above): %s",
-			bad, total, rep.Variant, RepairHint(f, p, pinsFile, rep.Dir)))
+			bad, total, rep.Variant, cmdutil.RepairHint(f, p, pinsFile, rep.Dir)))
 	case bad > 0:
 		return fmt.Errorf("%d of %d files of %s could not be read (see above): check their permissions and run verify again", bad, total, rep.Variant)
 	}

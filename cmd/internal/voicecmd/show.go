@@ -153,13 +153,13 @@ func printShow(f *cmdutil.Factory, res *showResult) error {
 func printRefs(f *cmdutil.Factory, refs []refReport) error {
 	t := cmdutil.NewTable(f.IO, "ref", "frames", "seconds", "codes_sha256", "text")
 	for _, r := range refs {
-		t.AddRow(strconv.Itoa(r.Index), strconv.Itoa(r.Frames), fmt.Sprintf("%.2f", r.Seconds), r.CodesSHA256, clip(r.Text, f.IO.IsStdoutTTY()))
+		t.AddRow(strconv.Itoa(r.Index), strconv.Itoa(r.Frames), fmt.Sprintf("%.2f", r.Seconds), r.CodesSHA256, shorten(r.Text, f.IO.IsStdoutTTY()))
 	}
 	return t.Render()
 }
 
-// clip shortens a transcript to 60 characters on a terminal.
-func clip(s string, tty bool) string {
+// shorten shortens a transcript to 60 characters on a terminal.
+func shorten(s string, tty bool) string {
 	if r := []rune(s); tty && len(r) > 60 {
 		return string(r[:59]) + "…"
 	}

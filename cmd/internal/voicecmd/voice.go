@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/preparecmd"
 )
 
 // NewCmd returns the `drama voice` command group.
@@ -19,6 +18,6 @@ of three formats: drama3-voice/1 (CUDA server), drama3-http-voice/1 (Metal
 catalog) and localrouter-voice-codes/1 (cloned voices). See docs/voices.md.`,
 	}
 	cmd.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdConvert(f, nil), NewCmdList(f, nil))
-	cmd.AddCommand(preparecmd.NewCmdPrepare(f, nil))
+	cmd.AddCommand(NewCmdPrepare(f, nil))
 	return cmd
 }

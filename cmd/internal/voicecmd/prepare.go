@@ -1,6 +1,7 @@
-// Package preparecmd implements `drama voice prepare`: recordings in,
-// trimmed, cut and levelled references and a manifest out.
-package preparecmd
+// `drama voice prepare`: recordings in, trimmed, cut and levelled
+// references and a manifest out.
+
+package voicecmd
 
 import (
 	"context"
@@ -15,8 +16,8 @@ import (
 	"github.com/drama-tts/drama/voices/clip"
 )
 
-// Options are the inputs of `drama voice prepare`.
-type Options struct {
+// PrepareOptions are the inputs of `drama voice prepare`.
+type PrepareOptions struct {
 	F       *cmdutil.Factory
 	Clips   []string
 	OutDir  string
@@ -29,8 +30,8 @@ type Options struct {
 
 // NewCmdPrepare returns `drama voice prepare`. runF, if not nil, replaces
 // the run (tests).
-func NewCmdPrepare(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{F: f, Detector: clip.DefaultDetector()}
+func NewCmdPrepare(f *cmdutil.Factory, runF func(context.Context, *PrepareOptions) error) *cobra.Command {
+	opts := &PrepareOptions{F: f, Detector: clip.DefaultDetector()}
 	cmd := &cobra.Command{
 		Use:   "prepare CLIP... -o DIR",
 		Short: "Trim, cut and level recordings into references for a cloned voice",
@@ -66,7 +67,7 @@ $ drama voice prepare take1.wav -o prep --replace --json`),
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return run(cmd.Context(), opts)
+			return runPrepare(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -80,7 +81,7 @@ $ drama voice prepare take1.wav -o prep --replace --json`),
 	return cmd
 }
 
-func run(ctx context.Context, opts *Options) error {
+func runPrepare(ctx context.Context, opts *PrepareOptions) error {
 	f := opts.F
 	clips, err := decodeAll(ctx, opts)
 	if err != nil {
@@ -110,7 +111,7 @@ func run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-func decodeAll(ctx context.Context, opts *Options) ([]clip.Clip, error) {
+func decodeAll(ctx context.Context, opts *PrepareOptions) ([]clip.Clip, error) {
 	dec := clip.Decoder{FFmpeg: opts.FFmpeg}
 	var clips []clip.Clip
 	for _, p := range opts.Clips {

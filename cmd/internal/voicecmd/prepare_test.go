@@ -1,4 +1,4 @@
-package preparecmd
+package voicecmd
 
 import (
 	"context"
@@ -16,19 +16,19 @@ import (
 
 const speechWAV = "../../../voices/clip/testdata/speech.wav"
 
-func TestFlags(t *testing.T) {
+func TestPrepareFlags(t *testing.T) {
 	tests := []struct {
 		args    string
 		wantErr string
-		check   func(*Options) bool
+		check   func(*PrepareOptions) bool
 	}{
-		{"a.wav b.flac -o out", "", func(o *Options) bool {
+		{"a.wav b.flac -o out", "", func(o *PrepareOptions) bool {
 			return strings.Join(o.Clips, ",") == "a.wav,b.flac" && o.OutDir == "out" && !o.Force && !o.Replace && o.Detector == clip.DefaultDetector()
 		}},
-		{"a.wav --output out --force --replace --ffmpeg /opt/ffmpeg", "", func(o *Options) bool {
+		{"a.wav --output out --force --replace --ffmpeg /opt/ffmpeg", "", func(o *PrepareOptions) bool {
 			return o.Force && o.Replace && o.FFmpeg == "/opt/ffmpeg"
 		}},
-		{"a.wav -o out --above-floor 6 --below-top 30 --min-level -50", "", func(o *Options) bool {
+		{"a.wav -o out --above-floor 6 --below-top 30 --min-level -50", "", func(o *PrepareOptions) bool {
 			return o.Detector.AboveFloor == 6 && o.Detector.BelowTop == 30 && o.Detector.MinLevel == -50
 		}},
 		{"a.wav", "-o DIR is required", nil},
@@ -39,8 +39,8 @@ func TestFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
 			ios, _, _, _ := cmdutil.Test()
-			var got *Options
-			err := cmdutil.Execute(NewCmdPrepare(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), strings.Fields(tt.args)...)
+			var got *PrepareOptions
+			err := cmdutil.Execute(NewCmdPrepare(cmdutil.TestFactory(ios), func(_ context.Context, o *PrepareOptions) error { got = o; return nil }), strings.Fields(tt.args)...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("want an error with %q, got %v", tt.wantErr, err)
@@ -54,18 +54,18 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func newOpts(t *testing.T, clips ...string) (*Options, *strings.Builder, *strings.Builder) {
+func newPrepareOpts(t *testing.T, clips ...string) (*PrepareOptions, *strings.Builder, *strings.Builder) {
 	t.Helper()
 	ios, _, _, _ := cmdutil.Test()
-	o := &Options{F: cmdutil.TestFactory(ios), Clips: clips, OutDir: filepath.Join(t.TempDir(), "prep"), Detector: clip.DefaultDetector()}
+	o := &PrepareOptions{F: cmdutil.TestFactory(ios), Clips: clips, OutDir: filepath.Join(t.TempDir(), "prep"), Detector: clip.DefaultDetector()}
 	sb, eb := &strings.Builder{}, &strings.Builder{}
 	ios.Out, ios.ErrOut = sb, eb
 	return o, sb, eb
 }
 
-func TestRunWritesReferencesAndManifest(t *testing.T) {
-	o, out, errOut := newOpts(t, speechWAV)
-	if err := run(context.Background(), o); err != nil {
+func TestPrepareRunWritesReferencesAndManifest(t *testing.T) {
+	o, out, errOut := newPrepareOpts(t, speechWAV)
+	if err := runPrepare(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	cols := strings.Split(strings.TrimSpace(out.String()), "\t")
@@ -84,20 +84,20 @@ func TestRunWritesReferencesAndManifest(t *testing.T) {
 	}
 
 	// a second run refuses to replace the manifest unless asked
-	err = run(context.Background(), o)
+	err = runPrepare(context.Background(), o)
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--replace") {
 		t.Fatalf("want a usage error naming --replace, got %v", err)
 	}
 	o.Replace = true
-	if err := run(context.Background(), o); err != nil {
+	if err := runPrepare(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestRunJSON(t *testing.T) {
-	o, out, _ := newOpts(t, speechWAV)
+func TestPrepareRunJSON(t *testing.T) {
+	o, out, _ := newPrepareOpts(t, speechWAV)
 	o.F.Global.JSON = true
-	if err := run(context.Background(), o); err != nil {
+	if err := runPrepare(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	var m clip.Manifest
@@ -129,10 +129,10 @@ func noisySpeech(t *testing.T) string {
 	return writeWAV(t, "noisy.wav", x)
 }
 
-func TestRunRefusals(t *testing.T) {
+func TestPrepareRunRefusals(t *testing.T) {
 	silent := writeWAV(t, "silent.wav", make([]float32, 12*clip.SampleRate))
-	o, _, _ := newOpts(t, speechWAV, silent)
-	err := run(context.Background(), o)
+	o, _, _ := newPrepareOpts(t, speechWAV, silent)
+	err := runPrepare(context.Background(), o)
 	if !errors.Is(err, clip.ErrNoSpeech) || cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "silent.wav") {
 		t.Fatalf("want a no_speech refusal naming the clip, exit 1, got %v", err)
 	}
@@ -140,13 +140,13 @@ func TestRunRefusals(t *testing.T) {
 		t.Fatal("a refusal must write nothing")
 	}
 
-	o, _, errOut := newOpts(t, noisySpeech(t))
-	err = run(context.Background(), o)
+	o, _, errOut := newPrepareOpts(t, noisySpeech(t))
+	err = runPrepare(context.Background(), o)
 	if !errors.Is(err, clip.ErrNoisyBackground) || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("want a noisy_background refusal, got %v", err)
 	}
 	o.Force = true
-	if err := run(context.Background(), o); err != nil {
+	if err := runPrepare(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(errOut.String(), "warning: ") || !strings.Contains(errOut.String(), "noisy_background") {
@@ -154,14 +154,14 @@ func TestRunRefusals(t *testing.T) {
 	}
 }
 
-func TestRunBadFiles(t *testing.T) {
-	o, _, _ := newOpts(t, "../../../voices/clip/testdata/fmt-alaw.wav")
-	err := run(context.Background(), o)
+func TestPrepareRunBadFiles(t *testing.T) {
+	o, _, _ := newPrepareOpts(t, "../../../voices/clip/testdata/fmt-alaw.wav")
+	err := runPrepare(context.Background(), o)
 	if !errors.Is(err, clip.ErrUnsupported) || cmdutil.ExitCode(err) != cmdutil.ExitMismatch {
 		t.Fatalf("want an unsupported-coding error with exit 3, got %v", err)
 	}
-	o, _, _ = newOpts(t, filepath.Join(t.TempDir(), "missing.wav"))
-	if err := run(context.Background(), o); !errors.Is(err, os.ErrNotExist) {
+	o, _, _ = newPrepareOpts(t, filepath.Join(t.TempDir(), "missing.wav"))
+	if err := runPrepare(context.Background(), o); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("want a not-exist error, got %v", err)
 	}
 }
