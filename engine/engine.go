@@ -2,8 +2,9 @@ package engine
 
 import (
 	"context"
-	"github.com/drama-tts/drama/engine/model"
 	"time"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // APIVersion is the version of the engine contract. It is the go-plugin

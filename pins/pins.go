@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // Format is the value of the format field of every pins file.

@@ -4,9 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"slices"
 	"strings"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // codecKeysJSON lists the Drama 3 codec's state-dict keys as

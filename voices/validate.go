@@ -2,9 +2,10 @@ package voices
 
 import (
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"slices"
 	"strings"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // Validate checks every rule of v's format and returns a *ValidationError

@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"time"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // Format names one of the three voice file formats.

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,37 +21,11 @@ import (
 
 // startServeBin runs drama serve from the drama binary at drama (the one
 // built from this tree when empty) on the stand-in, and waits until ready.
-func startServeBin(t *testing.T, drama string, extra ...string) *server {
+func startServeBin(t testing.TB, drama string, extra ...string) *server {
 	t.Helper()
-	bin := binaries(t)
-	if drama == "" {
-		drama = filepath.Join(bin, "drama")
-	}
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "full"), 0o755)
-	addr := freeAddr(t)
-	args := append([]string{"serve", "--root", root, "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"),
-		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
-	cmd := exec.Command(drama, args...)
-	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms")
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(s.url + "/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("drama serve not ready in 30 s\n%s", s.stderr)
-	return nil
+	return launchServe(t, drama, root, nil, extra...)
 }
 
 // stalledClient asks for a long streamed synthesis over a connection with
@@ -131,7 +104,7 @@ func metricValue(url, name string) string {
 func BenchmarkServeStalledClient(b *testing.B) {
 	b.Setenv("TENSORFOLD_STANDIN_RTF", "0.05")
 	const stall = 2 * time.Second
-	t := &testing.T{}
+	t := testing.TB(b)
 	s := startServeBin(t, "", "--max-queue", "64", "--stall-timeout", stall.String())
 	defer s.stop(t)
 	const short = `{"input":"Each client says the same short line.","response_format":"pcm","stream":true}`
@@ -207,7 +180,7 @@ func cloneBody(size int) (io.Reader, string) {
 // drama binary to measure (an older build, as the peer) with its default
 // limits; this tree's build runs with limits that let the whole upload in.
 func BenchmarkServeCloneUploadRSS(b *testing.B) {
-	t := &testing.T{}
+	t := testing.TB(b)
 	tmp := b.TempDir()
 	b.Setenv("TMPDIR", tmp) // drama serve's system temporary directory
 	peer := os.Getenv("DRAMA_BENCH_DRAMA")

@@ -42,7 +42,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 
 // startStandin runs the stand-in native server directly.
 func startStandin(b *testing.B) string {
-	bin := binaries(&testing.T{})
+	bin := binaries(b)
 	addr := freeAddrB(b)
 	_, port, _ := strings.Cut(addr, ":")
 	cmd := exec.Command(filepath.Join(bin, "tensorfold-standin"), "serve", "--port", port, "--load-time", "10ms")
@@ -62,15 +62,12 @@ func startStandin(b *testing.B) string {
 	return ""
 }
 
-func freeAddrB(b *testing.B) string {
-	t := &testing.T{}
-	return freeAddr(t)
-}
+func freeAddrB(b *testing.B) string { return freeAddr(b) }
 
 // BenchmarkServeAddedFirstByte compares the time to the first audio byte
 // through drama serve (plugin, gRPC, queue) with the stand-in directly.
 func BenchmarkServeAddedFirstByte(b *testing.B) {
-	t := &testing.T{}
+	t := testing.TB(b)
 	s := startServe(t)
 	defer s.stop(t)
 	direct := startStandin(b)
@@ -101,7 +98,7 @@ func BenchmarkServeAddedFirstByte(b *testing.B) {
 // bound: it includes the engine's own time to first audio), and drama
 // serve's resident memory growth.
 func BenchmarkServe100Clients(b *testing.B) {
-	t := &testing.T{}
+	t := testing.TB(b)
 	s := startServe(t, "--max-queue", "100")
 	defer s.stop(t)
 	body := `{"input":"Each client says the same short line.","response_format":"pcm","stream":true}`

@@ -27,7 +27,7 @@ var (
 	buildErr  error
 )
 
-func binaries(t *testing.T) string {
+func binaries(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binaries")
@@ -70,7 +70,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,22 +88,33 @@ type server struct {
 }
 
 // startServe runs drama serve on the stand-in and waits until it is ready.
-func startServe(t *testing.T, extra ...string) *server {
+func startServe(t testing.TB, extra ...string) *server {
 	t.Helper()
 	return startServeEnv(t, nil, extra...)
 }
 
 // startServeEnv is startServe with extra environment variables (the
-// stand-in's pacing and faults).
-func startServeEnv(t *testing.T, env []string, extra ...string) *server {
+// stand-in's pacing and faults), on a fresh root holding an empty variant.
+func startServeEnv(t testing.TB, env []string, extra ...string) *server {
 	t.Helper()
-	bin := binaries(t)
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	return launchServe(t, "", root, env, extra...)
+}
+
+// launchServe runs drama serve from the drama binary at drama (the one
+// built from this tree when empty) on the stand-in, with root as its root
+// and env added, waits until it is ready, and stops it when the test ends.
+func launchServe(t testing.TB, drama, root string, env []string, extra ...string) *server {
+	t.Helper()
+	bin := binaries(t)
+	if drama == "" {
+		drama = filepath.Join(bin, "drama")
+	}
 	addr := freeAddr(t)
 	args := append([]string{"serve", "--root", root, "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"),
 		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
-	cmd := exec.Command(filepath.Join(bin, "drama"), args...)
+	cmd := exec.Command(drama, args...)
 	cmd.Env = append(append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms"), env...)
 	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
@@ -148,7 +159,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	if s.cmd.ProcessState != nil {
 		return
 	}

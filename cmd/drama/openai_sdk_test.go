@@ -34,7 +34,7 @@ func TestOpenAISDKConformance(t *testing.T) {
 // request with "stream": true, alternating, DRAMA_SDK_BENCH_N of each
 // (default 30) per benchmark iteration.
 func BenchmarkSDKDefaultFirstByte(b *testing.B) {
-	t := &testing.T{}
+	t := testing.TB(b)
 	node := realclient.Node(b, "openai")
 	s := startServeEnv(t, []string{"TENSORFOLD_STANDIN_RTF=0.25"})
 	defer s.stop(t)

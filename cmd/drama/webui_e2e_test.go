@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,35 +24,7 @@ import (
 // env added, and waits until it is ready.
 func startServeRoot(t *testing.T, root string, env []string, extra ...string) *server {
 	t.Helper()
-	bin := binaries(t)
-	addr := freeAddr(t)
-	args := append([]string{"serve", "--root", root, "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"),
-		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
-	cmd := exec.Command(filepath.Join(bin, "drama"), args...)
-	cmd.Env = append(append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms"), env...)
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- cmd.Wait() }()
-	t.Cleanup(func() { s.stop(t) })
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(s.url + "/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		select {
-		case err := <-s.done:
-			t.Fatalf("drama serve exited: %v\n%s", err, s.stderr)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	t.Fatalf("drama serve not ready in 30 s\n%s", s.stderr)
-	return nil
+	return launchServe(t, "", root, env, extra...)
 }
 
 // artifactDir is $DRAMA_ARTIFACTS/<test> when set (kept), else a

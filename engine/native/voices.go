@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/drama-tts/drama/engine/model"
 
 	"github.com/drama-tts/drama/engine"
 )

@@ -1,9 +1,10 @@
 package clip
 
 import (
-	"github.com/drama-tts/drama/engine/model"
 	"math"
 	"slices"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // Geometry of the analysis.

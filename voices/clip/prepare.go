@@ -3,8 +3,9 @@ package clip
 import (
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"math"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // Preparation targets.

@@ -2,10 +2,11 @@ package cmdutil
 
 import (
 	"encoding/json"
-	"github.com/drama-tts/drama/engine/model"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"path/filepath"
+
+	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // SourceFileName is the file in a variant's .drama directory that records

@@ -7,14 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins/atomicfile"
 
 	"github.com/spf13/cobra"
 

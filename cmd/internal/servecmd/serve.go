@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/model"
 
 	"github.com/spf13/cobra"
 

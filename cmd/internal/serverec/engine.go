@@ -1,12 +1,10 @@
 package serverec
 
 import (
-	"github.com/drama-tts/drama/engine/model"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/engine/native"
 )
 
@@ -35,19 +33,7 @@ func EnginePID(root string, rec Record) int {
 // Parent returns a process's parent pid from /proc/PID/stat, or 0 where
 // that is not available.
 func Parent(pid int) int {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	fields := strings.Fields(s[i+1:])
+	fields := statFields(pid)
 	if len(fields) < 2 {
 		return 0
 	}

@@ -8,8 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +17,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins/atomicfile"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"os"
 	"path/filepath"
+
+	"github.com/drama-tts/drama/engine/model"
 )
 
 // Voice formats read by the two builds.

@@ -3,13 +3,14 @@ package mirror
 import (
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/engine/model"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/model"
 
 	"github.com/drama-tts/drama/pins"
 )
