@@ -5,9 +5,14 @@
 // and reports its state in words fit for a client: the engine's output and
 // local paths go to the log, never into Status.
 //
+// With KeepAlive set, the supervisor also unloads an engine that has served
+// no request for that long (its process group stopped, its memory given
+// back, the plugin kept open) and loads it again when the next request
+// comes, which waits for the load.
+//
 // Every wait and every call into the engine runs under the supervisor's own
-// context, which Stop cancels: a restart in progress or a wait between
-// attempts ends at once.
+// context, which Stop cancels: a restart in progress, a load on demand or a
+// wait between attempts ends at once.
 package supervise
 
 import (
@@ -33,8 +38,27 @@ type Status struct {
 	Progress float64 `json:"progress,omitempty"` // 0..1 while loading
 	Message  string  `json:"message,omitempty"`
 	Ready    bool    `json:"ready"`
-	Restarts int     `json:"restarts"`
+	// Loaded is whether the engine is up and holds the model; false while
+	// it starts, loads, is unloaded for idleness, restarts or has failed.
+	Loaded   bool `json:"loaded"`
+	Restarts int  `json:"restarts"`
 }
+
+// State is the engine's state in one word, as drama status reports it.
+type State string
+
+// The states of State.
+const (
+	StateLoading  State = "loading"  // starting, loading, restarting, or unloading to load again
+	StateReady    State = "ready"    // loaded and serving
+	StateUnloaded State = "unloaded" // stopped after KeepAlive without a request; the next request loads it
+	StateFailed   State = "failed"   // MaxRestarts restarts in a row failed (attempts go on)
+	StateStopped  State = "stopped"  // Stop has run
+)
+
+// UnloadAtOnce, as KeepAlive, unloads the engine as soon as no request uses
+// it.
+const UnloadAtOnce time.Duration = -1
 
 // Defaults of a Supervisor's restart policy.
 const (
@@ -73,6 +97,10 @@ type Supervisor struct {
 	// Logger receives what Status leaves out: the engine's errors in full,
 	// with its last output. Nil discards.
 	Logger *slog.Logger
+	// KeepAlive is how long the engine stays loaded with no request before
+	// it is unloaded: 0 (the zero value) never unloads it; UnloadAtOnce
+	// unloads it as soon as the last request ends. Set it before Start.
+	KeepAlive time.Duration
 
 	ctx    context.Context // ended by Stop
 	cancel context.CancelCauseFunc
@@ -85,6 +113,23 @@ type Supervisor struct {
 	restarting bool
 	why        string // why the restart under way runs, for a Restart refused meanwhile
 	stopped    bool
+
+	// keep-alive: the engine is unloaded once inUse is 0 and KeepAlive has
+	// passed since lastUse.
+	inUse    int
+	lastUse  time.Time
+	idle     *time.Timer // fires idleUnload; nil until first armed
+	unloaded bool        // stopped for idleness: the next use loads it
+	shift    *transition // the load or unload under way, if any
+	voices   []engine.Voice
+}
+
+// transition is a load on demand or an unload under way; done is closed
+// when it ends, and err then says why a load failed.
+type transition struct {
+	load bool
+	done chan struct{}
+	err  error
 }
 
 // New returns a supervisor that starts engines with req and passes each
@@ -137,8 +182,24 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		s.setStatus(Status{Phase: "failed", Message: "the engine did not start: " + Summary(err)})
 		return err
 	}
-	s.setStatus(Status{Phase: "ready", Ready: true})
+	s.becameReady(false)
 	return nil
+}
+
+// becameReady marks the engine ready and loaded and, with KeepAlive set and
+// no request using it, starts the idle countdown.
+func (s *Supervisor) becameReady(restarted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.status.Restarts
+	if restarted {
+		n++
+	}
+	s.status = Status{Phase: "ready", Ready: true, Loaded: true, Restarts: n}
+	s.lastUse = time.Now()
+	if s.inUse == 0 {
+		s.armIdle()
+	}
 }
 
 // startEngine starts eng with the request Prepare makes of s.req.
@@ -159,7 +220,19 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // this way. It answers not ready while a restart after a failure runs, or
 // once Stop has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
 	s.mu.Lock()
+	if s.unloaded && !s.stopped {
+		// the load runs Prepare: it is the restart asked for
+		s.mu.Unlock()
+		_, done, err := s.use(ctx)
+		if err == nil {
+			done()
+		}
+		return err
+	}
 	switch {
 	case s.stopped:
 		s.mu.Unlock()
@@ -186,14 +259,20 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 		s.EngineFailed(err)
 		return err
 	}
-	s.setStatus(Status{Phase: "ready", Ready: true})
+	s.becameReady(false)
 	return nil
 }
 
 func (s *Supervisor) event(ev engine.LifecycleEvent) {
 	if ev.Phase != engine.PhaseReady {
 		s.mu.Lock()
-		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready = ev.Phase.String(), max(ev.Progress, 0), Brief(ev.Message), false
+		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready, s.status.Loaded = ev.Phase.String(), max(ev.Progress, 0), Brief(ev.Message), false, false
+		if s.shift != nil && s.shift.load {
+			// a load on demand: requests wait for it rather than being
+			// turned away
+			s.status.Ready = true
+			s.status.Message = "loading on demand; requests wait for it"
+		}
 		s.mu.Unlock()
 	}
 	if s.onEvent != nil {
@@ -215,17 +294,33 @@ func (s *Supervisor) Status() Status {
 	return s.status
 }
 
+// State reports the engine's state in one word.
+func (s *Supervisor) State() State {
+	st := s.Status()
+	switch st.Phase {
+	case "ready":
+		return StateReady
+	case "unloaded":
+		return StateUnloaded
+	case "failed":
+		return StateFailed
+	case "stopped":
+		return StateStopped
+	}
+	return StateLoading
+}
+
 // EngineFailed is told that a call into the engine failed. It asks the
 // engine for its health first: an engine that still says it is ready
 // failed that one call only (a request it could not serve), and nothing
 // changes. Otherwise the engine is marked restarting and restarted in the
 // background, unless a restart runs already.
 func (s *Supervisor) EngineFailed(cause error) {
-	if s.isStopped() || s.healthy() {
+	if s.isStopped() || s.isIdle() || s.healthy() {
 		return
 	}
 	s.mu.Lock()
-	if s.restarting || s.stopped {
+	if s.restarting || s.stopped || s.unloaded || s.shift != nil {
 		s.mu.Unlock()
 		return
 	}
@@ -253,9 +348,7 @@ func (s *Supervisor) restart() {
 		}
 		err := s.restartOnce()
 		if err == nil {
-			s.mu.Lock()
-			s.status = Status{Phase: "ready", Ready: true, Restarts: s.status.Restarts + 1}
-			s.mu.Unlock()
+			s.becameReady(true)
 			if s.OnRestart != nil {
 				s.OnRestart()
 			}
@@ -309,7 +402,7 @@ func (s *Supervisor) Watch(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		if st := s.Status(); st.Ready && !s.healthy() {
+		if st := s.Status(); st.Loaded && !s.healthy() {
 			s.EngineFailed(errors.New("the engine stopped answering its health check"))
 		}
 	}
@@ -370,6 +463,9 @@ func (s *Supervisor) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.stopped = true
 	s.status = Status{Phase: "stopped", Restarts: s.status.Restarts}
+	if s.idle != nil {
+		s.idle.Stop()
+	}
 	s.mu.Unlock()
 	s.cancel(ErrStopped)
 	ended := make(chan struct{})
@@ -388,7 +484,9 @@ func (s *Supervisor) Stop(ctx context.Context) {
 }
 
 // Engine returns an engine that forwards to the current one, answering
-// not-ready while there is none.
+// not-ready while there is none. Its Synthesize and Voices load an engine
+// unloaded for idleness and wait for it; Describe, Encode and Health go to
+// the plugin and load nothing.
 func (s *Supervisor) Engine() engine.Engine { return supervised{s} }
 
 var errNoEngine = engine.NotReadyf("the engine is not running")
@@ -432,20 +530,37 @@ func (p supervised) Stop(ctx context.Context, req engine.StopRequest) (engine.St
 	return e.Stop(ctx, req)
 }
 
+// Voices lists the engine's voices; while it is unloaded, the list it gave
+// when last loaded (listing voices loads no engine).
 func (p supervised) Voices(ctx context.Context) ([]engine.Voice, error) {
-	e, err := p.current()
+	if v, ok := p.s.cachedVoices(); ok {
+		return v, nil
+	}
+	e, done, err := p.s.use(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return e.Voices(ctx)
+	defer done()
+	v, err := e.Voices(ctx)
+	if err == nil {
+		p.s.keepVoices(v)
+	}
+	return v, err
 }
 
+// Synthesize loads an unloaded engine first; the engine counts as in use
+// until the stream is closed.
 func (p supervised) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
-	e, err := p.current()
+	e, done, err := p.s.use(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return e.Synthesize(ctx, req)
+	st, err := e.Synthesize(ctx, req)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return &usedStream{AudioStream: st, done: done}, nil
 }
 
 func (p supervised) Encode(ctx context.Context, req engine.EncodeRequest, progress func(engine.EncodeProgress)) ([]engine.EncodedClip, error) {
