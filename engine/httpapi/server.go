@@ -19,13 +19,36 @@ import (
 	"github.com/drama-tts/drama/voices"
 )
 
-// Status is what GET /ready reports while the engine is not serving.
+// Status is what GET /ready reports of the engine. Ready is whether a
+// request sent now is taken: an engine unloaded for idleness, or loading
+// again on demand, is ready (the request waits for the load) and not
+// Loaded.
 type Status struct {
-	Phase    string  `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed
+	Phase    string  `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed, unloaded
 	Progress float64 `json:"progress,omitempty"` // 0..1 while loading
 	Message  string  `json:"message,omitempty"`
 	Ready    bool    `json:"ready"`
+	Loaded   bool    `json:"loaded"` // the engine is up and holds the model
 	Restarts int     `json:"restarts"`
+}
+
+// EngineStatus is one engine's entry in GET /ready's "engines".
+type EngineStatus struct {
+	Name string `json:"name"` // e.g. the engine plugin's name
+	Status
+}
+
+// EngineLister is a StatusSource that also reports each engine it stands
+// for; GET /ready lists them under "engines".
+type EngineLister interface {
+	Engines() []EngineStatus
+}
+
+// UseTracker is told when a speech request arrives and when it leaves, so
+// that an engine unloaded when idle stays loaded for the requests queued
+// behind the one it serves. engine/supervise's Supervisor implements it.
+type UseTracker interface {
+	InUse() (done func())
 }
 
 // StatusSource reports the engine's state (drama serve gives the one of
@@ -59,6 +82,9 @@ type Config struct {
 	Status StatusSource
 	// Failures is told about engine failures; may be nil.
 	Failures FailureReporter
+	// Use, when set, holds the engine in use from a speech request's
+	// arrival to its end; may be nil.
+	Use UseTracker
 	// Restarter restarts the engine within a request, to load a clone
 	// into a catalog engine's catalog (see CatalogStore); may be nil.
 	Restarter Restarter
@@ -245,6 +271,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
 }
 
+// handleReady answers 200 while a request sent now is taken, 503 with
+// Retry-After while it is not (the engine starting, restarting, failed).
+// An engine unloaded for idleness is ready: the next request loads it and
+// waits for the load; the body's phase and "loaded" tell the two apart.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
 	code := http.StatusOK
@@ -252,7 +282,14 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSON(w, code, st)
+	body := struct {
+		Status
+		Engines []EngineStatus `json:"engines,omitempty"`
+	}{Status: st}
+	if l, ok := s.cfg.Status.(EngineLister); ok {
+		body.Engines = l.Engines()
+	}
+	writeJSON(w, code, body)
 }
 
 func (s *Server) model() map[string]any {

@@ -49,6 +49,9 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase))
 		return
 	}
+	if s.cfg.Use != nil {
+		defer s.cfg.Use.InUse()()
+	}
 	queued := time.Now()
 	release, e := s.waitTurn(r.Context())
 	if e != nil {
