@@ -348,3 +348,37 @@ func TestServeLoadSettingsApply(t *testing.T) {
 		}
 	}
 }
+
+// serve.keep_alive sets drama serve's --keep-alive, as a duration, a
+// number of seconds, 0 or forever; drama config show lists it.
+func TestKeepAliveSettingApplies(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	for file, want := range map[string]time.Duration{
+		"serve:\n  keep_alive: 10m\n":      10 * time.Minute,
+		"serve:\n  keep_alive: 600\n":      10 * time.Minute,
+		"serve:\n  keep_alive: 0\n":        0,
+		"serve:\n  keep_alive: forever\n":  -1,
+		"serve:\n  keep_alive: -1\n":       -1,
+		"serve:\n  addr: 127.0.0.1:8793\n": -1, // the default
+	} {
+		tr := newTree(cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, file)))
+		if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+			t.Fatalf("%q: %v", file, err)
+		}
+		if tr.serve.KeepAlive != want {
+			t.Errorf("%q: keep-alive %v, want %v", file, tr.serve.KeepAlive, want)
+		}
+	}
+	path := writeConfig(t, "serve:\n  keep_alive: soon\n")
+	tr := newTree(cmdutil.TestFactory(ios, EnvConfig, path))
+	if err := cmdutil.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "want a duration") {
+		t.Fatalf("a bad keep_alive: %v", err)
+	}
+	var found bool
+	for _, k := range Keys {
+		found = found || (k.Name == "serve.keep_alive" && serveCmd(tr).Flags().Lookup(k.Flag) != nil)
+	}
+	if !found {
+		t.Fatal("serve.keep_alive is not a key of a flag of drama serve")
+	}
+}

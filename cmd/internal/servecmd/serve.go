@@ -66,8 +66,13 @@ type Options struct {
 	qualification    httpapi.QualificationSource
 	// GPULock is a lock file the GPU jobs of the host share: drama serve
 	// holds it while its engine is loaded, waiting at most GPULockWait.
-	GPULock      string
-	GPULockWait  time.Duration
+	GPULock     string
+	GPULockWait time.Duration
+	// KeepAlive is how long the engine stays loaded without a request
+	// before it is unloaded (its memory given back; the next request
+	// loads it and waits): negative keeps it loaded for as long as drama
+	// serve runs, 0 unloads it when each request ends.
+	KeepAlive    time.Duration
 	NoGuidance   bool
 	Admission    string
 	ReadyTimeout time.Duration
@@ -134,6 +139,14 @@ The default request (no "stream" field, as OpenAI's SDKs send it) is
 streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
 one exactly sized reply.
 
+--keep-alive D unloads the engine after D without a request and gives its
+memory back; the next request loads it again and waits for the load. GET
+/ready stays 200 while it is unloaded or loading on demand (a request sent
+then is served), its body says "phase": "unloaded" or the load's phase and
+"loaded": false; drama status lists each engine as loaded or unloaded.
+--keep-alive 0 unloads when each request ends; forever (the default), or a
+negative value, keeps the engine loaded.
+
 SIGINT or SIGTERM stops accepting, answers queued requests 503 with
 Retry-After, ends open streams, stops the engine and exits with status 0
 once everything is gone.`),
@@ -141,6 +154,7 @@ once everything is gone.`),
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
 $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
+$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request
 $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -173,6 +187,8 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.StringVar(&opts.Verify, "verify", "size", "check the variant's files against its pins before the engine starts: size, sha256 (instant for files unchanged since their last full check) or none")
 	fl.StringVar(&opts.GPULock, "gpu-lock", "", "lock file the GPU jobs of this host share: held while the engine is loaded")
 	fl.DurationVar(&opts.GPULockWait, "gpu-lock-wait", 2*time.Minute, "how long to wait for --gpu-lock before giving up")
+	opts.KeepAlive = -1
+	fl.Var(keepAliveFlag{&opts.KeepAlive}, "keep-alive", "unload the engine after this long without a request (e.g. 10m; 0: after each request; forever: never); the next request loads it")
 	fl.BoolVar(&opts.RequireQualified, "require-qualified", false, "answer speech requests 503 unless drama qualify's marker holds for this host, the pins and the engine binary")
 	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
@@ -432,6 +448,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	progress := newStartProgress(logs.from(sourceEngine))
 	sup := supervise.New(open, req, progress.event)
 	sup.Logger = logs.from(sourceEngine)
+	sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
 	defer host.CleanupAll()
 	defer sup.Stop(context.Background())
 
@@ -448,7 +465,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	addr := ln.Addr().String()
 	srv, api := newHTTPServer(ctx, opts, logs, sup, root, req.Install, builder, addr)
 	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
-		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile,
+		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(),
 		EngineLog: filepath.Join(req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
@@ -469,7 +486,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 		logger.Warn("describe", "err", err)
 	}
 	go sup.Watch(ctx, time.Second)
-	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant)
+	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant, "keep_alive", keepAliveWords(opts.KeepAlive))
 	if opts.Listening != nil {
 		opts.Listening(addr)
 	}
@@ -515,7 +532,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervis
 	sup.Prepare = store.prepare
 	api := httpapi.New(httpapi.Config{
 		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: engineStatus{sup}, Failures: sup, Restarter: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
+		Status: engineStatus{sup: sup, name: engineName(opts.Engine)}, Failures: sup, Restarter: sup, Use: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},

@@ -34,6 +34,9 @@ type Record struct {
 	Started   time.Time `json:"started"`
 	LogFile   string    `json:"log_file,omitempty"`
 	EngineLog string    `json:"engine_log,omitempty"`
+	// KeepAlive is drama serve's --keep-alive: how long an idle engine
+	// stays loaded ("forever", or a duration).
+	KeepAlive string `json:"keep_alive,omitempty"`
 }
 
 // Dir returns the directory of a root's serve records.

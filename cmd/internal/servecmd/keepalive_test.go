@@ -1,0 +1,105 @@
+package servecmd
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/supervise"
+)
+
+func TestKeepAliveFlag(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	for args, want := range map[string]time.Duration{
+		"":                              -1,
+		"--keep-alive 10m":              10 * time.Minute,
+		"--keep-alive 90":               90 * time.Second,
+		"--keep-alive 0":                0,
+		"--keep-alive forever":          -1,
+		"--keep-alive=-1":               -1,
+		"--keep-alive=-5m":              -1,
+		"--keep-alive 1h30m":            90 * time.Minute,
+		"--keep-alive 250ms":            250 * time.Millisecond,
+		"--keep-alive FOREVER":          -1,
+		"--keep-alive 0s":               0,
+		"--keep-alive 2s --max-queue 1": 2 * time.Second,
+	} {
+		var got *Options
+		runF := func(_ context.Context, o *Options) error { got = o; return nil }
+		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		if got.KeepAlive != want {
+			t.Errorf("%s: keep-alive %v, want %v", args, got.KeepAlive, want)
+		}
+	}
+	err := cmdutil.Execute(NewCmd(f, func(context.Context, *Options) error { return nil }), "--keep-alive", "soon")
+	if err == nil || !strings.Contains(err.Error(), "--keep-alive") || !strings.Contains(err.Error(), "want a duration") {
+		t.Fatalf("--keep-alive soon: %v", err)
+	}
+	for d, want := range map[time.Duration]time.Duration{-1: 0, 0: supervise.UnloadAtOnce, time.Minute: time.Minute} {
+		if got := supervisorKeepAlive(d); got != want {
+			t.Errorf("supervisorKeepAlive(%v) = %v, want %v", d, got, want)
+		}
+	}
+	if help := NewCmd(f, nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
+		t.Fatalf("--keep-alive default shown as %q", help.DefValue)
+	}
+}
+
+// TestServeWithKeepAlive: drama serve's HTTP server over a supervisor with
+// --keep-alive: once the engine is unloaded GET /ready is 200 and names
+// the engine as unloaded under the plugin's name; a speech request loads it
+// and is served.
+func TestServeWithKeepAlive(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	var opts *Options
+	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
+	if err := cmdutil.Execute(NewCmd(f, runF), "--engine", "cuda", "--keep-alive", "20ms"); err != nil {
+		t.Fatal(err)
+	}
+	fake := enginetest.NewFake()
+	fake.FrameDelay = 0
+	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	api.SetCapabilities(fake.Desc.Capabilities)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + ln.Addr().String()
+
+	waitFor(t, func() bool { return sup.State() == supervise.StateUnloaded })
+	code, body := get(t, url+"/ready")
+	var ready struct {
+		httpapi.Status
+		Engines []httpapi.EngineStatus `json:"engines"`
+	}
+	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusOK || ready.Phase != "unloaded" || ready.Loaded {
+		t.Fatalf("GET /ready while unloaded: %d %s", code, body)
+	}
+	if len(ready.Engines) != 1 || ready.Engines[0].Name != "cuda" || ready.Engines[0].Loaded {
+		t.Fatalf("engines: %s", body)
+	}
+	if code, body := speech(t, url, `{"input":"back again","stream":false}`); code != http.StatusOK {
+		t.Fatalf("speech while unloaded: %d %s", code, body)
+	}
+	waitFor(t, func() bool { return sup.State() == supervise.StateUnloaded })
+}
