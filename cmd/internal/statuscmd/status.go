@@ -3,6 +3,7 @@ package statuscmd
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,8 +39,10 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 Show each drama serve running on the root, from the records it keeps in
 <root>/run: address, pid, variant, engine plugin and the native engine's
 pid when known, whether it is ready (and if not, why: the phase and
-message of GET /ready), the queue depth (drama_queue_depth of GET
-/metrics), uptime, and its log files.
+message of GET /ready), each engine it runs and whether that engine is
+loaded (drama serve --keep-alive unloads an idle engine; the next request
+loads it), the queue depth (drama_queue_depth of GET /metrics), uptime, and
+its log files.
 
 Each server is asked over loopback, each question bounded by --timeout; a
 server that does not answer is listed with the error. Records of processes
@@ -84,8 +87,82 @@ type Server struct {
 	UptimeSec  int64     `json:"uptime_seconds"`
 	LogFile    string    `json:"log_file,omitempty"`
 	EngineLog  string    `json:"engine_log,omitempty"`
+	// KeepAlive is the server's --keep-alive ("forever" or a duration).
+	KeepAlive string `json:"keep_alive,omitempty"`
+	// Engines are the engines the server runs, one or more.
+	Engines []Engine `json:"engines"`
 	// Error says why the server could not be asked.
 	Error string `json:"error,omitempty"`
+}
+
+// Engine is one engine of a drama serve, from its GET /ready.
+type Engine struct {
+	Name string `json:"name"`
+	// State is loaded, unloaded (stopped for idleness: the next request
+	// loads it), failed, or the phase of a start under way (loading,
+	// restarting, unloading...).
+	State   string `json:"state"`
+	Loaded  bool   `json:"loaded"`
+	Ready   bool   `json:"ready"`
+	Phase   string `json:"phase,omitempty"`
+	Message string `json:"message,omitempty"`
+	PID     int    `json:"pid,omitempty"` // the native engine's pid, when known
+}
+
+// readyBody is what drama serve's GET /ready answers. Loaded is absent
+// from a drama serve older than --keep-alive, whose engine is loaded
+// whenever it is ready.
+type readyBody struct {
+	Phase    string  `json:"phase"`
+	Progress float64 `json:"progress"`
+	Message  string  `json:"message"`
+	Ready    bool    `json:"ready"`
+	Loaded   *bool   `json:"loaded"`
+	Engines  []struct {
+		Name    string `json:"name"`
+		Phase   string `json:"phase"`
+		Message string `json:"message"`
+		Ready   bool   `json:"ready"`
+		Loaded  *bool  `json:"loaded"`
+	} `json:"engines"`
+}
+
+// engines lists a server's engines from its GET /ready: its "engines",
+// else the one engine it reports, under the record's plugin name.
+func (b readyBody) engines(name string, pid int) []Engine {
+	if len(b.Engines) == 0 {
+		e := newEngine(cmp.Or(name, "engine"), b.Phase, b.Message, b.Ready, b.Loaded)
+		if e.Loaded {
+			e.PID = pid
+		}
+		return []Engine{e}
+	}
+	out := make([]Engine, 0, len(b.Engines))
+	for _, e := range b.Engines {
+		out = append(out, newEngine(e.Name, e.Phase, e.Message, e.Ready, e.Loaded))
+	}
+	if len(out) == 1 && out[0].Loaded {
+		out[0].PID = pid
+	}
+	return out
+}
+
+func newEngine(name, phase, msg string, ready bool, loaded *bool) Engine {
+	e := Engine{Name: name, Phase: phase, Message: msg, Ready: ready}
+	if loaded != nil {
+		e.Loaded = *loaded
+	} else {
+		e.Loaded = ready && phase == "ready"
+	}
+	switch {
+	case e.Loaded:
+		e.State = "loaded"
+	case phase == "":
+		e.State = "unknown"
+	default:
+		e.State = phase
+	}
+	return e
 }
 
 func run(ctx context.Context, opts *Options) error {
@@ -116,7 +193,7 @@ func run(ctx context.Context, opts *Options) error {
 		f.Infof("no drama serve runs on %s", root)
 		return nil
 	}
-	t := cmdutil.NewTable(f.IO, "addr", "pid", "variant", "engine", "engine pid", "state", "queue", "uptime", "logs")
+	t := cmdutil.NewTable(f.IO, "addr", "pid", "variant", "engine", "engine pid", "state", "engines", "queue", "uptime", "logs")
 	for _, s := range rep.Servers {
 		epid, queue := "-", "-"
 		if s.EnginePID > 0 {
@@ -129,7 +206,7 @@ func run(ctx context.Context, opts *Options) error {
 		if logs == "" {
 			logs = "-"
 		}
-		t.AddRow(s.Addr, strconv.Itoa(s.PID), s.Variant, orDash(s.Engine), epid, state(s), queue,
+		t.AddRow(s.Addr, strconv.Itoa(s.PID), s.Variant, orDash(s.Engine), epid, state(s), engines(s), queue,
 			(time.Duration(s.UptimeSec) * time.Second).String(), logs)
 	}
 	return t.Render()
@@ -137,17 +214,13 @@ func run(ctx context.Context, opts *Options) error {
 
 func ask(ctx context.Context, client *http.Client, root string, rec serverec.Record, now time.Time) Server {
 	s := Server{PID: rec.PID, Addr: rec.Addr, Variant: rec.Variant, Engine: rec.Engine, Started: rec.Started,
-		LogFile: rec.LogFile, EngineLog: rec.EngineLog, EnginePID: serverec.EnginePID(root, rec)}
+		LogFile: rec.LogFile, EngineLog: rec.EngineLog, EnginePID: serverec.EnginePID(root, rec), KeepAlive: rec.KeepAlive,
+		Engines: []Engine{}}
 	if !rec.Started.IsZero() {
 		s.UptimeSec = int64(now.Sub(rec.Started) / time.Second)
 	}
 	base := "http://" + loopback(rec.Addr)
-	var st struct {
-		Phase    string  `json:"phase"`
-		Progress float64 `json:"progress"`
-		Message  string  `json:"message"`
-		Ready    bool    `json:"ready"`
-	}
+	var st readyBody
 	body, code, err := get(ctx, client, base+"/ready")
 	if err != nil {
 		s.Error = err.Error()
@@ -158,6 +231,7 @@ func ask(ctx context.Context, client *http.Client, root string, rec serverec.Rec
 		return s
 	}
 	s.Ready, s.Phase, s.Progress, s.Message = st.Ready && code == http.StatusOK, st.Phase, st.Progress, st.Message
+	s.Engines = st.engines(rec.Engine, s.EnginePID)
 	if body, code, err := get(ctx, client, base+"/metrics"); err == nil && code == http.StatusOK {
 		if n, ok := gauge(body, "drama_queue_depth"); ok {
 			s.QueueDepth = &n
@@ -212,8 +286,10 @@ func state(s Server) string {
 	switch {
 	case s.Error != "":
 		return "unreachable: " + s.Error
-	case s.Ready:
+	case s.Ready && (s.Phase == "ready" || s.Phase == ""):
 		return "ready"
+	case s.Ready:
+		return "ready (" + s.Phase + ")" // unloaded or loading on demand: a request is taken and waits
 	}
 	st := s.Phase
 	if s.Progress > 0 {
@@ -223,6 +299,18 @@ func state(s Server) string {
 		st += ": " + s.Message
 	}
 	return st
+}
+
+// engines is the engines column: each engine's name and state.
+func engines(s Server) string {
+	if len(s.Engines) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(s.Engines))
+	for i, e := range s.Engines {
+		parts[i] = e.Name + " " + e.State
+	}
+	return strings.Join(parts, ",")
 }
 
 func orDash(s string) string {

@@ -74,8 +74,8 @@ func TestStatusPiped(t *testing.T) {
 	if err := run(context.Background(), opts(f)); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("%s\t%d\tnvfp4\tcuda\t4242\tready\t3\t1m30s\t/var/log/drama.log,/var/log/engine.log\n"+
-		"%s\t%d\tfull\tcuda\t4242\tloading 50%%: reading weights\t0\t10s\t-\n", addrs[0], os.Getppid(), addrs[1], os.Getpid())
+	want := fmt.Sprintf("%s\t%d\tnvfp4\tcuda\t4242\tready\tcuda loaded\t3\t1m30s\t/var/log/drama.log,/var/log/engine.log\n"+
+		"%s\t%d\tfull\tcuda\t4242\tloading 50%%: reading weights\tcuda loading\t0\t10s\t-\n", addrs[0], os.Getppid(), addrs[1], os.Getpid())
 	if got := ios.Out.(buf).String(); got != want {
 		t.Fatalf("piped:\n%s\nwant\n%s", got, want)
 	}
@@ -117,6 +117,63 @@ func TestStatusJSON(t *testing.T) {
 	}
 	if b.Ready || b.Phase != "loading" || b.Progress != 0.5 || b.Message != "reading weights" {
 		t.Fatalf("loading server %+v", b)
+	}
+	if len(a.Engines) != 1 || a.Engines[0] != (Engine{Name: "cuda", State: "loaded", Loaded: true, Ready: true, Phase: "ready", PID: 4242}) {
+		t.Fatalf("engines of the ready server (an older drama serve, whose /ready has no \"loaded\"): %+v", a.Engines)
+	}
+	if len(b.Engines) != 1 || b.Engines[0].State != "loading" || b.Engines[0].Loaded || b.Engines[0].PID != 0 {
+		t.Fatalf("engines of the loading server: %+v", b.Engines)
+	}
+}
+
+// TestStatusSaysWhichEnginesAreLoaded: a server whose engine is unloaded
+// for idleness is ready (a request is taken and loads it) and lists the
+// engine as unloaded; a server of several engines lists each by name.
+func TestStatusSaysWhichEnginesAreLoaded(t *testing.T) {
+	root := t.TempDir()
+	unloaded := fakeServe(t, http.StatusOK, `{"phase":"unloaded","message":"engine unloaded, loads on the next request","ready":true,"loaded":false,"restarts":0,`+
+		`"engines":[{"name":"cuda","phase":"unloaded","message":"engine unloaded, loads on the next request","ready":true,"loaded":false,"restarts":0}]}`, 0)
+	several := fakeServe(t, http.StatusOK, `{"phase":"ready","ready":true,"loaded":true,"restarts":0,"engines":[`+
+		`{"name":"gpu0","phase":"ready","ready":true,"loaded":true,"restarts":0},{"name":"gpu1","phase":"unloaded","ready":true,"loaded":false,"restarts":0}]}`, 0)
+	for i, ts := range []*httptest.Server{unloaded, several} {
+		if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: ts.Listener.Addr().String(), Variant: "nvfp4", Root: root,
+			Engine: "cuda", Started: now.Add(time.Duration(i) * time.Second), KeepAlive: "5m0s"}); err != nil {
+			t.Fatal(err)
+		}
+		// one record per pid: read each server on its own
+		ios, _, out, _ := cmdutil.Test()
+		f := cmdutil.TestFactory(ios)
+		f.Global.Root = root
+		if err := run(context.Background(), opts(f)); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"\tready (unloaded)\tcuda unloaded\t", "\tready\tgpu0 loaded,gpu1 unloaded\t"}[i]
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("table %q, want %q", out, want)
+		}
+		f.Global.JSON = true
+		out.Reset()
+		if err := run(context.Background(), opts(f)); err != nil {
+			t.Fatal(err)
+		}
+		var rep Report
+		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || len(rep.Servers) != 1 {
+			t.Fatalf("%v %s", err, out)
+		}
+		s := rep.Servers[0]
+		if s.KeepAlive != "5m0s" || !s.Ready {
+			t.Fatalf("server %+v", s)
+		}
+		switch i {
+		case 0:
+			if len(s.Engines) != 1 || s.Engines[0].State != "unloaded" || s.Engines[0].Loaded || !strings.Contains(s.Engines[0].Message, "loads on the next request") {
+				t.Fatalf("engines %+v", s.Engines)
+			}
+		case 1:
+			if len(s.Engines) != 2 || s.Engines[0] != (Engine{Name: "gpu0", State: "loaded", Loaded: true, Ready: true, Phase: "ready"}) || s.Engines[1].State != "unloaded" {
+				t.Fatalf("engines %+v", s.Engines)
+			}
+		}
 	}
 }
 
