@@ -32,6 +32,10 @@ const (
 	EnvLoadTime = "TENSORFOLD_STANDIN_LOAD_TIME"
 	// EnvRTF paces synthesis: wall seconds per second of audio.
 	EnvRTF = "TENSORFOLD_STANDIN_RTF"
+	// EnvHoldMiB is memory the stand-in allocates and touches while it
+	// loads and holds until it exits, as an engine holds its weights
+	// (MiB; default 0).
+	EnvHoldMiB = "TENSORFOLD_STANDIN_HOLD_MIB"
 )
 
 // Main runs the stand-in binary with args (without the program name) and
@@ -63,6 +67,7 @@ func hasFlag(args []string, name string) bool {
 
 type serveFlags struct {
 	port, parallel, maxFrames    int
+	holdMiB                      int
 	model, codec, voices, defVox string
 	longForm, cfgBatched, metal  bool
 	cfgGamma, rtf                float64
@@ -92,8 +97,12 @@ func parseServe(args []string, metal bool, stderr io.Writer) (*serveFlags, error
 	fs.DurationVar(&o.loadTime, "load-time", envDuration(EnvLoadTime, 300*time.Millisecond), "simulated model load")
 	fs.DurationVar(&o.busyAfterCancel, "busy-after-cancel", DefaultBusyAfterCancel, "503 window after a cancel")
 	fs.StringVar(&o.fault, "fault", os.Getenv(EnvFault), "crash-on-start, hang-on-start or ignore-sigterm")
+	fs.IntVar(&o.holdMiB, "hold-mib", int(envFloat(EnvHoldMiB)), "memory to allocate, touch and hold once loaded, as an engine holds its weights (MiB)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.holdMiB < 0 {
+		return nil, fmt.Errorf("--hold-mib (%s): want 0 or more MiB, got %d", EnvHoldMiB, o.holdMiB)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -175,8 +184,25 @@ func load(ctx context.Context, run *Running, o *serveFlags, stderr io.Writer) {
 		case <-time.After(o.loadTime / 4):
 		}
 	}
+	if o.holdMiB > 0 {
+		held = hold(o.holdMiB)
+		fmt.Fprintf(stderr, "standin: holding %d MiB\n", o.holdMiB)
+	}
 	run.SetReady(true)
 	fmt.Fprintln(stderr, "standin: ready")
+}
+
+// held is the memory the stand-in holds until it exits.
+var held []byte
+
+// hold allocates mib MiB and writes to every page of it, so that all of it
+// is resident, as loaded weights are.
+func hold(mib int) []byte {
+	b := make([]byte, mib<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	return b
 }
 
 func crash(stderr io.Writer) {

@@ -27,7 +27,9 @@
 // TENSORFOLD_STANDIN_FAULT selects crash-on-start (exit 70 while loading),
 // hang-on-start (never ready, no output), ignore-sigterm, or encode-fail;
 // TENSORFOLD_STANDIN_LOAD_TIME sets the simulated load (progress lines
-// "loading model: N%") and TENSORFOLD_STANDIN_RTF paces the output.
+// "loading model: N%"), TENSORFOLD_STANDIN_RTF paces the output, and
+// TENSORFOLD_STANDIN_HOLD_MIB makes the loaded server hold that much
+// memory, allocated and touched, as an engine holds its weights.
 //
 // # Command lines
 //

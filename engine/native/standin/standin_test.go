@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -177,4 +178,30 @@ func FuzzEncodeClip(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestHoldMiB: --hold-mib (or TENSORFOLD_STANDIN_HOLD_MIB) is the memory
+// held once loaded, every page of it written; a negative amount is
+// refused.
+func TestHoldMiB(t *testing.T) {
+	t.Setenv(EnvHoldMiB, "3")
+	o, err := parseServe(nil, false, io.Discard)
+	if err != nil || o.holdMiB != 3 {
+		t.Fatalf("from the environment: %+v %v", o, err)
+	}
+	if o, err := parseServe([]string{"--hold-mib", "5"}, false, io.Discard); err != nil || o.holdMiB != 5 {
+		t.Fatalf("the flag: %+v %v", o, err)
+	}
+	if _, err := parseServe([]string{"--hold-mib", "-1"}, false, io.Discard); err == nil || !strings.Contains(err.Error(), EnvHoldMiB) {
+		t.Fatalf("a negative amount: %v", err)
+	}
+	b := hold(3)
+	if len(b) != 3<<20 {
+		t.Fatalf("held %d bytes", len(b))
+	}
+	for i := 0; i < len(b); i += 4096 {
+		if b[i] != 1 {
+			t.Fatalf("page at %d not touched", i)
+		}
+	}
 }
