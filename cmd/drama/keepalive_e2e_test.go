@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// statusEngines runs drama status --json on root and returns the engines
+// of its one server.
+func statusEngines(t *testing.T, root string) []struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Loaded bool   `json:"loaded"`
+	PID    int    `json:"pid"`
+} {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(binaries(t), "drama"), "status", "--root", root, "--json").Output()
+	if err != nil {
+		t.Fatalf("drama status: %v", err)
+	}
+	var rep struct {
+		Servers []struct {
+			KeepAlive string `json:"keep_alive"`
+			Engines   []struct {
+				Name   string `json:"name"`
+				State  string `json:"state"`
+				Loaded bool   `json:"loaded"`
+				PID    int    `json:"pid"`
+			} `json:"engines"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Servers) != 1 || len(rep.Servers[0].Engines) != 1 || rep.Servers[0].KeepAlive != "1s" {
+		t.Fatalf("drama status --json: %v\n%s", err, out)
+	}
+	return rep.Servers[0].Engines
+}
+
+// readyPhase is the phase GET /ready reports, with its status code.
+func readyPhase(t *testing.T, url string) (int, string, bool) {
+	t.Helper()
+	resp, err := http.Get(url + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Phase  string `json:"phase"`
+		Loaded bool   `json:"loaded"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&st)
+	return resp.StatusCode, st.Phase, st.Loaded
+}
+
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// TestKeepAliveUnloadsTheEngine runs drama serve --keep-alive 1s on the
+// stand-in: a stream open keeps the engine loaded (drama status names its
+// pid); after a second without a request the engine's process is gone,
+// GET /ready is 200 with phase unloaded and drama status says unloaded;
+// the next request loads it again and is served.
+func TestKeepAliveUnloadsTheEngine(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	s := launchServe(t, "", root, []string{"TENSORFOLD_STANDIN_RTF=1"}, "--keep-alive", "1s")
+
+	resp, err := http.Post(s.url+"/v1/audio/speech", "application/json",
+		strings.NewReader(`{"input":"A stream open for a few seconds keeps the engine loaded, however short the keep-alive is.","response_format":"pcm"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("speech: %d", resp.StatusCode)
+	}
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	engines := statusEngines(t, root)
+	pid := engines[0].PID
+	if engines[0].Name != "cuda" || engines[0].State != "loaded" || !engines[0].Loaded || pid <= 0 {
+		t.Fatalf("engines while a stream is open: %+v", engines)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatalf("the stream was cut: %v", err)
+	}
+	resp.Body.Close()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, phase, loaded := readyPhase(t, s.url)
+		if phase == "unloaded" {
+			if code != http.StatusOK || loaded {
+				t.Fatalf("GET /ready while unloaded: %d, loaded %v", code, loaded)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not unloaded 30 s after the last request (phase %s)\n%s", phase, s.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine's process %d still runs after the unload", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if engines := statusEngines(t, root); engines[0].State != "unloaded" || engines[0].Loaded || engines[0].PID != 0 {
+		t.Fatalf("drama status while unloaded: %+v", engines)
+	}
+	if resp, wav := speak(t, s.url, `{"input":"Loaded again.","stream":false}`); resp.StatusCode != http.StatusOK || len(wav) <= 44 {
+		t.Fatalf("speech after the unload: %d, %d bytes\n%s", resp.StatusCode, len(wav), s.stderr)
+	}
+	if !strings.Contains(s.stderr.String(), "loaded the engine on demand") {
+		t.Fatalf("the log does not tell of the load on demand:\n%s", s.stderr)
+	}
+}
