@@ -402,6 +402,12 @@ bgex 'drama mirror serve --cache --addr 0.0.0.0:8080 --cdn-addr 0.0.0.0:8081' 'd
 	"http://127.0.0.1:8080/api/models/demo/drama-examples/revision/$rev"
 stop
 
+say "help: drama serve --keep-alive"
+fresh serve-keepalive
+bgex 'drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request' \
+	'drama serve --keep-alive 10m' http://127.0.0.1:8793/ready
+stop
+
 say "help: drama serve with a voice alias, and curl of a whole WAV"
 fresh serve-alias
 bgex 'drama serve --voice-alias alloy=default                # OpenAI'"'"'s "alloy" speaks the built-in voice' \

@@ -154,8 +154,8 @@ once everything is gone.`),
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
 $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
-$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request
-$ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
+$ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav
+$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
