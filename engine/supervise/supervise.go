@@ -49,9 +49,9 @@ type State string
 
 // The states of State.
 const (
-	StateLoading  State = "loading"  // starting, loading, restarting, or unloading to load again
+	StateLoading  State = "loading"  // starting, loading (at start or on demand) or restarting
 	StateReady    State = "ready"    // loaded and serving
-	StateUnloaded State = "unloaded" // stopped after KeepAlive without a request; the next request loads it
+	StateUnloaded State = "unloaded" // stopped (or being stopped) after KeepAlive without a request; the next request loads it
 	StateFailed   State = "failed"   // MaxRestarts restarts in a row failed (attempts go on)
 	StateStopped  State = "stopped"  // Stop has run
 )
@@ -300,7 +300,7 @@ func (s *Supervisor) State() State {
 	switch st.Phase {
 	case "ready":
 		return StateReady
-	case "unloaded":
+	case "unloaded", "unloading":
 		return StateUnloaded
 	case "failed":
 		return StateFailed
