@@ -535,10 +535,12 @@ async function loadServer() {
     $('server-phase').textContent = 'unreachable';
     return;
   }
-  const why = ready.ready ? '' : (ready.message || ready.phase) + (ready.progress ? ' (' + Math.round(ready.progress * 100) + '%)' : '');
-  $('server-phase').textContent = ready.ready ? 'ready' : 'not ready: ' + ready.phase;
+  // unloaded by --keep-alive, or loading on demand: ready (a request waits for the load), not loaded
+  const idle = ready.ready && ready.loaded === false;
+  const why = ready.ready && !idle ? '' : (ready.message || ready.phase) + (ready.progress ? ' (' + Math.round(ready.progress * 100) + '%)' : '');
+  $('server-phase').textContent = idle ? 'ready: ' + ready.phase : ready.ready ? 'ready' : 'not ready: ' + ready.phase;
   $('server-message').textContent = why || '–';
-  $('server-line').textContent = ready.ready ? 'The engine is ready.' : 'The engine is not ready: ' + why;
+  $('server-line').textContent = idle ? 'The engine is not loaded: ' + why : ready.ready ? 'The engine is ready.' : 'The engine is not ready: ' + why;
   try {
     const m = await getJSON('/v1/models');
     $('server-model').textContent = (m.data || []).map((x) => x.id).join(', ') || '–';
