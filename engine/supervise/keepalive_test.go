@@ -23,6 +23,8 @@ type keptAlive struct {
 	opens  atomic.Int32
 	starts atomic.Int32
 	failAt atomic.Bool // the next starts fail
+	// restartStops: a start of a running engine stops it first
+	restartStops atomic.Bool
 
 	mu   sync.Mutex
 	pids []int
@@ -71,6 +73,9 @@ func (e *keepAliveEngine) Start(ctx context.Context, req engine.StartRequest, ev
 	e.k.starts.Add(1)
 	if e.k.failAt.Load() {
 		return engine.Errorf(engine.KindFailed, "start: CUDA error: out of memory")
+	}
+	if e.k.restartStops.Load() {
+		_, _ = e.Engine.Stop(ctx, engine.StopRequest{})
 	}
 	return e.Engine.Start(ctx, req, ev)
 }
@@ -329,5 +334,27 @@ func TestRestartWhileUnloadedLoads(t *testing.T) {
 	}
 	if s, n := k.sup.State(), prepared.Load(); s != StateReady || n != 1 {
 		t.Fatalf("after a restart while unloaded: state %s, %d prepares; want ready and 1", s, n)
+	}
+}
+
+// TestRestartDuringALoadWaitsForIt: a restart asked for while the engine
+// loads on demand waits for the load and then restarts the loaded engine,
+// never starting it twice at once.
+func TestRestartDuringALoadWaitsForIt(t *testing.T) {
+	k := newKeptAlive(t, time.Hour)
+	k.sup.idleUnloadNow(t)
+	k.fake.StartDelay = 40 * time.Millisecond
+	listed := make(chan error, 1)
+	go func() { _, err := k.sup.Engine().Voices(context.Background()); listed <- err }() // no list kept yet: it loads
+	waitFor(t, func() bool { return k.sup.State() == StateLoading })
+	k.restartStops.Store(true) // as the native engine's Start does, a start of a running engine stops it first
+	if err := k.sup.Restart(context.Background()); err != nil {
+		t.Fatalf("a restart during a load: %v", err)
+	}
+	if err := <-listed; err != nil {
+		t.Fatalf("the call that loaded the engine: %v", err)
+	}
+	if n, s := k.starts.Load(), k.sup.State(); n != 3 || s != StateReady {
+		t.Fatalf("%d starts, state %s; want 3 (start, load, restart) and ready", n, s)
 	}
 }

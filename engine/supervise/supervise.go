@@ -217,13 +217,20 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // Restart starts the running engine again now (Prepare first) and returns
 // when it serves again or has failed; a failure hands over to the restart
 // loop of EngineFailed. A catalog engine reads a newly published voice
-// this way. It answers not ready while a restart after a failure runs, or
-// once Stop has run.
+// this way. An engine unloaded for idleness is loaded instead (Prepare
+// first), after a load or unload under way has ended. It answers not ready
+// while a restart after a failure runs, or once Stop has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
-	if err := s.settle(ctx); err != nil {
-		return err
+	for {
+		if err := s.settle(ctx); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if s.shift == nil {
+			break // with mu held
+		}
+		s.mu.Unlock() // a load or unload began meanwhile
 	}
-	s.mu.Lock()
 	if s.unloaded && !s.stopped {
 		// the load runs Prepare: it is the restart asked for
 		s.mu.Unlock()
