@@ -124,6 +124,9 @@ type Server struct {
 	hostNames []string      // this machine's names, for a wildcard address
 	cloneSlot chan struct{} // one clone at a time
 
+	stopping atomic.Bool  // Drain has run: GET /ready answers 503
+	inFlight atomic.Int64 // requests being answered, probes left out
+
 	voicesMu     sync.Mutex
 	engineVoices map[string]string // voice id -> origin
 	voicesAt     time.Time
@@ -179,7 +182,22 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
 	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
-	return s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux))))
+	return s.counted(s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux)))))
+}
+
+// counted counts the requests being answered, for WaitIdle; the probes of
+// a load balancer or of Kubernetes (GET /health, /ready, /metrics) are left
+// out, so that they never hold up a stop.
+func (s *Server) counted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && (r.URL.Path == "/health" || r.URL.Path == "/ready" || r.URL.Path == "/metrics") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // EngineRestarted counts a restart of the engine in the metrics.
@@ -245,8 +263,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
 }
 
+// handleReady answers 200 while the engine serves, and 503 while it
+// does not or once the server is stopping (Drain), so that a load
+// balancer's health check takes the host out before it goes.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
+	if s.stopping.Load() {
+		st.Phase, st.Progress, st.Ready = "stopping", 0, false
+		st.Message = "the server is stopping: it finishes the requests it holds and takes no more"
+	}
 	code := http.StatusOK
 	if !st.Ready {
 		code = http.StatusServiceUnavailable
@@ -282,11 +307,32 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 // when the server stops.
 const DrainRetryAfter = 10 * time.Second
 
-// Drain begins a shutdown: every request waiting for the engine, and every
-// later one that would wait, is answered 503 with Retry-After and
-// Connection: close at once, rather than being cut when the grace period
-// ends; the synthesis holding the engine goes on.
-func (s *Server) Drain() { s.queue.drain() }
+// Drain begins a shutdown: GET /ready answers 503 (phase "stopping") from
+// now on while GET /health still answers 200, and every request waiting for
+// the engine, and every later one that would wait, is answered 503 with
+// Retry-After and Connection: close at once, rather than being cut when the
+// grace period ends; the synthesis holding the engine goes on, and a
+// request that finds the engine free is still served.
+func (s *Server) Drain() {
+	s.stopping.Store(true)
+	s.queue.drain()
+}
+
+// WaitIdle returns once no request is being answered (GET /health, /ready
+// and /metrics are not counted), or with ctx's error when ctx ends first.
+// After Drain it tells when the requests in flight are done.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for s.inFlight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
 
 func (s *Server) draining() *apiError {
 	return unavailable("server_stopping", DrainRetryAfter, "the server is stopping: retry in a moment, or at another server")

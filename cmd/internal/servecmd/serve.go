@@ -134,9 +134,10 @@ The default request (no "stream" field, as OpenAI's SDKs send it) is
 streamed as the engine makes it; "stream": false and HTTP/1.0 clients get
 one exactly sized reply.
 
-SIGINT or SIGTERM stops accepting, answers queued requests 503 with
-Retry-After, ends open streams, stops the engine and exits with status 0
-once everything is gone.`),
+SIGINT or SIGTERM drains the server: GET /ready answers 503 at once (GET
+/health stays 200), queued requests get 503 with Retry-After, the requests
+in flight finish within --grace, then it stops accepting, stops the engine
+and exits with status 0 once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
@@ -177,7 +178,7 @@ $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/js
 	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
-	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "at SIGTERM, how long the requests in flight may finish (GET /ready answers 503 meanwhile) before they are cut; the engine gets as long to stop")
 	fl.DurationVar(&opts.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
 	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
 	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
@@ -545,13 +546,18 @@ func describe(ctx context.Context, sup *supervise.Supervisor, api *httpapi.Serve
 	return nil
 }
 
-// shutdown stops accepting, answers the queued requests 503 with
-// Retry-After at once, lets open requests finish within grace and then cuts
-// them.
+// shutdown drains the server for a load balancer: GET /ready answers 503
+// at once while GET /health still answers 200, the queued requests are
+// answered 503 with Retry-After, every reply closes its connection, and
+// the requests in flight finish within grace while the listener stays open;
+// then it stops accepting (a balancer's next connection is refused, which
+// it may retry elsewhere) and cuts what is still open when grace ends.
 func shutdown(srv *http.Server, api *httpapi.Server, grace time.Duration) {
 	api.Drain()
+	srv.SetKeepAlivesEnabled(false)
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	_ = api.WaitIdle(ctx)
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close() // streams still open after the grace period are cut
 	}
