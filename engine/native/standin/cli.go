@@ -28,6 +28,10 @@ const (
 	// EnvFault selects a fault: crash-on-start, hang-on-start,
 	// ignore-sigterm, encode-fail.
 	EnvFault = "TENSORFOLD_STANDIN_FAULT"
+	// EnvFaultFile names a file read at each start of the server: its
+	// content, when there is any, selects the fault as EnvFault does, so a
+	// test can make the restarts of a running engine fail.
+	EnvFaultFile = "TENSORFOLD_STANDIN_FAULT_FILE"
 	// EnvLoadTime is the simulated model load (a Go duration; default 300ms).
 	EnvLoadTime = "TENSORFOLD_STANDIN_LOAD_TIME"
 	// EnvRTF paces synthesis: wall seconds per second of audio.
@@ -91,7 +95,7 @@ func parseServe(args []string, metal bool, stderr io.Writer) (*serveFlags, error
 	fs.Float64Var(&o.rtf, "rtf", envFloat(EnvRTF), "wall seconds per second of audio (0: no pacing)")
 	fs.DurationVar(&o.loadTime, "load-time", envDuration(EnvLoadTime, 300*time.Millisecond), "simulated model load")
 	fs.DurationVar(&o.busyAfterCancel, "busy-after-cancel", DefaultBusyAfterCancel, "503 window after a cancel")
-	fs.StringVar(&o.fault, "fault", os.Getenv(EnvFault), "crash-on-start, hang-on-start or ignore-sigterm")
+	fs.StringVar(&o.fault, "fault", envFault(), "crash-on-start, hang-on-start or ignore-sigterm")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -216,6 +220,16 @@ func encodeMain(args []string, metal bool, stderr io.Writer) int {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// envFault is the fault EnvFaultFile's content names, else EnvFault's.
+func envFault() string {
+	if name := os.Getenv(EnvFaultFile); name != "" {
+		if b, err := os.ReadFile(name); err == nil && strings.TrimSpace(string(b)) != "" {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return os.Getenv(EnvFault)
 }
 
 func envFloat(key string) float64 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -177,4 +178,30 @@ func FuzzEncodeClip(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestFaultFile: the fault file's content, read at each start, overrides
+// TENSORFOLD_STANDIN_FAULT; absent or empty it leaves it alone.
+func TestFaultFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fault")
+	t.Setenv(EnvFault, "ignore-sigterm")
+	t.Setenv(EnvFaultFile, file)
+	parse := func() string {
+		o, err := parseServe([]string{"--port", "0"}, false, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.fault
+	}
+	if f := parse(); f != "ignore-sigterm" {
+		t.Fatalf("no fault file: fault %q, want the environment's", f)
+	}
+	os.WriteFile(file, []byte("crash-on-start\n"), 0o644)
+	if f := parse(); f != "crash-on-start" {
+		t.Fatalf("fault file: fault %q, want crash-on-start", f)
+	}
+	os.WriteFile(file, nil, 0o644)
+	if f := parse(); f != "ignore-sigterm" {
+		t.Fatalf("empty fault file: fault %q, want the environment's", f)
+	}
 }
