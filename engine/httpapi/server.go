@@ -126,6 +126,7 @@ type Server struct {
 
 	stopping atomic.Bool  // Drain has run: GET /ready answers 503
 	inFlight atomic.Int64 // requests being answered, probes left out
+	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
 
 	voicesMu     sync.Mutex
 	engineVoices map[string]string // voice id -> origin
@@ -195,7 +196,11 @@ func (s *Server) counted(next http.Handler) http.Handler {
 			return
 		}
 		s.inFlight.Add(1)
-		defer s.inFlight.Add(-1)
+		s.lastSeen.Store(time.Now().UnixNano())
+		defer func() {
+			s.lastSeen.Store(time.Now().UnixNano())
+			s.inFlight.Add(-1)
+		}()
 		next.ServeHTTP(w, r)
 	})
 }
@@ -318,13 +323,16 @@ func (s *Server) Drain() {
 	s.queue.drain()
 }
 
-// WaitIdle returns once no request is being answered (GET /health, /ready
-// and /metrics are not counted), or with ctx's error when ctx ends first.
-// After Drain it tells when the requests in flight are done.
-func (s *Server) WaitIdle(ctx context.Context) error {
+// WaitIdle returns once no request is being answered and none has begun
+// or ended for quiet (GET /health, /ready and /metrics are not counted), or with
+// ctx's error when ctx ends first. After Drain it tells when the requests
+// in flight are done and a load balancer has stopped sending more: one
+// that still hands this server a request as the last one ends shows as a
+// request begun within quiet.
+func (s *Server) WaitIdle(ctx context.Context, quiet time.Duration) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	for s.inFlight.Load() > 0 {
+	for s.inFlight.Load() > 0 || time.Since(time.Unix(0, s.lastSeen.Load())) < quiet {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -546,18 +546,24 @@ func describe(ctx context.Context, sup *supervise.Supervisor, api *httpapi.Serve
 	return nil
 }
 
+// drainQuiet is how long no request may have begun or ended before a
+// draining server stops accepting: a load balancer that has not yet seen
+// GET /ready turn 503 still sends requests, which are served meanwhile.
+const drainQuiet = time.Second
+
 // shutdown drains the server for a load balancer: GET /ready answers 503
 // at once while GET /health still answers 200, the queued requests are
 // answered 503 with Retry-After, every reply closes its connection, and
-// the requests in flight finish within grace while the listener stays open;
-// then it stops accepting (a balancer's next connection is refused, which
-// it may retry elsewhere) and cuts what is still open when grace ends.
+// the requests in flight finish within grace while the listener stays
+// open; once none is left and none has begun or ended for drainQuiet it
+// stops accepting (a balancer's next connection is refused, which it may
+// retry elsewhere), and it cuts what is still open when grace ends.
 func shutdown(srv *http.Server, api *httpapi.Server, grace time.Duration) {
 	api.Drain()
 	srv.SetKeepAlivesEnabled(false)
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	_ = api.WaitIdle(ctx)
+	_ = api.WaitIdle(ctx, drainQuiet)
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close() // streams still open after the grace period are cut
 	}

@@ -270,6 +270,20 @@ func TestShutdownDrainsForALoadBalancer(t *testing.T) {
 	if r.err != nil || r.finish != "stop" {
 		t.Fatalf("the request in flight at SIGTERM: finish %q, err %v; want it whole", r.finish, r.err)
 	}
+	// a balancer that has not seen /ready turn 503 yet hands over the next
+	// request soon after this one ends: it is served, not refused, and its
+	// connection closes after it even though the client keeps connections
+	time.Sleep(drainQuiet / 5)
+	keepAlive := &http.Client{Transport: &http.Transport{}}
+	resp, err := keepAlive.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"next","stream":false}`))
+	if err != nil {
+		t.Fatalf("a request right after the last one ended, while draining: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("a request right after the last one ended, while draining: %d, close %v, %.200q; want 200 with Connection: close", resp.StatusCode, resp.Close, b)
+	}
 	<-stopped
 	if c, err := net.Dial("tcp", addr); err == nil {
 		c.Close()
