@@ -84,6 +84,10 @@ var ErrQueueFull = errors.New("pool: the queue is full")
 // ErrDraining is returned by Acquire once Drain has run.
 var ErrDraining = errors.New("pool: the server is stopping")
 
+// ErrNoEngine is returned to the waiters when every engine has failed (its
+// supervisor gave up for now; see supervise.Status's phase "failed").
+var ErrNoEngine = errors.New("pool: every engine has failed")
+
 // slot is one engine and what the pool knows of it.
 type slot struct {
 	name     string
@@ -216,7 +220,7 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 	w := &waiter{voice: voice, arrived: time.Now(), done: make(chan struct{})}
 	el := p.waiting.PushBack(w)
 	p.dispatchLocked()
-	if w.got == nil && p.waiting.Len() > p.opts.MaxQueue {
+	if w.got == nil && w.err == nil && p.waiting.Len() > p.opts.MaxQueue {
 		// over the bound it may not wait for a warm engine either
 		if s := p.pickLocked(w, true); s != nil {
 			p.assignLocked(el, s)
@@ -254,6 +258,14 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 // queue looked at again when a waiter's wait for a warm engine ends or an
 // engine may have become ready. p.mu is held.
 func (p *Pool) dispatchLocked() {
+	if p.waiting.Len() > 0 && !slices.ContainsFunc(p.slots, func(s *slot) bool { return s.m.Status().Phase != "failed" }) {
+		for el := p.waiting.Front(); el != nil; el = p.waiting.Front() {
+			w := p.waiting.Remove(el).(*waiter)
+			w.err = ErrNoEngine
+			close(w.done)
+		}
+		return
+	}
 	next := time.Duration(-1)
 	for el := p.waiting.Front(); el != nil; {
 		after := el.Next()
