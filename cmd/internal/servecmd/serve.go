@@ -123,13 +123,26 @@ the native engine with the variant's flags, and serve the speech API once it
 is ready: POST /v1/audio/speech, GET /v1/models[/{id}], GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
-Requests are queued first in, first out in front of the engine's single
-synthesis slot (--max-queue, --queue-timeout); a client that accepts no
+Requests are queued first in, first out in front of the engine, which
+makes one synthesis at a time (--max-queue, --queue-timeout; with several
+engines, one queue feeds them all); a client that accepts no
 audio for --stall-timeout is cut. Browser pages of other origins, and Host
 names other than the bound address, are refused unless --allow-origin or
 --allow-host names them. drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
+
+Several engines: --gpus 0,1 runs one engine per GPU (each sees its GPU
+alone through CUDA_VISIBLE_DEVICES, with its own process group, port,
+runtime file and log under <root>/.drama/run/gpuN-I), --engines-per-gpu N
+or auto (as many as fit in each GPU's free memory, read with nvidia-smi)
+more per GPU; they start one after another and one queue feeds them all. A
+request goes to an idle engine that holds its voice in its prefix cache
+(the last --prefix-cache voices it spoke) first, else to any idle engine,
+waiting at most --affinity-wait for a busy one that holds it;
+--dispatch round-robin ignores voices. A failed engine is restarted alone
+while the others serve; GET /ready counts the ready engines and /metrics
+has series per engine.
 
 Voices: the engine's voices (--voices), the clones in <root>/voices, and the
 model's built-in voice (the engine's voice when a request names none) under
@@ -153,6 +166,8 @@ once everything is gone.`),
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
 $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
+$ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                     # an engine per GPU, one queue
+$ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3   # three engines on GPU 0
 $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
