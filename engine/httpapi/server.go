@@ -15,7 +15,9 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi/webui"
+	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -26,6 +28,13 @@ type Status struct {
 	Message  string  `json:"message,omitempty"`
 	Ready    bool    `json:"ready"`
 	Restarts int     `json:"restarts"`
+}
+
+// EngineStatus is one engine of a pool in GET /ready.
+type EngineStatus struct {
+	Name string `json:"name"`
+	Status
+	Busy bool `json:"busy"`
 }
 
 // StatusSource reports the engine's state (drama serve gives the one of
@@ -44,7 +53,13 @@ type FailureReporter interface {
 
 // Config configures a Server.
 type Config struct {
-	Engine engine.Engine // required
+	// Engine answers the calls that make no speech (Describe, Voices,
+	// Encode); without Pool it also speaks. Required.
+	Engine engine.Engine
+	// Pool, when set, hands each speech request an engine (several
+	// engines behind one queue); MaxQueue, Status and Failures are then
+	// the pool's. Nil puts Engine alone behind a queue of MaxQueue.
+	Pool *pool.Pool
 	// Caps are the engine's capabilities (from Describe).
 	Caps engine.Capabilities
 	// Model is the id listed by GET /v1/models, e.g. "drama-3-nvfp4".
@@ -117,7 +132,7 @@ const DefaultMaxQueue = 32
 type Server struct {
 	cfg     Config
 	caps    atomic.Pointer[engine.Capabilities]
-	queue   *queue
+	pool    *pool.Pool
 	metrics *metrics
 	log     *slog.Logger
 
@@ -155,13 +170,36 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log, cloneSlot: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1)}
+	if s.pool == nil {
+		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
+	} else {
+		s.cfg.MaxQueue = s.pool.Options().MaxQueue
+	}
 	if name, err := os.Hostname(); err == nil {
 		s.hostNames = []string{strings.ToLower(name)}
 	}
 	s.SetCapabilities(cfg.Caps)
-	s.metrics = newMetrics(s.queue.depth)
+	s.metrics = newMetrics(s.pool)
 	return s
+}
+
+// single is Config's one engine as a pool's member.
+type single struct{ cfg *Config }
+
+func (m single) Engine() engine.Engine { return m.cfg.Engine }
+
+func (m single) Status() supervise.Status {
+	if m.cfg.Status == nil {
+		return supervise.Status{Phase: "ready", Ready: true}
+	}
+	return supervise.Status(m.cfg.Status.Status())
+}
+
+func (m single) EngineFailed(err error) {
+	if m.cfg.Failures != nil {
+		m.cfg.Failures.EngineFailed(err)
+	}
 }
 
 // SetCapabilities records the engine's capabilities (from Describe), which
@@ -246,12 +284,8 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-func (s *Server) status() Status {
-	if s.cfg.Status == nil {
-		return Status{Phase: "ready", Ready: true}
-	}
-	return s.cfg.Status.Status()
-}
+// status is the state of the engines as one: ready while any is.
+func (s *Server) status() Status { return Status(s.pool.Status()) }
 
 // handleHealth answers 200 while the server can serve or will soon (the
 // engine ready, starting or being restarted), and 503 once the engine has
@@ -268,9 +302,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
 }
 
-// handleReady answers 200 while the engine serves, and 503 while it
-// does not or once the server is stopping (Drain), so that a load
-// balancer's health check takes the host out before it goes.
+// handleReady answers 200 while at least one engine is ready, else 503,
+// and 503 once the server is stopping (Drain), so that a load balancer's
+// health check takes the host out before it goes; the body is the
+// engines' state as one, with how many engines are ready and, behind a
+// pool of several, each engine's own.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
 	if s.stopping.Load() {
@@ -282,7 +318,21 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSON(w, code, st)
+	body := struct {
+		Status
+		Engines      int            `json:"engines"`
+		EnginesReady int            `json:"engines_ready"`
+		PerEngine    []EngineStatus `json:"per_engine,omitempty"`
+	}{Status: st, Engines: s.pool.Len()}
+	for _, e := range s.pool.Engines() {
+		if e.Status.Ready {
+			body.EnginesReady++
+		}
+		if s.pool.Len() > 1 {
+			body.PerEngine = append(body.PerEngine, EngineStatus{Name: e.Name, Status: Status(e.Status), Busy: e.Busy})
+		}
+	}
+	writeJSON(w, code, body)
 }
 
 func (s *Server) model() map[string]any {
@@ -320,12 +370,12 @@ const DrainRetryAfter = 10 * time.Second
 // request that finds the engine free is still served.
 func (s *Server) Drain() {
 	s.stopping.Store(true)
-	s.queue.drain()
+	s.pool.Drain()
 }
 
 // WaitIdle returns once no request is being answered and none has begun
-// or ended for quiet (GET /health, /ready and /metrics are not counted), or with
-// ctx's error when ctx ends first. After Drain it tells when the requests
+// or ended for quiet (GET /health, /ready and /metrics are not counted),
+// or with ctx's error when ctx ends first. After Drain it tells when the requests
 // in flight are done and a load balancer has stopped sending more: one
 // that still hands this server a request as the last one ends shows as a
 // request begun within quiet.

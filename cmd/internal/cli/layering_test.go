@@ -53,14 +53,16 @@ var layers = []layer{
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
-	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/httpapi/webui", "voices/..."}, []string{"github.com/go-json-experiment/json"}},
+	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "voices/..."}, []string{"github.com/go-json-experiment/json"}},
 	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
 	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
 	{"engine/supervise", []string{"engine"}, nil},
+	{"engine/pool", []string{"engine", "engine/supervise"}, nil},
 	{"engine/clone", []string{"engine", "voices", "voices/clip"}, nil},
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
 	{"scripts", domain, nil},
+	{"scripts/hash-variants", nil, []string{"golang.org/x/sys"}}, // times mapped against read(2) hashing, as pins does
 }
 
 // under reports whether pkg is p or below it.

@@ -197,7 +197,7 @@ func TestQualificationServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
 	api.SetCapabilities(fake.Desc.Capabilities)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })

@@ -44,7 +44,7 @@ func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
 	api.SetCapabilities(fake.Desc.Capabilities)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })

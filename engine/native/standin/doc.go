@@ -31,6 +31,16 @@
 // TENSORFOLD_STANDIN_LOAD_TIME sets the simulated load (progress lines
 // "loading model: N%") and TENSORFOLD_STANDIN_RTF paces the output.
 //
+// # Prefix cache and device
+//
+// As the engine keeps the prefixes of the last voices it spoke, the
+// stand-in keeps a prefix cache of DRAMA_PREFIX_CACHE voices (default 2,
+// least recently used out first; 0 keeps none): a voice (its name and the
+// request's references) not in it waits TENSORFOLD_STANDIN_PREFILL (a Go
+// duration, default none) before its first audio, and the log says so. The
+// log's "device:" line names the GPUs it was started with
+// (CUDA_VISIBLE_DEVICES).
+//
 // # Command lines
 //
 // The binary (cmd/tensorfold-standin) takes the CUDA shapes "serve FLAGS"
