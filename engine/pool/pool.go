@@ -209,16 +209,24 @@ func (l *Lease) Release() {
 // the voice and the references the engine prefills: the same voice gives
 // the same key) and returns it leased. It returns ErrQueueFull at once
 // when MaxQueue requests wait already and no engine is idle, ErrDraining
-// once Drain has run, or ctx's error when ctx ends first (the request then
-// leaves the queue).
+// once Drain has run and no engine is idle, or ctx's error when ctx ends
+// first (the request then leaves the queue).
 func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 	p.mu.Lock()
-	if p.draining {
-		p.mu.Unlock()
-		return nil, ErrDraining
-	}
 	w := &waiter{voice: voice, arrived: time.Now(), done: make(chan struct{})}
 	el := p.waiting.PushBack(w)
+	if p.draining {
+		// a stopping server still serves a request that finds an engine
+		// free (a load balancer that has not yet seen /ready turn 503 sends
+		// it); one that would wait is sent away
+		s := p.pickLocked(w, true)
+		if s == nil {
+			p.waiting.Remove(el)
+			p.mu.Unlock()
+			return nil, ErrDraining
+		}
+		p.assignLocked(el, s)
+	}
 	p.dispatchLocked()
 	if w.got == nil && w.err == nil && p.waiting.Len() > p.opts.MaxQueue {
 		// over the bound it may not wait for a warm engine either
@@ -400,7 +408,7 @@ func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 }
 
 // Drain sends every waiting request away with ErrDraining, and every later
-// one; requests holding an engine keep it.
+// one that finds no engine idle; requests holding an engine keep it.
 func (p *Pool) Drain() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -240,10 +240,20 @@ func TestWaiterLeavesAndDrain(t *testing.T) {
 		t.Fatalf("waiter at drain: %v", err)
 	}
 	if _, err := p.Acquire(context.Background(), "a"); !errors.Is(err, ErrDraining) {
-		t.Fatalf("after drain: %v", err)
+		t.Fatalf("after drain, every engine busy: %v", err)
 	}
 	hold.Release()
 	hold.Release() // twice is harmless
+	// a draining server still serves a request that finds an engine idle
+	// (a load balancer that has not seen /ready turn 503 yet sends it)
+	l, err := p.Acquire(context.Background(), "b")
+	if err != nil {
+		t.Fatalf("after drain, an engine idle: %v", err)
+	}
+	if _, err := p.Acquire(context.Background(), "b"); !errors.Is(err, ErrDraining) {
+		t.Fatalf("after drain, the engine taken again: %v", err)
+	}
+	l.Release()
 }
 
 func TestNotReadyEngineIsSkipped(t *testing.T) {
