@@ -18,7 +18,7 @@ import (
 )
 
 // DefaultServer is drama serve's default address.
-const DefaultServer = "http://127.0.0.1:8793"
+const DefaultServer = "http://" + serverec.DefaultAddr
 
 // Options are the inputs of `drama bench`.
 type Options struct {

@@ -23,6 +23,9 @@ import (
 	"time"
 )
 
+// DefaultAddr is where drama serve listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:8793"
+
 // Record describes one running drama serve.
 type Record struct {
 	PID       int       `json:"pid"`
