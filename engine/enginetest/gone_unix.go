@@ -4,11 +4,11 @@ package enginetest
 
 import (
 	"errors"
-	"os"
-	"strconv"
-	"strings"
+	"io/fs"
 	"syscall"
 	"time"
+
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // Alive reports whether pid names a running process: one that exists and
@@ -17,19 +17,14 @@ func Alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := proc.Read(pid)
+	if errors.Is(err, proc.ErrFormat) {
+		return true
+	}
 	if err != nil {
-		return !os.IsNotExist(err) || !procMounted()
+		return !errors.Is(err, fs.ErrNotExist) || !proc.Mounted()
 	}
-	if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) {
-		return b[i+2] != 'Z' && b[i+2] != 'X'
-	}
-	return true
-}
-
-func procMounted() bool {
-	_, err := os.Stat("/proc/self/stat")
-	return err == nil
+	return !st.Exited()
 }
 
 // WaitGone waits up to d for pid to stop running and reports whether it did.
