@@ -49,13 +49,18 @@ func Path(root string, pid int) string {
 	return filepath.Join(Dir(root), "serve-"+strconv.Itoa(pid)+".json")
 }
 
-// Write records rec under root (temp file, fsync, rename) and returns its path.
+// Write records rec under root (temp file, fsync, rename) and returns its
+// path. The records that dead runs left (a drama serve killed with
+// SIGKILL removes none) are removed first.
 func Write(root string, rec Record) (string, error) {
 	if rec.StartTime == 0 {
 		rec.StartTime = StartTime(rec.PID)
 	}
 	if err := os.MkdirAll(Dir(root), 0o700); err != nil {
 		return "", fmt.Errorf("serve record: %w", err)
+	}
+	if _, err := Prune(root); err != nil {
+		return "", err
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
