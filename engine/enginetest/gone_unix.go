@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"syscall"
-	"time"
 
 	"github.com/drama-tts/drama/internal/proc"
 )
@@ -25,18 +24,6 @@ func Alive(pid int) bool {
 		return !errors.Is(err, fs.ErrNotExist) || !proc.Mounted()
 	}
 	return !st.Exited()
-}
-
-// WaitGone waits up to d for pid to stop running and reports whether it did.
-func WaitGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for Alive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
 }
 
 func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
