@@ -271,7 +271,7 @@ func convertSamples(d []byte, f *wavFmt) []float32 {
 // rounded to the nearest step and held to the 16-bit range.
 func EncodeWAV(x []float32, rate int) []byte {
 	n := len(x) * 2
-	b := appendWAVHeader(make([]byte, 0, 44+n), rate, n)
+	b := append(make([]byte, 0, 44+n), WAVHeader(rate, n)...)
 	for _, v := range x {
 		b = binary.LittleEndian.AppendUint16(b, uint16(toPCM16(v)))
 	}
@@ -282,12 +282,8 @@ func EncodeWAV(x []float32, rate int) []byte {
 // data chunk holds dataBytes bytes: what EncodeWAV writes before the
 // samples.
 func WAVHeader(rate, dataBytes int) []byte {
-	return appendWAVHeader(make([]byte, 0, 44), rate, dataBytes)
-}
-
-func appendWAVHeader(b []byte, rate, dataBytes int) []byte {
 	le := binary.LittleEndian
-	b = le.AppendUint32(append(b, "RIFF"...), uint32(36+dataBytes))
+	b := le.AppendUint32(append(make([]byte, 0, 44), "RIFF"...), uint32(36+dataBytes))
 	b = le.AppendUint32(append(b, "WAVEfmt "...), 16)
 	b = le.AppendUint16(b, wavPCM)
 	b = le.AppendUint16(b, 1)
