@@ -46,8 +46,11 @@ func ParseOptions[O any](newCmd func(*Factory, func(context.Context, *O) error) 
 // FlagCase is one command line of a command's flag table.
 type FlagCase[O any] struct {
 	Args []string
-	// WantErr, if set, is what the command's usage error must hold.
+	// WantErr, if set, is what the command's error must hold.
 	WantErr string
+	// Code, if set, is the exit code the command's error must give
+	// (ExitUsage for a command line it refuses).
+	Code int
 	// Check says whether the options of an accepted command line are
 	// right.
 	Check func(*O) bool
@@ -65,10 +68,10 @@ func CheckFlags[O any](t TB, newCmd func(*Factory, func(context.Context, *O) err
 	t.Helper()
 	for _, c := range cases {
 		got, err := ParseOptions(newCmd, c.Args...)
-		switch {
-		case c.WantErr != "" && (err == nil || !strings.Contains(err.Error(), c.WantErr)):
-			t.Errorf("%q: %v, want an error holding %q", c.Args, err, c.WantErr)
-		case c.WantErr == "" && (err != nil || !c.Check(got)):
+		switch refused := c.WantErr != "" || c.Code != 0; {
+		case refused && (err == nil || !strings.Contains(err.Error(), c.WantErr) || c.Code != 0 && ExitCode(err) != c.Code):
+			t.Errorf("%q: %v (exit %d), want an error holding %q (exit %d: 0 for any)", c.Args, err, ExitCode(err), c.WantErr, c.Code)
+		case !refused && (err != nil || !c.Check(got)):
 			t.Errorf("%q: %v, options %+v", c.Args, err, got)
 		}
 	}

@@ -33,50 +33,29 @@ var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestFlags(t *testing.T) {
 	consent := []string{"--consent-who", "Anna", "--consent-statement", statement}
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr string
-		check   func(*Options) bool
-	}{
-		{"manifest", append([]string{"--name", "Anna", "--manifest", "prep"}, consent...), "", func(o *Options) bool {
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: append([]string{"--name", "Anna", "--manifest", "prep"}, consent...), Check: func(o *Options) bool {
 			return o.Manifest == "prep" && o.Source == "consented" && o.Format == string(voices.FormatCloned) && o.Who == "Anna"
 		}},
-		{"clips", append([]string{"--name", "Anna", "a.wav:Hello there.", "b.wav:Yes.", "--format", "drama3-voice/1", "-o", "x.json", "--id", "anna-2"}, consent...), "", func(o *Options) bool {
+		{Args: append([]string{"--name", "Anna", "a.wav:Hello there.", "b.wav:Yes.", "--format", "drama3-voice/1", "-o", "x.json", "--id", "anna-2"}, consent...), Check: func(o *Options) bool {
 			return len(o.Clips) == 2 && o.Format == "drama3-voice/1" && o.Output == "x.json" && o.ID == "anna-2"
 		}},
-		{"synthetic needs no consent", []string{"--name", "Robot", "--source", "synthetic", "r.wav:Beep."}, "", func(o *Options) bool { return o.Source == "synthetic" }},
-		{"engine flags", append([]string{"--name", "A", "--manifest", "p", "--plugin", "cuda", "--plugin-dir", "/p", "--engine-bin", "/e", "--model-dir", "/m", "--replace", "--force", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), "", func(o *Options) bool {
+		{Args: []string{"--name", "Robot", "--source", "synthetic", "r.wav:Beep."}, Check: func(o *Options) bool { return o.Source == "synthetic" }},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--plugin", "cuda", "--plugin-dir", "/p", "--engine-bin", "/e", "--model-dir", "/m", "--replace", "--force", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), Check: func(o *Options) bool {
 			return o.Plugin == "cuda" && o.PluginDir == "/p" && o.EngineBin == "/e" && o.ModelDir == "/m" && o.Replace && o.Force && o.When != ""
 		}},
-		{"no name", append([]string{"--manifest", "p"}, consent...), "--name is required", nil},
-		{"no refs", append([]string{"--name", "A"}, consent...), "give the references", nil},
-		{"both", append([]string{"--name", "A", "--manifest", "p", "a.wav:Hi."}, consent...), "not both", nil},
-		{"no consent", []string{"--name", "A", "--manifest", "p"}, "no consent, no clone", nil},
-		{"no statement", []string{"--name", "A", "--manifest", "p", "--consent-who", "A", "--source", "self"}, "no consent, no clone", nil},
-		{"bad source", append([]string{"--name", "A", "--manifest", "p", "--source", "stolen"}, consent...), "--source", nil},
-		{"bad format", append([]string{"--name", "A", "--manifest", "p", "--format", "wav"}, consent...), "--format", nil},
-		{"bad when", append([]string{"--name", "A", "--manifest", "p", "--consent-when", "yesterday"}, consent...), "RFC 3339", nil},
-		{"bad id", append([]string{"--name", "A", "--manifest", "p", "--id", "Not OK"}, consent...), "--id", nil},
-		{"server and output", append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "-o", "v.json"}, consent...), "--server", nil},
-		{"server and consent time", append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), "--consent-when does not apply", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *Options
-			err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
-					t.Fatalf("want a usage error with %q, got %v", tt.wantErr, err)
-				}
-				return
-			}
-			if err != nil || !tt.check(got) {
-				t.Fatalf("err %v, options %+v", err, got)
-			}
-		})
-	}
+		{Args: append([]string{"--manifest", "p"}, consent...), WantErr: "--name is required", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A"}, consent...), WantErr: "give the references", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "a.wav:Hi."}, consent...), WantErr: "not both", Code: cmdutil.ExitUsage},
+		{Args: []string{"--name", "A", "--manifest", "p"}, WantErr: "no consent, no clone", Code: cmdutil.ExitUsage},
+		{Args: []string{"--name", "A", "--manifest", "p", "--consent-who", "A", "--source", "self"}, WantErr: "no consent, no clone", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--source", "stolen"}, consent...), WantErr: "--source", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--format", "wav"}, consent...), WantErr: "--format", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--consent-when", "yesterday"}, consent...), WantErr: "RFC 3339", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--id", "Not OK"}, consent...), WantErr: "--id", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "-o", "v.json"}, consent...), WantErr: "--server", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), WantErr: "--consent-when does not apply", Code: cmdutil.ExitUsage},
+	})
 }
 
 func TestSplitClip(t *testing.T) {
