@@ -18,7 +18,7 @@ import (
 )
 
 func TestDefaultCorpus(t *testing.T) {
-	sum := sha256.Sum256(DefaultCorpusText())
+	sum := sha256.Sum256(defaultCorpus)
 	if got := hex.EncodeToString(sum[:]); got != DefaultCorpusSHA256 {
 		t.Fatalf("corpus sha256 %s, DefaultCorpusSHA256 says %s: update the constant and docs/bench.md together", got, DefaultCorpusSHA256)
 	}

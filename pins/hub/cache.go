@@ -141,27 +141,6 @@ func (c Cache) ReadRef(repo, name string) (string, error) {
 	return strings.TrimSpace(string(data)), err
 }
 
-// FindBlob looks for a blob named etag of the given size in any repository
-// of the cache, the repo's own first, and returns its path.
-func (c Cache) FindBlob(repo, etag string, size int64) (string, bool) {
-	own := c.BlobPath(repo, etag)
-	if blobOK(own, size) {
-		return own, true
-	}
-	matches, _ := filepath.Glob(filepath.Join(c.Dir, "*--*", "blobs", etag))
-	for _, m := range matches {
-		if m != own && blobOK(m, size) {
-			return m, true
-		}
-	}
-	return "", false
-}
-
-func blobOK(p string, size int64) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == size
-}
-
 // linkOrCopy makes dst the same file as src: a hard link on the same
 // filesystem, else a copy. It goes through a temporary name and a rename,
 // so whatever was at dst (a truncated blob, an older snapshot entry) is

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/benchcmd"
@@ -51,5 +53,15 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(enginecmd.NewCmd(f))
 	root.AddCommand(benchcmd.NewCmd(f, nil))
 	root.AddCommand(qualifycmd.NewCmd(f, nil))
-	root.AddCommand(servicecmd.NewCmd(f))
+	root.AddCommand(servicecmd.NewCmd(f, servicePeers(f)))
+}
+
+// servicePeers are the commands drama service installs and reports on.
+func servicePeers(f *cmdutil.Factory) servicecmd.Peers {
+	return servicecmd.Peers{
+		Serve: func() *cobra.Command {
+			return servecmd.NewCmd(f, func(context.Context, *servecmd.Options) error { return nil })
+		},
+		Status: func() *cobra.Command { return statuscmd.NewCmd(f, nil) },
+	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/drama-tts/drama/cmd/internal/benchcmd"
+	"github.com/drama-tts/drama/cmd/internal/benchcmd/shared"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/qualify"
@@ -304,7 +304,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin string, add func(string, ...qualify.Result), out *Outcome) error {
 	f := opts.F
 	root, _ := f.Root()
-	corpus, err := benchcmd.LoadCorpus(opts.Corpus)
+	corpus, err := shared.LoadCorpus(opts.Corpus)
 	if err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	base := bench.ReadBaseline(true)
 	// Memory is sampled from before the load to the end of the bench.
 	sampler := bench.StartSampler(base, 0, time.Now())
-	served, err := benchcmd.StartServe(ctx, f, benchcmd.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+	served, err := shared.StartServe(ctx, f, shared.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 	if err != nil {
 		sampler.Stop()
 		add("e2e", qualify.Result{Name: "cold load", Detail: err.Error()})
@@ -369,7 +369,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 			warm = -1
 		}
 		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
-		bar := benchcmd.ProgressFor(f, &cfg)
+		bar := shared.ProgressFor(f, &cfg)
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
 		if err != nil {
@@ -406,7 +406,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	}
 	gates := qualify.Gates{FirstAudio: opts.GateFirstAudio, RTF: opts.GateRTF, BookedBytes: booked}
 	add("bench", gates.Evaluate(rep)...)
-	if err := benchcmd.WriteReports(rep, dir); err != nil {
+	if err := shared.WriteReports(rep, dir); err != nil {
 		return err
 	}
 	out.Report = filepath.Join(dir, "report.json")

@@ -14,34 +14,17 @@ import (
 )
 
 func TestFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args    []string
-		wantErr string
-		check   func(*Options) bool
-	}{
-		{[]string{"--engine", "cuda"}, "", func(o *Options) bool {
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: []string{"--engine", "cuda"}, Check: func(o *Options) bool {
 			return o.GateFirstAudio == 0.5 && o.GateRTF == 1 && o.Passes == 3 && o.Warmup == 2 && !o.Accept && o.MemTolerance == 2
 		}},
-		{[]string{"--engine", "metal"}, "", func(o *Options) bool { return o.GateFirstAudio == 0.55 }},
-		{[]string{"--engine", "metal", "--gate-first-audio", "0.7"}, "", func(o *Options) bool { return o.GateFirstAudio == 0.7 }},
-		{[]string{"--", "--admission", "off"}, "", func(o *Options) bool { return strings.Join(o.ServeArgs, " ") == "--admission off" }},
-		{[]string{"--gate-rtf", "0"}, "--gate-rtf", nil},
-		{[]string{"--passes", "0"}, "--passes", nil},
-		{[]string{"stray"}, "unexpected argument", nil},
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		var got *Options
-		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tc.args...)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%v: %v, want %q", tc.args, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || !tc.check(got) {
-			t.Errorf("%v: %v %+v", tc.args, err, got)
-		}
-	}
+		{Args: []string{"--engine", "metal"}, Check: func(o *Options) bool { return o.GateFirstAudio == 0.55 }},
+		{Args: []string{"--engine", "metal", "--gate-first-audio", "0.7"}, Check: func(o *Options) bool { return o.GateFirstAudio == 0.7 }},
+		{Args: []string{"--", "--admission", "off"}, Check: func(o *Options) bool { return strings.Join(o.ServeArgs, " ") == "--admission off" }},
+		{Args: []string{"--gate-rtf", "0"}, WantErr: "--gate-rtf"},
+		{Args: []string{"--passes", "0"}, WantErr: "--passes"},
+		{Args: []string{"stray"}, WantErr: "unexpected argument"},
+	})
 }
 
 // checkRoot makes a root with locked pins for full and an engine record.
