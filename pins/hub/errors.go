@@ -19,7 +19,7 @@ var (
 	ErrBadResponse  = errors.New("bad response")           // a 200 for a range, a wrong Content-Range, a short body
 	ErrExpired      = errors.New("download URL expired")   // 403 from the signed data URL
 	ErrNoSpace      = errors.New("not enough disk space")
-	ErrLocked       = errors.New("locked by another fetch")
+	ErrFlockHeld    = errors.New("flock held by another process") // Flock waited in vain
 )
 
 // StatusError is an HTTP answer the client could not use.

@@ -27,8 +27,8 @@ type Fetcher struct {
 	Cache   Cache
 	Offline bool // HF_HUB_OFFLINE: no network; everything must be present
 	// Downloader settings; Client, Repo and Commit are filled in.
-	Download Downloader
-	LockWait time.Duration // bound on waiting for another fetch (default 1 min)
+	Download  Downloader
+	FlockWait time.Duration // bound on waiting for another fetch's flocks (default 1 min)
 
 	recMu   sync.Mutex
 	records map[string]*blobRecord // by repository folder, during a Fetch
@@ -76,11 +76,11 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if dir, err := filepath.Abs(f.Cache.Dir); err == nil {
 		f.Cache.Dir = dir
 	}
-	unlock, err := Lock(ctx, f.Cache.lockPath(repo, "drama-fetch.lock"), orDefault(f.LockWait, time.Minute))
+	release, err := Flock(ctx, f.Cache.flockPath(repo, "drama-fetch.lock"), orDefault(f.FlockWait, time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	defer unlock()
+	defer release()
 	f.records = map[string]*blobRecord{}
 	defer f.saveRecords()
 	if f.Client != nil && f.Client.OnRetry == nil {
@@ -95,11 +95,11 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if err != nil {
 		return nil, err
 	}
-	missing, unlockBlobs, err := f.lockBlobs(ctx, repo, missing, res)
+	missing, releaseBlobs, err := f.flockBlobs(ctx, repo, missing, res)
 	if err != nil {
 		return nil, err
 	}
-	defer unlockBlobs()
+	defer releaseBlobs()
 	if err := f.download(ctx, repo, commit, missing); err != nil {
 		return nil, err
 	}
@@ -236,32 +236,32 @@ func (f *Fetcher) classify(ctx context.Context, repo string, files []pins.File, 
 	return missing, nil
 }
 
-// lockBlobs takes huggingface_hub's own lock for each missing blob
-// (.locks/<repo folder>/<etag>.lock, flock), so that a Python download of
-// the same blob and drama never write it at once, and drops the targets
-// whose blob appeared while waiting. Offline, nothing is locked.
-func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, res *Result) ([]Target, func(), error) {
-	var unlocks []func()
-	unlockAll := func() {
-		for _, u := range unlocks {
-			u()
+// flockBlobs takes huggingface_hub's own flock for each missing blob
+// (.locks/<repo folder>/<etag>.lock), so that a Python download of the
+// same blob and drama never write it at once, and drops the targets whose
+// blob appeared while waiting. Offline, nothing is taken.
+func (f *Fetcher) flockBlobs(ctx context.Context, repo string, missing []Target, res *Result) ([]Target, func(), error) {
+	var releases []func()
+	releaseAll := func() {
+		for _, r := range releases {
+			r()
 		}
 	}
 	if f.Offline {
-		return missing, unlockAll, nil
+		return missing, releaseAll, nil
 	}
 	var rest []Target
 	for _, t := range missing {
 		name := filepath.Base(t.Final)
-		u, err := Lock(ctx, f.Cache.lockPath(repo, name+".lock"), orDefault(f.LockWait, time.Minute))
+		r, err := Flock(ctx, f.Cache.flockPath(repo, name+".lock"), orDefault(f.FlockWait, time.Minute))
 		if err != nil {
-			unlockAll()
+			releaseAll()
 			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
 		}
-		unlocks = append(unlocks, u)
+		releases = append(releases, r)
 		ok, err := f.usable(ctx, t.Final, t.File, true)
 		if err != nil {
-			unlockAll()
+			releaseAll()
 			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
 		}
 		if ok {
@@ -271,7 +271,7 @@ func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, 
 		}
 		rest = append(rest, t)
 	}
-	return rest, unlockAll, nil
+	return rest, releaseAll, nil
 }
 
 // setHow sets how every file stored in blob name arrived.

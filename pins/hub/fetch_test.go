@@ -378,22 +378,22 @@ func TestSharedBlobsAcrossRepos(t *testing.T) {
 	}
 }
 
-func TestLockNamesHolder(t *testing.T) {
+func TestFlockNamesHolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.lock")
-	unlock, err := Lock(ctxT(t), p, time.Second)
+	release, err := Flock(ctxT(t), p, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Lock(ctxT(t), p, 150*time.Millisecond)
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid ") {
-		t.Fatalf("want ErrLocked naming a pid, got %v", err)
+	_, err = Flock(ctxT(t), p, 150*time.Millisecond)
+	if !errors.Is(err, ErrFlockHeld) || !strings.Contains(err.Error(), "is held by pid ") || !strings.HasPrefix(err.Error(), "hub: ") || strings.Contains(err.Error(), "fetch") {
+		t.Fatalf("want ErrFlockHeld, prefixed hub:, naming a pid and no command, got %v", err)
 	}
-	unlock()
-	u2, err := Lock(ctxT(t), p, time.Second)
+	release()
+	r2, err := Flock(ctxT(t), p, time.Second)
 	if err != nil {
-		t.Fatalf("after unlock: %v", err)
+		t.Fatalf("after release: %v", err)
 	}
-	u2()
+	r2()
 }
 
 func TestDiskFullIsFatalAndKeepsPartials(t *testing.T) {
@@ -409,28 +409,28 @@ func TestDiskFullIsFatalAndKeepsPartials(t *testing.T) {
 	}
 }
 
-// TestWaitsForHFBlobLock: while another process holds huggingface_hub's
-// lock on a blob, drama waits; if the blob appears meanwhile it is not
+// TestWaitsForHFBlobFlock: while another process holds huggingface_hub's
+// flock on a blob, drama waits; if the blob appears meanwhile it is not
 // downloaded.
-func TestWaitsForHFBlobLock(t *testing.T) {
+func TestWaitsForHFBlobFlock(t *testing.T) {
 	fx := newFixture(t)
 	files := map[string][]byte{"w.safetensors": content(8, 100<<10)}
 	pf := fx.addRepo(repoA, commitA, files)
 	cache := Cache{Dir: filepath.Join(fx.dir, "cache")}
-	lockPath := filepath.Join(cache.Dir, ".locks", "models--org--model", pf[0].SHA256+".lock")
-	unlock, err := Lock(ctxT(t), lockPath, time.Second)
+	flockPath := filepath.Join(cache.Dir, ".locks", "models--org--model", pf[0].SHA256+".lock")
+	release, err := Flock(ctxT(t), flockPath, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := fx.fetcher(cache.Dir)
-	f.LockWait = 100 * time.Millisecond
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrLocked) {
-		t.Fatalf("want ErrLocked while the blob lock is held, got %v", err)
+	f.FlockWait = 100 * time.Millisecond
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrFlockHeld) {
+		t.Fatalf("want ErrFlockHeld while the blob's flock is held, got %v", err)
 	}
 	// The other process finishes the blob and lets go.
 	os.MkdirAll(filepath.Dir(cache.BlobPath(repoA, pf[0].SHA256)), 0o755)
 	os.WriteFile(cache.BlobPath(repoA, pf[0].SHA256), files["w.safetensors"], 0o644)
-	unlock()
+	release()
 	res, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func (fx *fixture) fetcher(cache string) *Fetcher {
 			Workers: 4, ChunkSize: 32 << 10, IdleTimeout: 20 * time.Second, MaxAttempts: 6,
 			Event: func(e Event) { fx.mu.Lock(); fx.events = append(fx.events, e); fx.mu.Unlock() },
 		},
-		LockWait: time.Second,
+		FlockWait: time.Second,
 	}
 }
 

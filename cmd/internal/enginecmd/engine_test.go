@@ -319,7 +319,7 @@ func TestEngineInstallSaysALongStepIsStillRunning(t *testing.T) {
 func TestEngineInstallWaitsForAnotherInstallThenSaysWhoHoldsIt(t *testing.T) {
 	fx := buildtest.New(t)
 	root := t.TempDir()
-	unlock, err := hub.Lock(context.Background(), filepath.Join(root, pins.StateDirName, "engine-full.lock"), time.Second)
+	unlock, err := hub.Flock(context.Background(), filepath.Join(root, pins.StateDirName, "engine-full.lock"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := hub.Lock(ctx, filepath.Join(e.root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+	unlock, err := hub.Flock(ctx, filepath.Join(e.root, pins.StateDirName, "fetch.lock"), opts.LockWait)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if f.Global.JSON || rep.pool != nil {
 		e.client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
 	}
-	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, LockWait: opts.LockWait,
+	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, FlockWait: opts.LockWait,
 		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
 			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)

@@ -118,12 +118,12 @@ func run(ctx context.Context, opts *Options) error {
 	if !opts.DryRun {
 		// No fetch on this root, nor on the cache repositories the
 		// variant links into, while the removal decides and deletes.
-		unlock, err := hub.Lock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+		unlock, err := hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), opts.LockWait)
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		unlockRepos, err := hub.LockRepos(ctx, placed[opts.Variant], opts.LockWait)
+		unlockRepos, err := hub.FlockRepos(ctx, placed[opts.Variant], opts.LockWait)
 		if err != nil {
 			return err
 		}

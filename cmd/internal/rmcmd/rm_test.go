@@ -140,7 +140,7 @@ func TestRmRefusesAServedVariant(t *testing.T) {
 func TestRmWaitsForAFetchOnTheCacheRepository(t *testing.T) {
 	x, f, _ := fixture(t)
 	lock := filepath.Join(x.Cache.Dir, ".locks", "models--o--pruned", "drama-fetch.lock")
-	unlock, err := hub.Lock(context.Background(), lock, time.Second)
+	unlock, err := hub.Flock(context.Background(), lock, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
