@@ -19,7 +19,7 @@ func TestCompleteFromListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !q.Locked() || len(q.Files) != len(want) {
+	if !q.Complete() || len(q.Files) != len(want) {
 		t.Fatalf("want %d locked files, got %+v", len(want), q.Files)
 	}
 	for i, f := range q.Files {

@@ -62,14 +62,14 @@ type Result struct {
 
 // Fetch makes every file present and verified in the cache under
 // snapshots/<commit>, then writes the refs. files must carry digests: a
-// file without one is an error wrapping pins.ErrUnlocked.
+// file without one is an error wrapping pins.ErrIncomplete.
 func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
 	if !pins.IsCommit(commit) {
 		return nil, fmt.Errorf("fetch: revision %q: want a full 40-hex commit", commit)
 	}
 	for _, pf := range files {
 		if BlobName(pf) == "" {
-			return nil, fmt.Errorf("fetch: %s: the pin has no digest: %w", pf.Path, pins.ErrUnlocked)
+			return nil, fmt.Errorf("fetch: %s: the pin has no digest: %w", pf.Path, pins.ErrIncomplete)
 		}
 	}
 	// The paths in the result must name the files from anywhere.

@@ -122,7 +122,7 @@ func TestEngineInstallServeShowVerify(t *testing.T) {
 	// The digests completed by the first install are held to from then on.
 	lockPath := filepath.Join(build.Dir(root, "full"), build.LockName)
 	lock, err := pins.ReadSourcesFile(lockPath)
-	if err != nil || !lock.Locked() || len(lock.Recipe.Files) != 8 {
+	if err != nil || !lock.Complete() || len(lock.Recipe.Files) != 8 {
 		t.Fatalf("sources lock: %+v %v", lock, err)
 	}
 	if !strings.Contains(errOut, "digests the pins leave empty are taken from "+lockPath) {

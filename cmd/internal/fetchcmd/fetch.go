@@ -158,12 +158,12 @@ func newEnv(opts *FetchOptions) (*env, error) {
 // file for the same repository and commit.
 func loadPins(opts *FetchOptions, e *env) (*pins.Pins, error) {
 	p, err := readPins(opts.F, opts.PinsFile, opts.VariantSet)
-	if err != nil || p.Locked() {
+	if err != nil || p.Complete() {
 		return p, err
 	}
 	// Unlocked pins: the lock written by an earlier fetch of the same
 	// commit already holds the listing's digests.
-	if l, lerr := pins.ReadFile(filepath.Join(e.variantDir(p), pins.LockFileName)); lerr == nil && l.Locked() &&
+	if l, lerr := pins.ReadFile(filepath.Join(e.variantDir(p), pins.LockFileName)); lerr == nil && l.Complete() &&
 		l.Repo == p.Repo && l.Revision == p.Revision && len(p.Files) == 0 {
 		return l, nil
 	}
@@ -249,7 +249,7 @@ func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
 // lockIfNeeded completes unlocked pins from the listing of their commit
 // and checks the totals the notes give.
 func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins, cmdline string) (*pins.Pins, error) {
-	if p.Locked() {
+	if p.Complete() {
 		return p, nil
 	}
 	if e.offline {

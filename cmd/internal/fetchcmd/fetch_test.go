@@ -153,7 +153,7 @@ func (e *testEnv) checkVariantDir(t *testing.T, wantLinks bool) {
 		}
 	}
 	lock, err := pins.ReadFile(filepath.Join(e.root, "full", pins.LockFileName))
-	if err != nil || !lock.Locked() || len(lock.Files) != len(e.files) {
+	if err != nil || !lock.Complete() || len(lock.Files) != len(e.files) {
 		t.Errorf("pins.lock.json: %v %+v", err, lock)
 	}
 }
@@ -299,7 +299,7 @@ func TestRunLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := pins.ReadFile(outPath)
-	if err != nil || !p.Locked() || len(p.Files) != 4 {
+	if err != nil || !p.Complete() || len(p.Files) != 4 {
 		t.Fatalf("locked pins: %v %+v", err, p)
 	}
 	for _, pf := range p.Files {

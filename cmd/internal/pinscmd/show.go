@@ -69,8 +69,8 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 	} else if err := printFields(f, p); err != nil {
 		return err
 	}
-	if !p.Locked() {
-		f.Infof("these pins are not locked (no per-file digests yet): run %s", f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile))
+	if !p.Complete() {
+		f.Infof("these pins are incomplete (no per-file digests yet): run %s", f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile))
 	}
 	return nil
 }

@@ -248,7 +248,7 @@ func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
 func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, want qualify.Binding) ([]qualify.Result, string) {
 	var out []qualify.Result
 	files := qualify.Result{Name: "pinned files"}
-	if !p.Locked() {
+	if !p.Complete() {
 		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the locked pins)", p.Variant, p.Variant)
 	} else {
 		f := opts.F

@@ -34,7 +34,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		return err
 	}
 	dir := filepath.Join(root, p.Variant)
-	if !p.Locked() {
+	if !p.Complete() {
 		if level == pins.LevelSize {
 			logger.Warn("the variant's files are not checked: its pins carry no digests (drama fetch writes them); --verify none skips this check",
 				"variant", p.Variant, "pins", filepath.Join(dir, pins.LockFileName))
