@@ -72,9 +72,6 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	if err != nil {
 		return unreachableError(fetchError(err), e.endpoint, e.endpointFrom, opts.CommandLine)
 	}
-	if err := q.CheckExpected(); err != nil {
-		return cmdutil.MismatchError(err)
-	}
 	out := opts.Output
 	if out == "" {
 		out = filepath.Join(e.variantDir(p), pins.LockFileName)
