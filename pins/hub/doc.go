@@ -26,7 +26,7 @@
 //
 // # Download
 //
-// A Downloader splits files into chunks (DefaultChunkSize) queued in file
+// A fetch splits missing files into chunks (DefaultChunkSize) queued in file
 // order and fetched by Workers streams over HTTP/1.1 connections (HTTP/2
 // would put every stream on one TCP connection). Each chunk is written in
 // place (pwrite) into a preallocated blobs/<etag>.drama.incomplete. The

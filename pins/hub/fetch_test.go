@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -54,6 +55,35 @@ func TestFetchClean(t *testing.T) {
 	if res.Files[0].How != HowPresent {
 		t.Errorf("second run: want present, got %s", res.Files[0].How)
 	}
+}
+
+// TestFetchChangesNoSetting: a Fetcher's fields are settings that Fetch
+// only reads: a relative cache folder stays relative, the client gets no
+// retry hook, and two fetches may share one Fetcher at once.
+func TestFetchChangesNoSetting(t *testing.T) {
+	fx := newFixture(t)
+	filesA, filesB := threeFiles(), map[string][]byte{"b.bin": content(9, 70<<10)}
+	pfA, pfB := fx.addRepo(repoA, commitA, filesA), fx.addRepo("org/other", commitB, filesB)
+	t.Chdir(fx.dir)
+	f := fx.fetcher("cache")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, job := range []struct {
+		repo, commit string
+		files        []pins.File
+	}{{repoA, commitA, pfA}, {"org/other", commitB, pfB}} {
+		wg.Go(func() { _, errs[i] = f.Fetch(ctxT(t), job.repo, job.commit, job.files) })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("fetches sharing a Fetcher: %v, %v", errs[0], errs[1])
+	}
+	if f.Cache.Dir != "cache" || f.Client.OnRetry != nil {
+		t.Errorf("Fetch changed its settings: cache %q, client retry hook set %v", f.Cache.Dir, f.Client.OnRetry != nil)
+	}
+	abs := Cache{Dir: filepath.Join(fx.dir, "cache")}
+	checkCache(t, abs, repoA, commitA, filesA)
+	checkCache(t, abs, "org/other", commitB, filesB)
 }
 
 // TestFaultMatrix: every fault ends with correct files and no corrupt file

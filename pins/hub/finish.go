@@ -8,7 +8,7 @@ import (
 
 // finish checks the digest and, when it matches, syncs the partial and
 // renames it to its final name; a mismatch starts the file over once.
-func (d *Downloader) finish(q *queue, j *job) error {
+func (d *downloader) finish(q *queue, j *job) error {
 	f := j.t.File
 	if err := j.dig.check(f); err != nil {
 		return d.restart(q, j, err)
@@ -37,7 +37,7 @@ func (d *Downloader) finish(q *queue, j *job) error {
 
 // restart throws away a file whose digest did not match and queues it
 // again; a second mismatch is fatal.
-func (d *Downloader) restart(q *queue, j *job, cause error) error {
+func (d *downloader) restart(q *queue, j *job, cause error) error {
 	j.mu.Lock()
 	j.restarts++
 	if j.restarts > 1 {
@@ -47,8 +47,8 @@ func (d *Downloader) restart(q *queue, j *job, cause error) error {
 		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
 	}
 	d.emit(Event{Kind: EventRestart, Path: j.t.File.Path, Error: cause.Error()})
-	if d.Progress != nil {
-		d.Progress(j.t.File.Path, -j.t.File.Size)
+	if d.o.Progress != nil {
+		d.o.Progress(j.t.File.Path, -j.t.File.Size)
 	}
 	j.done = make([]byte, len(j.done))
 	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false

@@ -95,7 +95,7 @@ func (fx *fixture) fetcher(cache string) *Fetcher {
 	return &Fetcher{
 		Client: fx.client(),
 		Cache:  Cache{Dir: cache},
-		Download: Downloader{
+		Download: DownloadOptions{
 			// A long idle timeout: on a loaded machine a healthy stream can
 			// pause for a while, and a re-issued range would break the
 			// byte counts the tests check. Stall tests use stallIdle.

@@ -9,7 +9,7 @@ import (
 
 // chunkDone marks a chunk finished, saves the sidecar and, unless another
 // goroutine is at it, advances the file's hash.
-func (d *Downloader) chunkDone(q *queue, j *job, idx int) error {
+func (d *downloader) chunkDone(q *queue, j *job, idx int) error {
 	j.mu.Lock()
 	setBit(j.done, idx)
 	j.lastByte = time.Now()
@@ -27,7 +27,7 @@ func (d *Downloader) chunkDone(q *queue, j *job, idx int) error {
 
 // advanceHash feeds the contiguous finished prefix to the file's hashes
 // (from the page cache) and finishes the file when the prefix is whole.
-func (d *Downloader) advanceHash(q *queue, j *job) error {
+func (d *downloader) advanceHash(q *queue, j *job) error {
 	j.mu.Lock()
 	if j.hashing {
 		j.mu.Unlock()

@@ -23,7 +23,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b 
 // fetchSpan downloads one span of a chunk, retrying transient failures;
 // a partly received span resumes from its last byte. When the chunk's last
 // span is done the chunk is. It returns only fatal errors.
-func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
+func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 	j := s.j
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
@@ -60,7 +60,7 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		// of tries, not the data's: it will not come back in a minute.
 		limit := d.attempts()
 		if n == 0 && isDial(err) {
-			limit = min(limit, d.Client.Retries+1)
+			limit = min(limit, d.client.Retries+1)
 		}
 		if attempt+1 >= limit {
 			if isNetwork(err) {
@@ -69,7 +69,7 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 			}
 			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, limit, err)
 		}
-		delay := d.Client.delay(attempt, err)
+		delay := d.client.delay(attempt, err)
 		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
 		if err := sleep(ctx, delay); err != nil {
 			return err
@@ -80,7 +80,7 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 
 // afterFailure records a transient failure: an expired URL or a 416 asks
 // for a fresh HEAD; repeated failures lower the number of streams.
-func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, r Retry) {
+func (d *downloader) afterFailure(q *queue, j *job, meta FileMeta, r Retry) {
 	var se *StatusError
 	if err := r.Err; errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
 		j.invalidate(meta.URL)
@@ -106,20 +106,20 @@ func fatal(err error) bool {
 
 // metaFor returns the file's HEAD answer, asking once per file (and again
 // after invalidate), and checks it against the pin.
-func (d *Downloader) metaFor(ctx context.Context, j *job) (FileMeta, error) {
+func (d *downloader) metaFor(ctx context.Context, j *job) (FileMeta, error) {
 	j.metaMu.Lock()
 	defer j.metaMu.Unlock()
 	if j.meta != nil {
 		return *j.meta, nil
 	}
 	f := j.t.File
-	m, err := d.Client.Head(ctx, d.Repo, d.Commit, f.Path)
+	m, err := d.client.Head(ctx, d.repo, d.commit, f.Path)
 	if err != nil {
 		return m, err
 	}
 	switch {
-	case m.Commit != d.Commit:
-		return m, fmt.Errorf("%w: %s: X-Repo-Commit: want %s, got %s", ErrMismatch, f.Path, d.Commit, m.Commit)
+	case m.Commit != d.commit:
+		return m, fmt.Errorf("%w: %s: X-Repo-Commit: want %s, got %s", ErrMismatch, f.Path, d.commit, m.Commit)
 	case m.Size >= 0 && m.Size != f.Size:
 		return m, fmt.Errorf("%w: %s: size: want %d, got %d", ErrMismatch, f.Path, f.Size, m.Size)
 	case m.LFS && m.ETag != f.SHA256:
@@ -147,7 +147,7 @@ func (j *job) invalidate(url string) {
 // stream GETs what remains of a span and writes it in place, returning
 // how many bytes it wrote. It stops early, without error, when a split
 // has taken the rest. A stream idle for the idle timeout is cut.
-func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) (int64, error) {
+func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) (int64, error) {
 	first, last := s.bounds()
 	if first > last {
 		return 0, nil
@@ -158,7 +158,7 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
 	defer timer.Stop()
 	j := s.j
-	body, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
+	body, err := d.client.GetRange(rctx, d.repo, url, first, last, j.t.File.Size)
 	if err != nil {
 		return 0, stallErr(err, idled.Load())
 	}
@@ -196,8 +196,8 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 			}
 			wrote += int64(m)
 			q.moved.Add(int64(m))
-			if d.Progress != nil && m > 0 {
-				d.Progress(j.t.File.Path, int64(m))
+			if d.o.Progress != nil && m > 0 {
+				d.o.Progress(j.t.File.Path, int64(m))
 			}
 		}
 		if rerr != nil {
@@ -221,7 +221,7 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 // it takes from the queue, so such a server costs one pass over the file
 // rather than one per chunk; the bytes nobody needs are read and dropped.
 // Chunks it took but did not finish go back to the queue.
-func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, alive func(), idled func() bool) (int64, error) {
+func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, alive func(), idled func() bool) (int64, error) {
 	j := s.j
 	claimed := q.claim(j) // ascending chunk indexes
 	next := 0             // claimed[next] is the first claimed chunk not finished
@@ -274,16 +274,16 @@ func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 				}
 				wrote += int64(m)
 				q.moved.Add(int64(m))
-				if d.Progress != nil && m > 0 {
-					d.Progress(j.t.File.Path, int64(m))
+				if d.o.Progress != nil && m > 0 {
+					d.o.Progress(j.t.File.Path, int64(m))
 				}
 			case 2:
 				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
 					return wrote, diskError(j.t.Partial, werr)
 				}
 				q.moved.Add(int64(n))
-				if d.Progress != nil {
-					d.Progress(j.t.File.Path, int64(n))
+				if d.o.Progress != nil {
+					d.o.Progress(j.t.File.Path, int64(n))
 				}
 				if int64(n) == limit { // the chunk is whole
 					idx := claimed[next]

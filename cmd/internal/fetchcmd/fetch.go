@@ -200,7 +200,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 		e.client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
 	}
 	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, FlockWait: opts.LockWait,
-		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
+		Download: hub.DownloadOptions{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
 			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
