@@ -218,6 +218,26 @@ func TestEngineShowAndVerifyWithNothingInstalled(t *testing.T) {
 	}
 }
 
+// TestEngineShowOfABadRecordSaysReinstall: a record that cannot be read
+// is a mismatch (exit 3) whose advice, the install that writes a good one,
+// repeats the user's --root.
+func TestEngineShowOfABadRecordSaysReinstall(t *testing.T) {
+	root := t.TempDir()
+	dir := build.Dir(root, "full")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, build.RecordName), []byte("nonsense"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"show", "verify"} {
+		code, _, errOut := drama(t, nil, "engine", sub, "--root", root)
+		if code != cmdutil.ExitMismatch || !strings.Contains(errOut, "run `drama engine install --variant full --root "+root+"` again") {
+			t.Errorf("%s: exit %d\n%s", sub, code, errOut)
+		}
+	}
+}
+
 // TestHelpExamplesWork runs every example of drama engine's help that needs
 // no network and no GPU with a built drama, in a directory holding the
 // files the examples name; the others are parsed.
