@@ -64,7 +64,7 @@ func (e *StatusError) advice() string {
 	case ErrGated:
 		return fmt.Sprintf("; %s is gated: accept its terms at %s/%s while logged in, then set HF_TOKEN to a token of that account (%s)", e.Repo, e.site(), e.Repo, tok)
 	case ErrNotFound:
-		return "; check the repository, the pinned revision and --endpoint"
+		return "; check the repository, the pinned revision and the endpoint"
 	}
 	return ""
 }

@@ -327,8 +327,8 @@ func TestAuthErrors(t *testing.T) {
 	}
 	fx.srv.Token = ""
 	_, err = f.Fetch(ctxT(t), repoA, commitB, pf)
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("unknown commit: want ErrNotFound, got %v", err)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "the endpoint") || strings.Contains(err.Error(), "--endpoint") {
+		t.Errorf("unknown commit: want ErrNotFound naming the endpoint and no flag (the command knows where it came from), got %v", err)
 	}
 }
 

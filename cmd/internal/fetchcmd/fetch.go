@@ -148,7 +148,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
 	if err != nil {
-		return e.Unreachable(shared.MismatchExit(err), opts.CommandLine, true)
+		return e.Advice(shared.MismatchExit(err), opts.CommandLine, true)
 	}
 	dir := e.VariantDir(p)
 	if err := placeVariant(dir, res, opts.NoCache || e.Cache.NoSymlinks); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
 
@@ -85,8 +87,9 @@ func TestRunLock(t *testing.T) {
 	bad, _ := pins.ReadFile(e.pinsPath)
 	bad.Revision = strings.Repeat("d", 40)
 	bad.WriteFile(e.pinsPath)
-	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: "-"}); err == nil {
-		t.Error("want an error for an unknown commit")
+	err = runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: "-"})
+	if !errors.Is(err, hub.ErrNotFound) || !strings.Contains(err.Error(), "the Hub address "+e.url+" comes from --endpoint") {
+		t.Errorf("unknown commit: want ErrNotFound saying where the address came from, got %v", err)
 	}
 }
 

@@ -73,12 +73,12 @@ func (h *Hub) VariantDir(p *pins.Pins) string { return filepath.Join(h.Root, p.V
 
 // Complete fills p's sizes and digests from the Hub's listing of its
 // commit. A listing that disagrees with the pins is a mismatch (exit 3); a
-// Hub that cannot be reached gets the advice of Unreachable, repeating
+// Hub that cannot be reached or lacks the commit gets Advice, repeating
 // cmdline (the cache cannot stand in for a listing).
 func (h *Hub) Complete(ctx context.Context, p *pins.Pins, cmdline string) (*pins.Pins, error) {
 	q, err := h.Client.Complete(ctx, p)
 	if err != nil {
-		return nil, h.Unreachable(MismatchExit(err), cmdline, false)
+		return nil, h.Advice(MismatchExit(err), cmdline, false)
 	}
 	return q, nil
 }
@@ -161,13 +161,18 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Unreachable turns a server that could not be reached into what to do:
+// Advice turns a server that could not be reached into what to do:
 // check the address (naming where it came from), or, with cacheAlone (the
 // command can do without the Hub), work from the cache alone; both repeat
-// the user's own command. Other errors come back as they are.
-func (h *Hub) Unreachable(err error, cmdline string, cacheAlone bool) error {
+// the user's own command. A repository, commit or file the Hub does not
+// have gets where its address came from. Other errors come back as they
+// are.
+func (h *Hub) Advice(err error, cmdline string, cacheAlone bool) error {
 	var ne *hub.NetError
 	if !errors.As(err, &ne) {
+		if errors.Is(err, hub.ErrNotFound) {
+			return &advised{err: err, msg: fmt.Sprintf("%v (the Hub address %s comes from %s; --endpoint or HF_ENDPOINT names another)", err, h.Endpoint, h.EndpointFrom)}
+		}
 		return err
 	}
 	if cmdline == "" {
@@ -178,15 +183,15 @@ func (h *Hub) Unreachable(err error, cmdline string, cacheAlone bool) error {
 	if cacheAlone {
 		msg += "\n  to use only what is already in the cache:\n    HF_HUB_OFFLINE=1 " + cmdline
 	}
-	return &unreachable{err: err, msg: msg}
+	return &advised{err: err, msg: msg}
 }
 
-// unreachable is a NetError with what to do; it unwraps to the original
+// advised is a Hub error with what to do; it unwraps to the original
 // error chain.
-type unreachable struct {
+type advised struct {
 	err error
 	msg string
 }
 
-func (u *unreachable) Error() string { return u.msg }
-func (u *unreachable) Unwrap() error { return u.err }
+func (u *advised) Error() string { return u.msg }
+func (u *advised) Unwrap() error { return u.err }
