@@ -61,6 +61,6 @@ func (d *downloader) restart(q *queue, j *job, cause error) error {
 	j.metaMu.Lock()
 	j.meta = nil
 	j.metaMu.Unlock()
-	q.push(j.pending()...) // lock order: the queue's lock is never taken under j.mu
+	q.push(j.pending()...) // mutex order: the queue's mutex is never taken under j.mu
 	return nil
 }

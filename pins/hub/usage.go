@@ -302,7 +302,7 @@ func OwnRefs(repoDir, root, commit string) (map[string]bool, error) {
 
 // Removal is what drama rm deletes for one install, and what it keeps.
 type Removal struct {
-	Files     []string // files of the variant directory: pinned files, the lock, drama's state
+	Files     []string // files of the variant directory: pinned files, the lock file, drama's state
 	Snapshots []string // cache snapshot entries
 	Blobs     []string // cache blobs
 	Refs      []string // cache ref files

@@ -114,7 +114,7 @@ func printSummary(w io.Writer, p *pins.Pins) {
 	if len(p.Files) > 0 {
 		fmt.Fprintf(w, "files:     %d (%s)\n", len(p.Files), cmdutil.HumanBytes(p.TotalBytes()))
 	} else {
-		fmt.Fprintf(w, "files:     none listed until the pins are locked\n")
+		fmt.Fprintf(w, "files:     none listed until the pins are complete\n")
 	}
 	if p.ExpectedFiles > 0 {
 		fmt.Fprintf(w, "expected:  %d files\n", p.ExpectedFiles)
