@@ -345,7 +345,8 @@ func TestEngineInstallWaitsForAnotherInstallThenSaysWhoHoldsIt(t *testing.T) {
 	}
 	defer unlock()
 	code, _, errOut := install(t, fx, fx.Sources(t, fx.Good), root, "--lock-wait", "200ms")
-	if code != 1 || !strings.Contains(errOut, "is held by pid "+strconv.Itoa(os.Getpid())) {
+	if code != 1 || !strings.Contains(errOut, "is held by pid "+strconv.Itoa(os.Getpid())) ||
+		!strings.Contains(errOut, "another drama engine install of full holds it") || !strings.Contains(errOut, "--lock-wait") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }

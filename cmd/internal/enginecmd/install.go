@@ -157,7 +157,7 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 	patches, _ := parsePatches(opts.Patches)
 	unlock, err := hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "engine-"+s.Variant+".lock"), opts.LockWait)
 	if err != nil {
-		return err
+		return cmdutil.FlockAdvice(err, "another drama engine install of "+s.Variant, "--lock-wait")
 	}
 	defer unlock()
 	start := time.Now()

@@ -121,7 +121,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	}
 	release, err := hub.Flock(ctx, filepath.Join(e.Root, pins.StateDirName, "fetch.lock"), opts.LockWait)
 	if err != nil {
-		return err
+		return cmdutil.FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
 	}
 	defer release()
 	p, err := loadPins(opts, e)
@@ -147,6 +147,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
+	err = cmdutil.FlockAdvice(err, "another download of the same repository to this cache (drama fetch, drama rm or huggingface_hub)", "--lock-wait")
 	if err != nil {
 		return e.Advice(shared.MismatchExit(err), opts.CommandLine, true)
 	}

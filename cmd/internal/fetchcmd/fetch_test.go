@@ -539,3 +539,28 @@ func TestFetchRepairsWhatVerifyFound(t *testing.T) {
 		t.Errorf("verify after fetch: %+v", rep.Files)
 	}
 }
+
+// TestFetchWaitsForAnotherFetchOfTheRoot: while another process holds the
+// root's flock, drama fetch waits --lock-wait, then says who takes that
+// flock, which pid holds it and the flag that waits longer; nothing is
+// fetched.
+func TestFetchWaitsForAnotherFetchOfTheRoot(t *testing.T) {
+	e := newTestEnv(t, true)
+	release, err := hub.Flock(context.Background(), filepath.Join(e.root, pins.StateDirName, "fetch.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ios, _, _, _ := cmdutil.Test()
+	opts := e.opts(e.factory(ios))
+	opts.LockWait = 100 * time.Millisecond
+	err = runFetch(context.Background(), opts)
+	for _, want := range []string{"another drama fetch or drama rm of this root holds it", "is held by pid ", "--lock-wait"} {
+		if !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("message lacks %q: %v", want, err)
+		}
+	}
+	if st := e.srv.Stats(); st.DataRequests != 0 {
+		t.Errorf("fetched %d ranges while another fetch held the root", st.DataRequests)
+	}
+}
