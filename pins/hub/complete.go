@@ -105,7 +105,7 @@ func (c *Client) smallFileSHA256(ctx context.Context, p *pins.Pins, t TreeFile) 
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("hub: complete pins: %s: %w", t.Path, err)
+		return "", wrap(err, "hub: complete pins: %s", t.Path)
 	}
 	return sum, nil
 }

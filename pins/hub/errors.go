@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -108,4 +109,22 @@ func redact(u string) string {
 	}
 	p.RawQuery, p.User = "", nil
 	return p.String()
+}
+
+// wrapped is err after what it happened to, with err's own "hub: "
+// dropped so that a message names the package once.
+type wrapped struct {
+	what string
+	err  error
+}
+
+// Error gives what, then err.
+func (e *wrapped) Error() string { return e.what + ": " + strings.TrimPrefix(e.err.Error(), "hub: ") }
+
+// Unwrap gives err.
+func (e *wrapped) Unwrap() error { return e.err }
+
+// wrap puts what (a format and its arguments) before err.
+func wrap(err error, format string, args ...any) error {
+	return &wrapped{what: fmt.Sprintf(format, args...), err: err}
 }

@@ -75,14 +75,23 @@ type Result struct {
 
 // Fetch makes every file present and verified in the cache under
 // snapshots/<commit>, then writes the refs. files must carry digests: a
-// file without one is an error wrapping pins.ErrIncomplete.
+// file without one is an error wrapping pins.ErrIncomplete. Its errors
+// begin "hub: fetch: ".
 func (s *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
+	res, err := s.fetch(ctx, repo, commit, files)
+	if err != nil {
+		return nil, wrap(err, "hub: fetch")
+	}
+	return res, nil
+}
+
+func (s *Fetcher) fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
 	if !pins.IsCommit(commit) {
-		return nil, fmt.Errorf("fetch: revision %q: want a full 40-hex commit", commit)
+		return nil, fmt.Errorf("revision %q: want a full 40-hex commit", commit)
 	}
 	for _, pf := range files {
 		if BlobName(pf) == "" {
-			return nil, fmt.Errorf("fetch: %s: the pin has no digest: %w", pf.Path, pins.ErrIncomplete)
+			return nil, fmt.Errorf("%s: the pin has no digest: %w", pf.Path, pins.ErrIncomplete)
 		}
 	}
 	f := &fetchRun{Fetcher: *s, records: map[string]*blobRecord{}}
@@ -97,7 +106,7 @@ func (s *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	}
 	release, err := Flock(ctx, f.Cache.flockPath(repo, "drama-fetch.lock"), orDefault(f.FlockWait, time.Minute))
 	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
+		return nil, err
 	}
 	defer release()
 	defer f.saveRecords()
@@ -228,7 +237,7 @@ func (f *fetchRun) classify(ctx context.Context, repo string, files []pins.File,
 		}
 		src, err := f.find(ctx, repo, name, pf)
 		if err != nil {
-			return nil, fmt.Errorf("fetch: %s: %w", pf.Path, err)
+			return nil, wrap(err, "%s", pf.Path)
 		}
 		switch {
 		case src == "":
@@ -237,7 +246,7 @@ func (f *fetchRun) classify(ctx context.Context, repo string, files []pins.File,
 		case src != final:
 			linked, err := linkOrCopy(src, final)
 			if err != nil {
-				return nil, fmt.Errorf("fetch: %s: share blob from %s: %w", pf.Path, src, err)
+				return nil, wrap(err, "%s: share blob from %s", pf.Path, src)
 			}
 			f.record(final).add(name, final, pf.SHA256)
 			r.How = HowShared
@@ -271,13 +280,13 @@ func (f *fetchRun) flockBlobs(ctx context.Context, repo string, missing []Target
 		r, err := Flock(ctx, f.Cache.flockPath(repo, name+".lock"), orDefault(f.FlockWait, time.Minute))
 		if err != nil {
 			releaseAll()
-			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
+			return nil, nil, wrap(err, "%s", t.File.Path)
 		}
 		releases = append(releases, r)
 		ok, err := f.usable(ctx, t.Final, t.File, true)
 		if err != nil {
 			releaseAll()
-			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
+			return nil, nil, wrap(err, "%s", t.File.Path)
 		}
 		if ok {
 			res.setHow(BlobName(t.File), HowPresent)
@@ -308,7 +317,7 @@ func (f *fetchRun) download(ctx context.Context, repo, commit string, missing []
 		for i, t := range missing {
 			names[i] = t.File.Path
 		}
-		return fmt.Errorf("fetch: %w (HF_HUB_OFFLINE is set): %d files are not in the cache %s: %s; unset HF_HUB_OFFLINE or copy them in",
+		return fmt.Errorf("%w (HF_HUB_OFFLINE is set): %d files are not in the cache %s: %s; unset HF_HUB_OFFLINE or copy them in",
 			ErrOffline, len(missing), f.Cache.Dir, strings.Join(names, ", "))
 	}
 	if err := checkSpace(filepath.Dir(missing[0].Final), missing); err != nil {
@@ -353,7 +362,7 @@ func checkSpace(dir string, missing []Target) error {
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need {
-		return fmt.Errorf("fetch: %w on %s: want %d bytes free for what remains, got %d: free some space or point HF_HUB_CACHE elsewhere", ErrNoSpace, dir, need, free)
+		return fmt.Errorf("%w on %s: want %d bytes free for what remains, got %d: free some space or point HF_HUB_CACHE elsewhere", ErrNoSpace, dir, need, free)
 	}
 	return nil
 }
@@ -388,7 +397,7 @@ func (f *fetchRun) listing(ctx context.Context, repo, commit string, needed bool
 	case ctx.Err() != nil:
 		return nil, false, ctx.Err()
 	case errors.Is(err, ErrUnreachable) && needed:
-		return nil, false, fmt.Errorf("fetch: %w", err)
+		return nil, false, err
 	case errors.Is(err, ErrUnreachable):
 		return nil, false, nil
 	}
@@ -422,12 +431,12 @@ func (f *fetchRun) link(ctx context.Context, repo, commit string, res *Result, r
 	f.Cache.writeCacheTag()
 	for i, r := range res.Files {
 		if err := f.Cache.Link(repo, commit, r.Path, filepath.Base(r.Blob)); err != nil {
-			return fmt.Errorf("fetch: link %s: %w", r.Path, err)
+			return wrap(err, "link %s", r.Path)
 		}
 		res.Files[i].Snapshot = f.Cache.SnapshotPath(repo, commit, r.Path)
 	}
 	if err := f.Cache.WriteRef(repo, PinnedRef, commit); err != nil {
-		return fmt.Errorf("fetch: write ref: %w", err)
+		return wrap(err, "write ref")
 	}
 	if f.Offline || f.Client == nil || !reachable {
 		return nil

@@ -330,6 +330,9 @@ func TestAuthErrors(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "the endpoint") || strings.Contains(err.Error(), "--endpoint") {
 		t.Errorf("unknown commit: want ErrNotFound naming the endpoint and no flag (the command knows where it came from), got %v", err)
 	}
+	if !strings.HasPrefix(err.Error(), "hub: fetch: ") || strings.Count(err.Error(), "hub: ") != 1 {
+		t.Errorf("unknown commit: want the package named once, first, got %v", err)
+	}
 }
 
 func TestOffline(t *testing.T) {
@@ -454,8 +457,8 @@ func TestWaitsForHFBlobFlock(t *testing.T) {
 	}
 	f := fx.fetcher(cache.Dir)
 	f.FlockWait = 100 * time.Millisecond
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrFlockHeld) {
-		t.Fatalf("want ErrFlockHeld while the blob's flock is held, got %v", err)
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrFlockHeld) || !strings.HasPrefix(err.Error(), "hub: fetch: w.safetensors: ") || strings.Count(err.Error(), "hub: ") != 1 {
+		t.Fatalf("want ErrFlockHeld naming the file and the package once while the blob's flock is held, got %v", err)
 	}
 	// The other process finishes the blob and lets go.
 	os.MkdirAll(filepath.Dir(cache.BlobPath(repoA, pf[0].SHA256)), 0o755)

@@ -44,7 +44,7 @@ func (d *downloader) restart(q *queue, j *job, cause error) error {
 		j.mu.Unlock()
 		_ = os.Remove(j.statePath())
 		_ = os.Remove(j.t.Partial)
-		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
+		return fmt.Errorf("%w (after downloading it again)", cause)
 	}
 	d.emit(Event{Kind: EventRestart, Path: j.t.File.Path, Error: cause.Error()})
 	if d.o.Progress != nil {

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -53,7 +52,7 @@ func (d *downloader) advanceHash(q *queue, j *job) error {
 		if err != nil {
 			j.hashing = false
 			j.mu.Unlock()
-			return fmt.Errorf("fetch %s: read back: %w", j.t.File.Path, err)
+			return wrap(err, "%s: read back", j.t.File.Path)
 		}
 		j.hashed, j.hstate = end, [2][]byte{s256, s1}
 		j.hashedChunks.Store(int64(numChunks(end, j.chunk)))

@@ -51,7 +51,7 @@ func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		}
 		off, last := s.bounds()
 		if fatal(err) {
-			return fmt.Errorf("fetch %s: bytes %d-%d: %w", j.t.File.Path, off, last, err)
+			return wrap(err, "%s: bytes %d-%d", j.t.File.Path, off, last)
 		}
 		if n > 0 {
 			attempt, waited = 0, 0 // progress: the stream was alive
@@ -65,9 +65,9 @@ func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		if attempt+1 >= limit {
 			if isNetwork(err) {
 				err = &NetError{Host: origin(meta.URL), What: fmt.Sprintf("GET %s bytes %d-%d", j.t.File.Path, off, last), Attempts: attempt + 1, Waited: waited, Err: err}
-				return fmt.Errorf("fetch %s: %w", j.t.File.Path, err)
+				return wrap(err, "%s", j.t.File.Path)
 			}
-			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, limit, err)
+			return wrap(err, "%s: bytes %d-%d: gave up after %d attempts", j.t.File.Path, off, last, limit)
 		}
 		delay := d.client.delay(attempt, err)
 		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
