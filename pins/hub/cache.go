@@ -70,9 +70,9 @@ func (c Cache) RepoDir(repo string) string {
 	return filepath.Join(c.Dir, "models--"+strings.ReplaceAll(repo, "/", "--"))
 }
 
-// lockPath is a lock file of repo in huggingface_hub's lock folder:
-// <Dir>/.locks/models--<owner>--<name>/<name>.
-func (c Cache) lockPath(repo, name string) string {
+// flockPath is a flock's file of repo in huggingface_hub's folder of
+// them: <Dir>/.locks/models--<owner>--<name>/<name>.
+func (c Cache) flockPath(repo, name string) string {
 	return filepath.Join(c.Dir, ".locks", filepath.Base(c.RepoDir(repo)), name)
 }
 

@@ -32,9 +32,7 @@ import (
 // addCommands adds every command group to root: one line per group.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
-	pins := pinscmd.NewCmd(f)
-	pins.AddCommand(fetchcmd.NewCmdLock(f, nil))
-	root.AddCommand(pins)
+	root.AddCommand(pinscmd.NewCmd(f))
 	root.AddCommand(fetchcmd.NewCmd(f, nil))
 	root.AddCommand(mirrorcmd.NewCmd(f))
 	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))

@@ -164,7 +164,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	root, _ := f.Root()
 	if opts.Check {
-		return check(f, root, want)
+		return check(f, root, want, opts.PinsFile)
 	}
 	out := &Outcome{Variant: p.Variant}
 	add := func(name string, rs ...qualify.Result) {
@@ -228,8 +228,17 @@ func failed(steps []step) int {
 	return n
 }
 
-func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
+func check(f *cmdutil.Factory, root string, want qualify.Binding, pinsFile string) error {
 	st := qualify.Check(root, want)
+	if !st.OK() {
+		// The advice is the command's: the qualification that writes a
+		// good marker, with the user's own flags.
+		again := " again"
+		if st.Reason == qualify.NoMarker {
+			again = ""
+		}
+		st.Reason += ": run " + f.Suggest("qualify", "--variant", want.Variant, "--pins", pinsFile) + again
+	}
 	if f.Global.JSON {
 		if err := cmdutil.WriteJSON(f.IO.Out, &Outcome{Variant: want.Variant, Passed: st.OK(), Qualified: st.OK(), Status: &st}); err != nil {
 			return err
@@ -248,8 +257,8 @@ func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
 func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, want qualify.Binding) ([]qualify.Result, string) {
 	var out []qualify.Result
 	files := qualify.Result{Name: "pinned files"}
-	if !p.Locked() {
-		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the locked pins)", p.Variant, p.Variant)
+	if !p.Complete() {
+		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the complete pins)", p.Variant, p.Variant)
 	} else {
 		f := opts.F
 		bar := f.NewProgress("verify "+p.Variant, p.TotalBytes())

@@ -49,8 +49,9 @@ func checkRoot(t *testing.T) (string, *cmdutil.Factory, func() string) {
 
 func TestCheck(t *testing.T) {
 	root, f, out := checkRoot(t)
+	f.Global.Root = root
 	runCheck := func() error { return cmdutil.Execute(NewCmd(f, nil), "--check") }
-	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker") {
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker: run drama qualify --variant full --root "+root+"\n") {
 		t.Fatalf("no marker: %v", err)
 	}
 	b, _, err := cmdutil.CurrentBinding(f, "", false)
@@ -67,8 +68,10 @@ func TestCheck(t *testing.T) {
 	}
 	// A changed engine record makes the marker stale.
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("cd", 32)+"  tensorfold-native\n"), 0o644)
-	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tstale\tengine binary") {
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 {
 		t.Fatalf("record changed: %v", err)
+	} else if o := out(); !strings.Contains(o, "full\tstale\tengine binary") || !strings.HasSuffix(o, ": run drama qualify --variant full --root "+root+" again\n") {
+		t.Fatalf("record changed: %q", o)
 	}
 }
 
