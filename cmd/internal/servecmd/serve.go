@@ -35,7 +35,7 @@ import (
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
-const DefaultAddr = "127.0.0.1:8793"
+const DefaultAddr = serverec.DefaultAddr
 
 // Options are the inputs of `drama serve`.
 type Options struct {
