@@ -13,7 +13,7 @@ var builtinFS embed.FS
 var Variants = []string{"full", "nvfp4", "macos"}
 
 // Builtin returns the embedded pins of a variant. They carry the repository,
-// revision and totals of the model's notes; they are unlocked until
+// revision and totals of the model's notes; they are incomplete until
 // completed from the Hub's listing of that commit.
 func Builtin(variant string) (*Pins, error) {
 	if !slices.Contains(Variants, variant) {

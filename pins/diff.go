@@ -13,7 +13,7 @@ type Change struct {
 }
 
 // Diff compares the files of a and b by path, sorted by path. Files with
-// equal size and sha256 are "same"; a file unlocked on either side counts as
+// equal size and sha256 are "same"; a file without a digest on either side counts as
 // changed unless its size and git sha1 agree.
 func Diff(a, b *Pins) []Change {
 	byPath := map[string]*Change{}

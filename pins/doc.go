@@ -9,10 +9,12 @@
 // memory estimate, and the totals the model's notes give, so that a listing
 // that disagrees with them is caught.
 //
-// A pins file without per-file digests is unlocked: it can be completed from
-// the Hub's listing of the pinned commit (drama pins lock, drama fetch) or
-// from files on disk (drama pins make), but it cannot verify anything. No
-// digest is ever invented.
+// Pins are complete when every file carries its size and sha256. Pins
+// without per-file digests are incomplete: they can be completed from the
+// Hub's listing of the pinned commit (package hub) or made from files on
+// disk (Make), but they cannot verify anything. No digest is ever invented.
+// The lock file (LockFileName) is the complete pins a verified fetch
+// writes into a variant's directory.
 //
 // Verify checks a directory against pins at one of two levels: size (fast)
 // or sha256 (reads every byte, files in parallel). A verified-state record

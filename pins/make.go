@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// Make returns locked pins for the files under dir: base's fields with
+// Make returns complete pins for the files under dir: base's fields with
 // Files replaced by every regular file found (drama's state folder and lock
 // file excepted), each hashed in parallel. progress, if not nil, receives
 // bytes hashed.

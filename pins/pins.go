@@ -19,8 +19,8 @@ import (
 // Format is the value of the format field of every pins file.
 const Format = "drama-pins/1"
 
-// LockFileName is the name of the locked pins file written into a variant's
-// directory after a verified fetch.
+// LockFileName is the name of the lock file: the complete pins written into
+// a variant's directory after a verified fetch.
 const LockFileName = "pins.lock.json"
 
 // StateDirName is the folder inside a variant directory (and the root) that
@@ -61,8 +61,9 @@ type Pins struct {
 }
 
 var (
-	// ErrUnlocked is returned when pins without digests are asked to verify.
-	ErrUnlocked = errors.New("pins are not locked")
+	// ErrIncomplete is wrapped when pins without digests are asked to
+	// verify or fetch: they must be completed first.
+	ErrIncomplete = errors.New("incomplete pins")
 	// ErrInvalid is wrapped by every validation error of a pins file.
 	ErrInvalid = errors.New("invalid pins")
 )
@@ -76,8 +77,8 @@ var (
 // digits, not a branch, a tag or an abbreviation.
 func IsCommit(rev string) bool { return hex40.MatchString(rev) }
 
-// Locked reports whether the pins list files and every file has a sha256.
-func (p *Pins) Locked() bool {
+// Complete reports whether the pins list files and every file has a sha256.
+func (p *Pins) Complete() bool {
 	if len(p.Files) == 0 {
 		return false
 	}
@@ -108,7 +109,7 @@ func (p *Pins) TotalBytes() int64 {
 	return n
 }
 
-// CheckExpected compares a locked file list with the expected totals and
+// CheckExpected compares a complete file list with the expected totals and
 // returns an error wrapping ErrInvalid when they disagree.
 func (p *Pins) CheckExpected() error {
 	if p.ExpectedFiles > 0 && len(p.Files) != p.ExpectedFiles {

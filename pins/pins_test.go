@@ -25,7 +25,7 @@ func TestParseRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Files[0].Path != "a/x.json" || len(q.Files) != 2 || !q.Locked() {
+	if q.Files[0].Path != "a/x.json" || len(q.Files) != 2 || !q.Complete() {
 		t.Fatalf("parsed %+v", q)
 	}
 	again, _ := q.Marshal()
@@ -80,7 +80,7 @@ func TestBuiltin(t *testing.T) {
 		if p.Repo != w.repo || p.Revision != w.rev || p.Engine != w.engine || p.ExpectedBytes != w.bytes || strings.Join(p.ServeFlags, " ") != w.flags {
 			t.Errorf("%s: got %+v", v, p)
 		}
-		if p.Locked() {
+		if p.Complete() {
 			t.Errorf("%s: built-in pins must not carry invented digests", v)
 		}
 	}

@@ -79,8 +79,8 @@ type Build struct {
 	Binaries []string `json:"binaries"`
 }
 
-// Locked reports whether every pinned file carries a sha256.
-func (s *Sources) Locked() bool {
+// Complete reports whether every pinned file carries a sha256.
+func (s *Sources) Complete() bool {
 	for _, f := range s.Recipe.Files {
 		if f.SHA256 == "" {
 			return false

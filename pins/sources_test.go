@@ -21,7 +21,7 @@ func TestBuiltinSourcesParseAndCarryNoInventedDigest(t *testing.T) {
 				t.Errorf("%s: %s carries a digest the notes do not give", v, f.Path)
 			}
 		}
-		if s.Locked() {
+		if s.Complete() {
 			t.Errorf("%s: locked without digests", v)
 		}
 	}

@@ -101,13 +101,13 @@ type VerifyOptions struct {
 var ErrNoDir = errors.New("directory does not exist")
 
 // Verify checks every file of p under dir. It returns an error only when it
-// cannot check at all (unlocked pins: ErrUnlocked; no directory: ErrNoDir;
+// cannot check at all (incomplete pins: ErrIncomplete; no directory: ErrNoDir;
 // cancelled); per-file problems are in the report. The errors say what is
 // wrong, and the caller adds what to do.
 func Verify(ctx context.Context, dir string, p *Pins, opt VerifyOptions) (*Report, error) {
-	if !p.Locked() {
+	if !p.Complete() {
 		return nil, fmt.Errorf("pins: variant %s: %w: the digests of %s@%s are not filled in",
-			p.Variant, ErrUnlocked, p.Repo, short(p.Revision))
+			p.Variant, ErrIncomplete, p.Repo, short(p.Revision))
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("pins: %s: %w", dir, ErrNoDir)

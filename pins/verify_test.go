@@ -18,7 +18,7 @@ import (
 )
 
 // makeTree writes files of the given sizes with pseudo-random content under
-// dir and returns locked pins for them.
+// dir and returns complete pins for them.
 func makeTree(t *testing.T, dir string, sizes map[string]int) *Pins {
 	t.Helper()
 	p := &Pins{Format: Format, Variant: "full", Revision: rev}
@@ -148,11 +148,11 @@ func TestVerifiedStateRecord(t *testing.T) {
 
 func TestVerifyRefusals(t *testing.T) {
 	ctx := context.Background()
-	unlocked, _ := Builtin("full")
+	incomplete, _ := Builtin("full")
 	// The errors say what is wrong; the commands add what to do.
-	if _, err := Verify(ctx, t.TempDir(), unlocked, VerifyOptions{}); !errors.Is(err, ErrUnlocked) ||
-		!strings.Contains(err.Error(), unlocked.Repo) || strings.Contains(err.Error(), "drama ") {
-		t.Fatalf("unlocked: want ErrUnlocked naming the repository and no command, got %v", err)
+	if _, err := Verify(ctx, t.TempDir(), incomplete, VerifyOptions{}); !errors.Is(err, ErrIncomplete) ||
+		!strings.Contains(err.Error(), incomplete.Repo) || strings.Contains(err.Error(), "drama ") {
+		t.Fatalf("incomplete: want ErrIncomplete naming the repository and no command, got %v", err)
 	}
 	p := validPins()
 	if _, err := Verify(ctx, filepath.Join(t.TempDir(), "nope"), p, VerifyOptions{}); !errors.Is(err, ErrNoDir) || strings.Contains(err.Error(), "drama ") {

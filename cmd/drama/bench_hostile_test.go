@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/voices/clip"
 )
 
 // startServeBin runs drama serve from the drama binary at drama (the one
@@ -147,19 +148,7 @@ func cloneBody(size int) (io.Reader, string) {
 		mw.WriteField("source", "synthetic")
 		fw, _ := mw.CreateFormFile("clip", "long.wav")
 		data := size - 44
-		h := make([]byte, 44)
-		copy(h, "RIFF")
-		binary.LittleEndian.PutUint32(h[4:], uint32(36+data))
-		copy(h[8:], "WAVEfmt ")
-		binary.LittleEndian.PutUint32(h[16:], 16)
-		binary.LittleEndian.PutUint16(h[20:], 1)
-		binary.LittleEndian.PutUint16(h[22:], 1)
-		binary.LittleEndian.PutUint32(h[24:], 44100)
-		binary.LittleEndian.PutUint32(h[28:], 88200)
-		binary.LittleEndian.PutUint16(h[32:], 2)
-		binary.LittleEndian.PutUint16(h[34:], 16)
-		copy(h[36:], "data")
-		binary.LittleEndian.PutUint32(h[40:], uint32(data))
+		h := clip.WAVHeader(44100, data)
 		fw.Write(h)
 		chunk := make([]byte, 1<<20)
 		for i := range chunk {

@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // The end-to-end tests build the real binaries (drama, drama-engine-cuda
@@ -308,8 +311,8 @@ func processesRunning(t *testing.T, dir string) []string {
 		if err != nil || !bytes.HasPrefix(data, []byte(dir)) {
 			continue // gone meanwhile, or not ours
 		}
-		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if fields := strings.Fields(string(stat)); len(fields) > 2 && fields[2] == "Z" {
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if st, err := proc.Read(pid); err == nil && st.Exited() {
 			continue // a zombie has exited; its parent has not reaped it yet
 		}
 		left = append(left, strings.ReplaceAll(string(bytes.TrimRight(data, "\x00")), "\x00", " "))

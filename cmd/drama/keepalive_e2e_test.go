@@ -88,7 +88,7 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 	}
 	engines := statusEngines(t, root)
 	pid := engines[0].PID
-	if engines[0].Name != "cuda" || engines[0].State != "loaded" || !engines[0].Loaded || pid <= 0 {
+	if engines[0].Name != "engine-0" || engines[0].State != "loaded" || !engines[0].Loaded || pid <= 0 {
 		t.Fatalf("engines while a stream is open: %+v", engines)
 	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {

@@ -65,9 +65,6 @@ func DefaultCorpus() *Corpus {
 	return c
 }
 
-// DefaultCorpusText returns the bytes of the built-in corpus file.
-func DefaultCorpusText() []byte { return bytes.Clone(defaultCorpus) }
-
 // ReadCorpus reads a corpus file: UTF-8, one text a line; blank lines and
 // lines starting with # are ignored.
 func ReadCorpus(name string) (*Corpus, error) {

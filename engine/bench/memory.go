@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // SampleInterval is how often a Sampler reads memory.
@@ -276,27 +278,14 @@ func RSS(pid int) int64 {
 // ProcessTree returns pid and its live descendants, read from /proc
 // (empty where there is no /proc or pid is gone).
 func ProcessTree(pid int) []int {
-	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
 	children := map[int][]int{}
 	alive := map[int]bool{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" {
+	for _, st := range proc.All() {
+		if st.State == 'Z' {
 			continue // a zombie has exited
 		}
-		self, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], self)
-		alive[self] = true
+		children[st.PPID] = append(children[st.PPID], st.PID)
+		alive[st.PID] = true
 	}
 	if !alive[pid] {
 		return nil

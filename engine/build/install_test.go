@@ -447,8 +447,11 @@ func TestReadRecordRefusesMalformedRecords(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, build.ErrMismatch) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, build.RecordName)) {
+		if !errors.Is(err, build.ErrMismatch) || !errors.Is(err, build.ErrBadRecord) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, build.RecordName)) {
 			t.Errorf("%s: %v, want a mismatch naming the file and %q", name, err, c.want)
+		}
+		if strings.Contains(err.Error(), "drama ") {
+			t.Errorf("%s: %v: the command that mends it is the command's to say", name, err)
 		}
 	}
 }

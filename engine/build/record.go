@@ -34,6 +34,11 @@ const (
 // a HEAD, a pinned file, a patch or a binary that is not the pinned one.
 var ErrMismatch = errors.New("verification mismatch")
 
+// ErrBadRecord is wrapped by every error of ReadRecord about a record that
+// is there but cannot be used (another install writes a good one); it
+// wraps ErrMismatch.
+var ErrBadRecord = fmt.Errorf("bad engine record: %w", ErrMismatch)
+
 // Record is what an install built, from what, and each binary's sha256.
 type Record struct {
 	Format      string         `json:"format"`
@@ -98,23 +103,23 @@ func ReadRecord(dir string) (*Record, error) {
 	dec.DisallowUnknownFields()
 	var r Record
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("engine build: %s: %w: %v: run drama engine install again", p, ErrMismatch, err)
+		return nil, fmt.Errorf("engine build: %s: %w: %v", p, ErrBadRecord, err)
 	}
 	if r.Format != RecordFormat {
-		return nil, fmt.Errorf("engine build: %s: %w: format: want %q, got %q", p, ErrMismatch, RecordFormat, r.Format)
+		return nil, fmt.Errorf("engine build: %s: %w: format: want %q, got %q", p, ErrBadRecord, RecordFormat, r.Format)
 	}
 	if len(r.Binaries) == 0 {
-		return nil, fmt.Errorf("engine build: %s: %w: no binaries recorded: run drama engine install again", p, ErrMismatch)
+		return nil, fmt.Errorf("engine build: %s: %w: no binaries recorded", p, ErrBadRecord)
 	}
 	for i, b := range r.Binaries {
 		if b.Name == "" || filepath.Base(b.Name) != b.Name || b.Name == ".." || !hex64.MatchString(b.SHA256) {
-			return nil, fmt.Errorf("engine build: %s: %w: binaries[%d]: want a plain file name and a 64-hex sha256, got %q %q: run drama engine install again",
-				p, ErrMismatch, i, b.Name, b.SHA256)
+			return nil, fmt.Errorf("engine build: %s: %w: binaries[%d]: want a plain file name and a 64-hex sha256, got %q %q",
+				p, ErrBadRecord, i, b.Name, b.SHA256)
 		}
 	}
 	for i, pr := range r.Patches {
 		if !hex64.MatchString(pr.SHA256) {
-			return nil, fmt.Errorf("engine build: %s: %w: patches[%d].sha256: want 64 hex digits, got %q: run drama engine install again", p, ErrMismatch, i, pr.SHA256)
+			return nil, fmt.Errorf("engine build: %s: %w: patches[%d].sha256: want 64 hex digits, got %q", p, ErrBadRecord, i, pr.SHA256)
 		}
 	}
 	return &r, nil

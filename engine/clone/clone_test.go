@@ -3,7 +3,6 @@ package clone
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
 )
@@ -27,47 +27,6 @@ const (
 )
 
 var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-
-// testEncoder encodes each clip into codes of the right shape, and lets a
-// test spoil its results or fail.
-type testEncoder struct {
-	calls  int
-	spoil  func(*engine.EncodedClip)
-	fail   error
-	gotReq engine.EncodeRequest
-}
-
-func (e *testEncoder) Encode(ctx context.Context, req engine.EncodeRequest, progress func(engine.EncodeProgress)) ([]engine.EncodedClip, error) {
-	e.calls++
-	e.gotReq = req
-	if e.fail != nil {
-		return nil, e.fail
-	}
-	var out []engine.EncodedClip
-	for i, c := range req.Clips {
-		a, err := clip.ReadWAV(bytes.NewReader(c.Data))
-		if err != nil {
-			return nil, engine.Invalidf("clip %s: %v", c.ID, err)
-		}
-		frames := (a.Frames() + 2047) / 2048
-		codes := make([][]int, 10)
-		for cb := range codes {
-			codes[cb] = make([]int, frames)
-			for t := range codes[cb] {
-				codes[cb][t] = (t*31 + cb*7 + i) % 1024
-			}
-		}
-		ec := engine.EncodedClip{ClipID: c.ID, Text: c.Text, Codes: codes, Frames: frames, Samples: int64(a.Frames())}
-		if e.spoil != nil {
-			e.spoil(&ec)
-		}
-		if progress != nil {
-			progress(engine.EncodeProgress{ClipID: c.ID, Index: i, Count: len(req.Clips), Fraction: 1, Stage: "done"})
-		}
-		out = append(out, ec)
-	}
-	return out, nil
-}
 
 var (
 	shortOnce sync.Once
@@ -99,7 +58,7 @@ func anna(t *testing.T) ([]Clip, Consent, Options) {
 
 func TestClone(t *testing.T) {
 	clips, consent, opts := anna(t)
-	enc := &testEncoder{}
+	enc := &clonetest.Encoder{}
 	var steps []Progress
 	opts.Progress = func(p Progress) { steps = append(steps, p) }
 	res, _, err := Clone(context.Background(), enc, clips, consent, opts)
@@ -117,8 +76,8 @@ func TestClone(t *testing.T) {
 	if b, _ := os.ReadFile(opts.Output); voices.FileSHA256(b) != res.SHA256 || res.File != opts.Output {
 		t.Fatalf("result %+v does not name the file written", res)
 	}
-	if enc.gotReq.Install.ModelDir != "/models/full" || enc.gotReq.Clips[0].ID != "ref-01" {
-		t.Fatalf("request: %+v", enc.gotReq.Install)
+	if enc.Req.Install.ModelDir != "/models/full" || enc.Req.Clips[0].ID != "ref-01" {
+		t.Fatalf("request: %+v", enc.Req.Install)
 	}
 	if len(steps) != 1 || !steps[0].Done || steps[0].Ref.Name != "clip 1 (take1.wav)" {
 		t.Fatalf("progress %+v", steps)
@@ -126,8 +85,8 @@ func TestClone(t *testing.T) {
 	// the same id again: refused before anything is encoded
 	_, _, err = Clone(context.Background(), enc, clips, consent, opts)
 	var xe *ExistsError
-	if !errors.As(err, &xe) || xe.ID != "anna-example" || enc.calls != 1 {
-		t.Fatalf("want an *ExistsError before encoding, got %v (%d encodes)", err, enc.calls)
+	if !errors.As(err, &xe) || xe.ID != "anna-example" || enc.Calls != 1 {
+		t.Fatalf("want an *ExistsError before encoding, got %v (%d encodes)", err, enc.Calls)
 	}
 	opts.Replace = true
 	if _, _, err := Clone(context.Background(), enc, clips, consent, opts); err != nil {
@@ -164,7 +123,7 @@ func TestCloneRefusals(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(&clips, &consent, &opts)
 			}
-			_, _, err := Clone(context.Background(), &testEncoder{spoil: tt.spoil}, clips, consent, opts)
+			_, _, err := Clone(context.Background(), &clonetest.Encoder{Spoil: tt.spoil}, clips, consent, opts)
 			var ie *InputError
 			var ee *EncodeError
 			if tt.input && !errors.As(err, &ie) || !tt.input && !errors.As(err, &ee) || !strings.Contains(err.Error(), tt.want) {
@@ -177,7 +136,7 @@ func TestCloneRefusals(t *testing.T) {
 	}
 	clips, consent, opts := anna(t)
 	fail := engine.Errorf(engine.KindFailed, "encoder crashed")
-	_, _, err := Clone(context.Background(), &testEncoder{fail: fail}, clips, consent, opts)
+	_, _, err := Clone(context.Background(), &clonetest.Encoder{Fail: fail}, clips, consent, opts)
 	var ee *EncodeError
 	if !errors.As(err, &ee) || !errors.Is(err, engine.ErrFailed) || !strings.Contains(err.Error(), "encoder crashed") {
 		t.Fatalf("want an *EncodeError over the engine's error, got %v", err)
@@ -194,11 +153,11 @@ func TestCloneCutClip(t *testing.T) {
 	x := append(append([]float32{}, a.Data...), a.Data...)
 	clips, consent, opts := anna(t)
 	clips[0].Data = clip.EncodeWAV(x, clip.SampleRate)
-	enc := &testEncoder{}
+	enc := &clonetest.Encoder{}
 	_, _, err = Clone(context.Background(), enc, clips, consent, opts)
 	var pe *PiecesError
-	if !errors.As(err, &pe) || pe.Pieces != 2 || len(pe.Spans) != 2 || enc.calls != 0 {
-		t.Fatalf("want a *PiecesError of 2 pieces before encoding, got %v (%d encodes)", err, enc.calls)
+	if !errors.As(err, &pe) || pe.Pieces != 2 || len(pe.Spans) != 2 || enc.Calls != 0 {
+		t.Fatalf("want a *PiecesError of 2 pieces before encoding, got %v (%d encodes)", err, enc.Calls)
 	}
 }
 
@@ -208,19 +167,7 @@ func TestCloneCutClip(t *testing.T) {
 func TestCloneRefusesALongClipUndecoded(t *testing.T) {
 	const secs = 49 * 60
 	n := secs * 8000
-	b := make([]byte, 44+2*n)
-	copy(b, "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], 8000)
-	binary.LittleEndian.PutUint32(b[28:], 16000)
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
+	b := append(clip.WAVHeader(8000, 2*n), make([]byte, 2*n)...)
 	path := filepath.Join(t.TempDir(), "clip-4711")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -230,7 +177,7 @@ func TestCloneRefusesALongClipUndecoded(t *testing.T) {
 	opts.MaxClipDuration = time.Duration(clip.MaxTotal) * time.Second / clip.SampleRate
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, _, err := Clone(context.Background(), &testEncoder{}, clips, consent, opts)
+	_, _, err := Clone(context.Background(), &clonetest.Encoder{}, clips, consent, opts)
 	runtime.ReadMemStats(&after)
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "clip 1 (take1.wav)") || !strings.Contains(err.Error(), "2940.0 s long") || strings.Contains(err.Error(), path) {
@@ -280,11 +227,11 @@ func (tr *testTranscriber) Transcribe(_ context.Context, name string, audio io.R
 func TestCloneTranscribes(t *testing.T) {
 	clips, consent, opts := anna(t)
 	clips[0].Transcript = " "
-	enc := &testEncoder{}
+	enc := &clonetest.Encoder{}
 	_, _, err := Clone(context.Background(), enc, clips, consent, opts)
 	var ie *InputError
-	if !errors.Is(err, ErrNoTranscript) || !errors.As(err, &ie) || ie.Clip != "clip 1 (take1.wav)" || enc.calls != 0 {
-		t.Fatalf("no transcriber: %v, %d encodes", err, enc.calls)
+	if !errors.Is(err, ErrNoTranscript) || !errors.As(err, &ie) || ie.Clip != "clip 1 (take1.wav)" || enc.Calls != 0 {
+		t.Fatalf("no transcriber: %v, %d encodes", err, enc.Calls)
 	}
 
 	path := filepath.Join(t.TempDir(), "take2.wav")
@@ -315,11 +262,11 @@ func TestCloneTranscribes(t *testing.T) {
 	}
 
 	opts.Output = filepath.Join(t.TempDir(), "other.json")
-	enc.calls = 0
+	enc.Calls = 0
 	opts.Transcriber = &testTranscriber{fail: errors.New("503 Service Unavailable")}
 	_, _, err = Clone(context.Background(), enc, clips, consent, opts)
 	var te *TranscribeError
-	if !errors.As(err, &te) || te.Clip != "clip 1 (take1.wav)" || err.Error() != "clip 1 (take1.wav): 503 Service Unavailable" || enc.calls != 0 {
-		t.Fatalf("a failing transcriber: %v, %d encodes", err, enc.calls)
+	if !errors.As(err, &te) || te.Clip != "clip 1 (take1.wav)" || err.Error() != "clip 1 (take1.wav): 503 Service Unavailable" || enc.Calls != 0 {
+		t.Fatalf("a failing transcriber: %v, %d encodes", err, enc.Calls)
 	}
 }

@@ -1,9 +1,6 @@
 package enginetest
 
-import (
-	"os"
-	"time"
-)
+import "os"
 
 // Alive reports whether pid names a running process.
 func Alive(pid int) bool {
@@ -12,18 +9,6 @@ func Alive(pid int) bool {
 		return false
 	}
 	p.Release()
-	return true
-}
-
-// WaitGone waits up to d for pid to stop running and reports whether it did.
-func WaitGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for Alive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	return true
 }
 

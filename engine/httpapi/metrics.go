@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/drama-tts/drama/engine/pool"
 )
 
 // histogram is a Prometheus-style cumulative histogram.
@@ -42,7 +44,7 @@ func (h *histogram) write(w io.Writer, name, help string) {
 
 // metrics are drama serve's counters, gauges and histograms.
 type metrics struct {
-	depth    func() int
+	pool     *pool.Pool
 	restarts atomic.Int64
 	stalled  atomic.Int64 // clients cut for accepting no audio
 	// catalogRestarts counts restarts that loaded a clone into a catalog.
@@ -71,9 +73,9 @@ func movingMean(mean time.Duration, n int, d time.Duration) time.Duration {
 	return mean + (d-mean)/w
 }
 
-func newMetrics(depth func() int) *metrics {
+func newMetrics(p *pool.Pool) *metrics {
 	return &metrics{
-		depth:      depth,
+		pool:       p,
 		byStatus:   map[int]uint64{},
 		firstAudio: newHistogram(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10),
 		rtf:        newHistogram(0.25, 0.5, 0.75, 1, 1.5, 2, 4),
@@ -156,11 +158,41 @@ func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
 	for _, c := range codes {
 		fmt.Fprintf(w, "drama_requests_total{status=\"%d\"} %d\n", c, m.byStatus[c])
 	}
-	fmt.Fprintf(w, "# HELP drama_queue_depth Requests waiting for the engine.\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", m.depth())
+	fmt.Fprintf(w, "# HELP drama_queue_depth Requests waiting for the engine.\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", m.pool.Depth())
 	fmt.Fprintf(w, "# HELP drama_stalled_clients_total Replies cut because the client accepted no audio within the stall timeout.\n# TYPE drama_stalled_clients_total counter\ndrama_stalled_clients_total %d\n", m.stalled.Load())
 	fmt.Fprintf(w, "# HELP drama_catalog_restarts_total Engine restarts that loaded a cloned voice into the catalog.\n# TYPE drama_catalog_restarts_total counter\ndrama_catalog_restarts_total %d\n", m.catalogRestarts.Load())
 	fmt.Fprintf(w, "# HELP drama_engine_restarts_total Engine restarts after a failure.\n# TYPE drama_engine_restarts_total counter\ndrama_engine_restarts_total %d\n", m.restarts.Load())
 	m.firstAudio.write(w, "drama_first_audio_seconds", "Time from request to the first audio byte.")
 	m.rtf.write(w, "drama_real_time_factor", "Engine time (from the request's turn at the engine) over audio duration.")
 	m.queueWait.write(w, "drama_queue_wait_seconds", "Time a request waited in the queue for the engine.")
+	m.writeEngines(w)
+}
+
+// writeEngines writes the per-engine series, labelled engine="NAME".
+func (m *metrics) writeEngines(w io.Writer) {
+	engines := m.pool.Engines()
+	series := []struct {
+		name, kind, help string
+		value            func(pool.EngineState) uint64
+	}{
+		{"drama_engine_ready", "gauge", "1 while the engine is ready to serve.", func(e pool.EngineState) uint64 { return b2u(e.Status.Ready) }},
+		{"drama_engine_busy", "gauge", "1 while the engine serves a request.", func(e pool.EngineState) uint64 { return b2u(e.Busy) }},
+		{"drama_engine_loaded", "gauge", "1 while the engine has its model loaded.", func(e pool.EngineState) uint64 { return b2u(e.Loaded) }},
+		{"drama_engine_requests_total", "counter", "Requests handed to the engine.", func(e pool.EngineState) uint64 { return e.Served }},
+		{"drama_engine_warm_requests_total", "counter", "Requests handed to the engine while it held their voice in its prefix cache.", func(e pool.EngineState) uint64 { return e.WarmHits }},
+		{"drama_engine_restarts", "gauge", "Restarts of the engine after a failure since drama serve started.", func(e pool.EngineState) uint64 { return uint64(e.Status.Restarts) }},
+	}
+	for _, s := range series {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", s.name, s.help, s.name, s.kind)
+		for _, e := range engines {
+			fmt.Fprintf(w, "%s{engine=%q} %d\n", s.name, e.Name, s.value(e))
+		}
+	}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }

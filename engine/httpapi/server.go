@@ -15,7 +15,9 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi/webui"
+	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -32,23 +34,11 @@ type Status struct {
 	Restarts int     `json:"restarts"`
 }
 
-// EngineStatus is one engine's entry in GET /ready's "engines".
+// EngineStatus is one engine of a pool in GET /ready.
 type EngineStatus struct {
-	Name string `json:"name"` // e.g. the engine plugin's name
+	Name string `json:"name"`
 	Status
-}
-
-// EngineLister is a StatusSource that also reports each engine it stands
-// for; GET /ready lists them under "engines".
-type EngineLister interface {
-	Engines() []EngineStatus
-}
-
-// UseTracker is told when a speech request arrives and when it leaves, so
-// that an engine unloaded when idle stays loaded for the requests queued
-// behind the one it serves. engine/supervise's Supervisor implements it.
-type UseTracker interface {
-	InUse() (done func())
+	Busy bool `json:"busy"`
 }
 
 // StatusSource reports the engine's state (drama serve gives the one of
@@ -67,7 +57,13 @@ type FailureReporter interface {
 
 // Config configures a Server.
 type Config struct {
-	Engine engine.Engine // required
+	// Engine answers the calls that make no speech (Describe, Voices,
+	// Encode); without Pool it also speaks. Required.
+	Engine engine.Engine
+	// Pool, when set, hands each speech request an engine (several
+	// engines behind one queue); MaxQueue, Status and Failures are then
+	// the pool's. Nil puts Engine alone behind a queue of MaxQueue.
+	Pool *pool.Pool
 	// Caps are the engine's capabilities (from Describe).
 	Caps engine.Capabilities
 	// Model is the id listed by GET /v1/models, e.g. "drama-3-nvfp4".
@@ -82,9 +78,6 @@ type Config struct {
 	Status StatusSource
 	// Failures is told about engine failures; may be nil.
 	Failures FailureReporter
-	// Use, when set, holds the engine in use from a speech request's
-	// arrival to its end; may be nil.
-	Use UseTracker
 	// Restarter restarts the engine within a request, to load a clone
 	// into a catalog engine's catalog (see CatalogStore); may be nil.
 	Restarter Restarter
@@ -143,12 +136,16 @@ const DefaultMaxQueue = 32
 type Server struct {
 	cfg     Config
 	caps    atomic.Pointer[engine.Capabilities]
-	queue   *queue
+	pool    *pool.Pool
 	metrics *metrics
 	log     *slog.Logger
 
 	hostNames []string      // this machine's names, for a wildcard address
 	cloneSlot chan struct{} // one clone at a time
+
+	stopping atomic.Bool  // Drain has run: GET /ready answers 503
+	inFlight atomic.Int64 // requests being answered, probes left out
+	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
 
 	voicesMu     sync.Mutex
 	engineVoices map[string]string // voice id -> origin
@@ -177,13 +174,36 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, queue: newQueue(cfg.MaxQueue), log: log, cloneSlot: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1)}
+	if s.pool == nil {
+		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
+	} else {
+		s.cfg.MaxQueue = s.pool.Options().MaxQueue
+	}
 	if name, err := os.Hostname(); err == nil {
 		s.hostNames = []string{strings.ToLower(name)}
 	}
 	s.SetCapabilities(cfg.Caps)
-	s.metrics = newMetrics(s.queue.depth)
+	s.metrics = newMetrics(s.pool)
 	return s
+}
+
+// single is Config's one engine as a pool's member.
+type single struct{ cfg *Config }
+
+func (m single) Engine() engine.Engine { return m.cfg.Engine }
+
+func (m single) Status() supervise.Status {
+	if m.cfg.Status == nil {
+		return supervise.Status{Phase: "ready", Ready: true}
+	}
+	return supervise.Status(m.cfg.Status.Status())
+}
+
+func (m single) EngineFailed(err error) {
+	if m.cfg.Failures != nil {
+		m.cfg.Failures.EngineFailed(err)
+	}
 }
 
 // SetCapabilities records the engine's capabilities (from Describe), which
@@ -205,7 +225,26 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
 	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
-	return s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux))))
+	return s.counted(s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux)))))
+}
+
+// counted counts the requests being answered, for WaitIdle; the probes of
+// a load balancer or of Kubernetes (GET /health, /ready, /metrics) are left
+// out, so that they never hold up a stop.
+func (s *Server) counted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && (r.URL.Path == "/health" || r.URL.Path == "/ready" || r.URL.Path == "/metrics") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.inFlight.Add(1)
+		s.lastSeen.Store(time.Now().UnixNano())
+		defer func() {
+			s.lastSeen.Store(time.Now().UnixNano())
+			s.inFlight.Add(-1)
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // EngineRestarted counts a restart of the engine in the metrics.
@@ -249,12 +288,8 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-func (s *Server) status() Status {
-	if s.cfg.Status == nil {
-		return Status{Phase: "ready", Ready: true}
-	}
-	return s.cfg.Status.Status()
-}
+// status is the state of the engines as one: ready while any is.
+func (s *Server) status() Status { return Status(s.pool.Status()) }
 
 // handleHealth answers 200 while the server can serve or will soon (the
 // engine ready, starting or being restarted), and 503 once the engine has
@@ -271,12 +306,20 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
 }
 
-// handleReady answers 200 while a request sent now is taken, 503 with
-// Retry-After while it is not (the engine starting, restarting, failed).
-// An engine unloaded for idleness is ready: the next request loads it and
-// waits for the load; the body's phase and "loaded" tell the two apart.
+// handleReady answers 200 while at least one engine is ready, else 503,
+// and 503 once the server is stopping (Drain), so that a load balancer's
+// health check takes the host out before it goes; the body is the
+// engines' state as one, with how many engines are ready and each
+// engine's own under its name (per_engine, one entry or several). An
+// engine unloaded for idleness (drama serve --keep-alive) is ready: the
+// next request loads it and waits for the load; the phase and "loaded"
+// tell the two apart.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
+	if s.stopping.Load() {
+		st.Phase, st.Progress, st.Ready = "stopping", 0, false
+		st.Message = "the server is stopping: it finishes the requests it holds and takes no more"
+	}
 	code := http.StatusOK
 	if !st.Ready {
 		code = http.StatusServiceUnavailable
@@ -284,10 +327,15 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	}
 	body := struct {
 		Status
-		Engines []EngineStatus `json:"engines,omitempty"`
-	}{Status: st}
-	if l, ok := s.cfg.Status.(EngineLister); ok {
-		body.Engines = l.Engines()
+		Engines      int            `json:"engines"`
+		EnginesReady int            `json:"engines_ready"`
+		PerEngine    []EngineStatus `json:"per_engine,omitempty"`
+	}{Status: st, Engines: s.pool.Len()}
+	for _, e := range s.pool.Engines() {
+		if e.Status.Ready {
+			body.EnginesReady++
+		}
+		body.PerEngine = append(body.PerEngine, EngineStatus{Name: e.Name, Status: Status(e.Status), Busy: e.Busy})
 	}
 	writeJSON(w, code, body)
 }
@@ -319,11 +367,35 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 // when the server stops.
 const DrainRetryAfter = 10 * time.Second
 
-// Drain begins a shutdown: every request waiting for the engine, and every
-// later one that would wait, is answered 503 with Retry-After and
-// Connection: close at once, rather than being cut when the grace period
-// ends; the synthesis holding the engine goes on.
-func (s *Server) Drain() { s.queue.drain() }
+// Drain begins a shutdown: GET /ready answers 503 (phase "stopping") from
+// now on while GET /health still answers 200, and every request waiting for
+// the engine, and every later one that would wait, is answered 503 with
+// Retry-After and Connection: close at once, rather than being cut when the
+// grace period ends; the synthesis holding the engine goes on, and a
+// request that finds the engine free is still served.
+func (s *Server) Drain() {
+	s.stopping.Store(true)
+	s.pool.Drain()
+}
+
+// WaitIdle returns once no request is being answered and none has begun
+// or ended for quiet (GET /health, /ready and /metrics are not counted),
+// or with ctx's error when ctx ends first. After Drain it tells when the requests
+// in flight are done and a load balancer has stopped sending more: one
+// that still hands this server a request as the last one ends shows as a
+// request begun within quiet.
+func (s *Server) WaitIdle(ctx context.Context, quiet time.Duration) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for s.inFlight.Load() > 0 || time.Since(time.Unix(0, s.lastSeen.Load())) < quiet {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
 
 func (s *Server) draining() *apiError {
 	return unavailable("server_stopping", DrainRetryAfter, "the server is stopping: retry in a moment, or at another server")

@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/voices"
 )
@@ -49,11 +53,8 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase))
 		return
 	}
-	if s.cfg.Use != nil {
-		defer s.cfg.Use.InUse()()
-	}
 	queued := time.Now()
-	release, e := s.waitTurn(r.Context())
+	lease, release, e := s.waitTurn(r.Context(), voiceKey(req.SynthesisRequest))
 	if e != nil {
 		writeError(rec, e)
 		return
@@ -67,13 +68,33 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	turn := time.Now()
-	stream, err := s.cfg.Engine.Synthesize(r.Context(), req.SynthesisRequest)
+	stream, err := lease.Engine().Synthesize(r.Context(), req.SynthesisRequest)
 	if err != nil {
-		writeError(rec, s.engineError(r.Context(), err))
+		writeError(rec, s.engineError(r.Context(), err, lease))
 		return
 	}
 	defer stream.Close()
-	s.reply(r.Context(), rec, req, stream, start, turn)
+	s.reply(r.Context(), rec, req, stream, start, turn, lease)
+}
+
+// voiceKey names what an engine's prefix cache holds for a request: its
+// voice and its references, the prefix the engine prefills before the
+// text. The same voice gives the same key.
+func voiceKey(req engine.SynthesisRequest) string {
+	if len(req.References) == 0 {
+		return "voice:" + req.Voice
+	}
+	h := sha256.New()
+	for _, r := range req.References {
+		fmt.Fprintf(h, "%d:%s", len(r.Text), r.Text)
+		for _, row := range r.Codes {
+			for _, c := range row {
+				binary.Write(h, binary.LittleEndian, int32(c))
+			}
+			h.Write([]byte{0xff})
+		}
+	}
+	return "voice:" + req.Voice + "+refs:" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *apiError) {
@@ -93,39 +114,44 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 	return s.parseSpeech(body)
 }
 
-// waitTurn queues the request for the engine's slot, recording how long
-// it waited and, once it is done, how long it held the slot.
-func (s *Server) waitTurn(ctx context.Context) (release func(), e *apiError) {
+// waitTurn queues the request for an engine (one that holds voice, a
+// voiceKey, first), recording how long it waited and, once it is done, how
+// long it held the engine.
+func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease, release func(), e *apiError) {
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.QueueTimeout)
 	defer cancel()
 	arrived := time.Now()
-	err := s.queue.acquire(wctx)
+	lease, err := s.pool.Acquire(wctx, voice)
 	switch {
 	case err == nil:
 		got := time.Now()
 		s.metrics.observeQueueWait(got.Sub(arrived))
-		return func() { s.metrics.observeHold(time.Since(got)); s.queue.release() }, nil
-	case errors.Is(err, errQueueFull):
-		return nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
-	case errors.Is(err, errDraining):
-		return nil, s.draining()
+		return lease, func() { s.metrics.observeHold(time.Since(got)); lease.Release() }, nil
+	case errors.Is(err, pool.ErrQueueFull):
+		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
+	case errors.Is(err, pool.ErrDraining):
+		return nil, nil, s.draining()
+	case errors.Is(err, pool.ErrNoEngine):
+		st := s.status()
+		return nil, nil, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase)
 	case ctx.Err() != nil:
-		return nil, clientClosed()
+		return nil, nil, clientClosed()
 	default:
-		return nil, unavailable("queue_timeout", s.retryAfter(), "waited %v for the engine without a turn: retry later", s.cfg.QueueTimeout)
+		return nil, nil, unavailable("queue_timeout", s.retryAfter(), "waited %v for the engine without a turn: retry later", s.cfg.QueueTimeout)
 	}
 }
 
 // retryAfter estimates when a place in the queue frees up: the places
-// ahead times the measured time the queue takes to move one place.
+// ahead times the measured time the queue takes to move one place (one
+// engine's hold shared by the engines that serve).
 func (s *Server) retryAfter() time.Duration {
-	return max(time.Second, time.Duration(s.queue.depth()+1)*s.metrics.drainInterval())
+	return max(time.Second, time.Duration(s.pool.Depth()+1)*s.metrics.drainInterval()/time.Duration(max(s.pool.Ready(), 1)))
 }
 
-// engineError maps an engine error and reports a failed engine. What the
-// engine said (its output, local paths) is logged under the request id and
-// never sent.
-func (s *Server) engineError(ctx context.Context, err error) *apiError {
+// engineError maps an engine error and reports a failed engine to the
+// lease's supervisor. What the engine said (its output, local paths) is
+// logged under the request id and never sent.
+func (s *Server) engineError(ctx context.Context, err error, lease *pool.Lease) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
@@ -133,8 +159,8 @@ func (s *Server) engineError(ctx context.Context, err error) *apiError {
 	if errors.Is(err, context.Canceled) {
 		return clientClosed()
 	}
-	if kind, _ := engine.KindOf(err); (kind == engine.KindFailed || kind == engine.KindNotReady) && s.cfg.Failures != nil {
-		s.cfg.Failures.EngineFailed(err) // a not-ready engine behind a ready status has died
+	if kind, _ := engine.KindOf(err); kind == engine.KindFailed || kind == engine.KindNotReady {
+		lease.Failed(err) // a not-ready engine behind a ready status has died
 	}
 	e := fromEngine(err)
 	if e.Detail != nil {
@@ -146,7 +172,7 @@ func (s *Server) engineError(ctx context.Context, err error) *apiError {
 }
 
 // reply sends the audio in the form the request asked for.
-func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, start, turn time.Time) {
+func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, start, turn time.Time, lease *pool.Lease) {
 	h := w.Header()
 	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
 	h.Set("X-Audio-Format", "s16le;channels=1")
@@ -158,7 +184,7 @@ func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stre
 		err = s.replyStreamed(ctx, w, req, stream, obs)
 	}
 	if err != nil {
-		s.failedMidway(ctx, w, req, err)
+		s.failedMidway(ctx, w, req, err, lease)
 	}
 	obs.done(stream.Final())
 }
@@ -167,15 +193,15 @@ func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stre
 // sent it answers an error; after, it aborts the connection so the chunked
 // body ends without its terminating chunk (an SSE stream first gets an
 // error event, which OpenAI's SDKs raise).
-func (s *Server) failedMidway(ctx context.Context, w *statusRecorder, req *speech, err error) {
+func (s *Server) failedMidway(ctx context.Context, w *statusRecorder, req *speech, err error, lease *pool.Lease) {
 	if !w.wroteHeader {
 		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
 			w.Header().Del(k) // set for the audio that never came
 		}
-		writeError(w, s.engineError(ctx, err))
+		writeError(w, s.engineError(ctx, err, lease))
 		return
 	}
-	e := s.engineError(ctx, err)
+	e := s.engineError(ctx, err, lease)
 	s.log.Warn("synthesis failed after its reply began: the reply is cut short", "request_id", requestID(ctx), "after_bytes", w.written, "code", e.Code)
 	if req.SSE && e.Status != 499 {
 		_ = writeEvent(w, map[string]any{"type": "error", "error": errorBody(e)})

@@ -1,10 +1,8 @@
 package native_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -17,36 +15,14 @@ import (
 // is negative) and the rest with a short PCM stream, counting the requests.
 func busyServer(t *testing.T, busy int64) (addr string, requests *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	requests = new(atomic.Int64)
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil || line == "\r\n" {
-						break
-					}
-				}
-				if n := requests.Add(1); busy < 0 || n <= busy {
-					conn.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"))
-					return
-				}
-				conn.Write([]byte(streamHead + "4\r\n\x01\x00\x02\x00\r\n0\r\n\r\n"))
-			}()
+	addr = rawServer(t, func(int64) string {
+		if n := requests.Add(1); busy < 0 || n <= busy {
+			return "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"
 		}
-	}()
-	return ln.Addr().String(), requests
+		return streamHead + "4\r\n\x01\x00\x02\x00\r\n0\r\n\r\n"
+	})
+	return addr, requests
 }
 
 // fakeClock records the pauses of the busy retry and advances by them, so the

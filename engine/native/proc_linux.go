@@ -3,9 +3,10 @@ package native
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // sysProcAttr puts the child in its own process group and has the kernel
@@ -23,19 +24,9 @@ func procIdentity(pid int) (exe string, start uint64, err error) {
 		return "", 0, err
 	}
 	exe = strings.TrimSuffix(exe, " (deleted)")
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := proc.Read(pid)
 	if err != nil {
-		return "", 0, err
+		return "", 0, fmt.Errorf("native: pid %d: %w", pid, err)
 	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return "", 0, fmt.Errorf("native: /proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(b[i+1:]))
-	if len(fields) < 20 {
-		return "", 0, fmt.Errorf("native: /proc/%d/stat: want 22 fields, got %d", pid, len(fields)+2)
-	}
-	start, err = strconv.ParseUint(fields[19], 10, 64)
-	return exe, start, err
+	return exe, st.StartTime, nil
 }

@@ -9,20 +9,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/drama-tts/drama/engine/native"
 )
 
-// cannedServer answers every connection with reply after reading the
-// request, then closes.
-func cannedServer(t *testing.T, reply string) string {
+// rawServer answers each connection, once it has read the request's head,
+// with answer(n) for the n-th request (from 1), then closes.
+func rawServer(t *testing.T, answer func(n int64) string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	var requests atomic.Int64
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -38,11 +40,18 @@ func cannedServer(t *testing.T, reply string) string {
 						break
 					}
 				}
-				conn.Write([]byte(reply))
+				conn.Write([]byte(answer(requests.Add(1))))
 			}()
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// cannedServer answers every connection with reply after reading the
+// request, then closes.
+func cannedServer(t *testing.T, reply string) string {
+	t.Helper()
+	return rawServer(t, func(int64) string { return reply })
 }
 
 func canned(t *testing.T, name string) string {

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drama-tts/drama/engine/prompt/prompttest"
 )
 
 // tinyDoc returns a small byte-level BPE tokenizer.json as a map: every
@@ -321,13 +324,26 @@ func TestSemanticBegin(t *testing.T) {
 }
 
 func ExampleTokenizer_Encode() {
-	tok, err := Open("tokenizer.json")
+	dir, err := os.MkdirTemp("", "tokenizer")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path, err := prompttest.WriteDrama(dir) // a checkpoint's tokenizer.json
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tok, err := Open(path)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	ids, err := tok.Encode("[laughs] Hello!")
 	fmt.Println(ids, err)
+	// Output:
+	// [58 72456 60 21927 0] <nil>
 }
 
 func TestGPT2PatternAndIgnoreMerges(t *testing.T) {

@@ -2,14 +2,15 @@ package qualify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
 
 	"github.com/drama-tts/drama/engine/bench"
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // Sentence is the sentence the end-to-end steps speak whole, again warm,
@@ -173,18 +174,9 @@ func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return false
 	}
-	if _, err := os.Stat("/proc/self"); err != nil {
+	if !proc.Mounted() {
 		return true // no /proc: the signal's answer is all there is
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == ')' {
-			return !(i+2 < len(s) && s[i+2] == 'Z')
-		}
-	}
-	return true
+	st, err := proc.Read(pid)
+	return errors.Is(err, proc.ErrFormat) || (err == nil && !st.Exited())
 }

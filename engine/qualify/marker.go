@@ -102,8 +102,12 @@ func HostID() string {
 	return name
 }
 
+// ErrBadMarker is wrapped by Read's error for a marker that is there but
+// cannot be used; another qualification writes a good one.
+var ErrBadMarker = errors.New("bad marker")
+
 // Read reads the marker of a variant; an error wrapping fs.ErrNotExist
-// when there is none.
+// when there is none, ErrBadMarker when it cannot be used.
 func Read(root, variant string) (*Marker, error) {
 	name := Path(root, variant)
 	data, err := os.ReadFile(name)
@@ -114,10 +118,10 @@ func Read(root, variant string) (*Marker, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("qualify: marker %s: %w: run drama qualify again", name, err)
+		return nil, fmt.Errorf("qualify: marker %s: %w: %v", name, ErrBadMarker, err)
 	}
 	if m.Format != MarkerFormat {
-		return nil, fmt.Errorf("qualify: marker %s: format %q: want %q: run drama qualify again", name, m.Format, MarkerFormat)
+		return nil, fmt.Errorf("qualify: marker %s: %w: format %q: want %q", name, ErrBadMarker, m.Format, MarkerFormat)
 	}
 	return &m, nil
 }
@@ -151,7 +155,11 @@ const (
 	Stale       = "stale"       // a marker bound to other pins, engine or host
 )
 
-// Status is what Check found.
+// NoMarker is the Reason of a Status when the variant has no marker.
+const NoMarker = "no qualification marker"
+
+// Status is what Check found. Reason says what is wrong, not what to run:
+// the command adds that.
 type Status struct {
 	State  string  `json:"state"`
 	Reason string  `json:"reason,omitempty"`
@@ -167,7 +175,7 @@ func Check(root string, want Binding) Status {
 	m, err := Read(root, want.Variant)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Status{State: Unqualified, Reason: "no qualification marker: run drama qualify --variant " + want.Variant}
+		return Status{State: Unqualified, Reason: NoMarker}
 	case err != nil:
 		return Status{State: Unqualified, Reason: err.Error()}
 	case !m.Qualified || !m.Numerics.Accepted:
@@ -185,7 +193,7 @@ func Check(root string, want Binding) Status {
 		diffs = append(diffs, fmt.Sprintf("engine binary: qualified with sha256 %s, its record now says %s", short(got.NativeSHA256), short(want.NativeSHA256)))
 	}
 	if len(diffs) > 0 {
-		return Status{State: Stale, Reason: strings.Join(diffs, "; ") + ": run drama qualify --variant " + want.Variant + " again", Marker: m}
+		return Status{State: Stale, Reason: strings.Join(diffs, "; "), Marker: m}
 	}
 	return Status{State: Qualified, Marker: m}
 }

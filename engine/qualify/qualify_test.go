@@ -3,6 +3,7 @@ package qualify
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,7 +26,7 @@ func testMarker(b Binding) *Marker {
 func TestMarkerBinding(t *testing.T) {
 	root := t.TempDir()
 	b := Binding{Variant: "full", Host: HostID(), PinsSHA256: strings.Repeat("a", 64), NativeSHA256: strings.Repeat("b", 64)}
-	if st := Check(root, b); st.State != Unqualified || !strings.Contains(st.Reason, "drama qualify --variant full") {
+	if st := Check(root, b); st.State != Unqualified || st.Reason != NoMarker {
 		t.Fatalf("no marker: %+v", st)
 	}
 	m := testMarker(b)
@@ -61,6 +62,9 @@ func TestMarkerBinding(t *testing.T) {
 	os.WriteFile(Path(root, "full"), []byte(`{"format":"drama-qualified/1","qualified":true,"surprise":1}`), 0o644)
 	if st := Check(root, b); st.State != Unqualified || !strings.Contains(st.Reason, "surprise") {
 		t.Fatalf("bad marker: %+v", st)
+	}
+	if _, err := Read(root, "full"); !errors.Is(err, ErrBadMarker) || strings.Contains(err.Error(), "drama ") {
+		t.Fatalf("bad marker: want ErrBadMarker naming no command, got %v", err)
 	}
 }
 

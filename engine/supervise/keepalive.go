@@ -96,6 +96,13 @@ func (s *Supervisor) idleUnload() {
 	s.log().Info("unloaded the engine: no request for the keep-alive time", "keep_alive", s.KeepAlive.String(), "was_running", res.WasRunning, "killed", res.Killed)
 }
 
+// Loaded reports whether the engine was not unloaded for idleness: false
+// while it is unloaded, or being unloaded or loaded again on demand (an
+// engine/pool hands such an engine out last, and the request waits for
+// the load). Unlike Status().Loaded it is true while the engine starts or
+// restarts.
+func (s *Supervisor) Loaded() bool { return !s.isIdle() }
+
 // isIdle reports whether the engine is unloaded or being loaded or
 // unloaded for idleness.
 func (s *Supervisor) isIdle() bool {

@@ -1,30 +1,21 @@
 package atomicfile
 
 import (
-	"os"
+	"errors"
 	"strconv"
-	"strings"
+
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // startTime returns when process pid started (clock ticks after boot, from
 // /proc/PID/stat), and false when no such process runs.
 func startTime(pid int) (string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, err := proc.Read(pid)
+	switch {
+	case errors.Is(err, proc.ErrFormat):
+		return "0", true
+	case err != nil, st.Exited(): // a zombie has stopped writing
 		return "", false
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
-	if i < 0 {
-		return "0", true
-	}
-	f := strings.Fields(s[i+1:])
-	// After the name: state is field 3 of stat(5), starttime field 22.
-	if len(f) < 20 || !digits(f[19]) {
-		return "0", true
-	}
-	if f[0] == "Z" || f[0] == "X" { // a zombie has stopped writing
-		return "", false
-	}
-	return f[19], true
+	return strconv.FormatUint(st.StartTime, 10), true
 }

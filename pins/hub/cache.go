@@ -70,9 +70,9 @@ func (c Cache) RepoDir(repo string) string {
 	return filepath.Join(c.Dir, "models--"+strings.ReplaceAll(repo, "/", "--"))
 }
 
-// lockPath is a lock file of repo in huggingface_hub's lock folder:
-// <Dir>/.locks/models--<owner>--<name>/<name>.
-func (c Cache) lockPath(repo, name string) string {
+// flockPath is a flock's file of repo in huggingface_hub's folder of
+// them: <Dir>/.locks/models--<owner>--<name>/<name>.
+func (c Cache) flockPath(repo, name string) string {
 	return filepath.Join(c.Dir, ".locks", filepath.Base(c.RepoDir(repo)), name)
 }
 
@@ -139,27 +139,6 @@ func (c Cache) WriteRef(repo, name, commit string) error {
 func (c Cache) ReadRef(repo, name string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(c.RepoDir(repo), "refs", filepath.FromSlash(name)))
 	return strings.TrimSpace(string(data)), err
-}
-
-// FindBlob looks for a blob named etag of the given size in any repository
-// of the cache, the repo's own first, and returns its path.
-func (c Cache) FindBlob(repo, etag string, size int64) (string, bool) {
-	own := c.BlobPath(repo, etag)
-	if blobOK(own, size) {
-		return own, true
-	}
-	matches, _ := filepath.Glob(filepath.Join(c.Dir, "*--*", "blobs", etag))
-	for _, m := range matches {
-		if m != own && blobOK(m, size) {
-			return m, true
-		}
-	}
-	return "", false
-}
-
-func blobOK(p string, size int64) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == size
 }
 
 // linkOrCopy makes dst the same file as src: a hard link on the same

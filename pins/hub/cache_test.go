@@ -212,12 +212,12 @@ func TestNoSymlinksHardLinksSnapshots(t *testing.T) {
 	}
 }
 
-// TestFetchRefusesUndigestedPins: a pin without a digest is pins.ErrUnlocked
+// TestFetchRefusesUndigestedPins: a pin without a digest is pins.ErrIncomplete
 // naming the file, and the error names no command (drama fetch locks first).
 func TestFetchRefusesUndigestedPins(t *testing.T) {
 	f := &Fetcher{Client: New("http://127.0.0.1:1", "", 1), Cache: Cache{Dir: t.TempDir()}}
 	_, err := f.Fetch(context.Background(), "o/r", strings.Repeat("c", 40), []pins.File{{Path: "model.bin", Size: 3}})
-	if !errors.Is(err, pins.ErrUnlocked) || !strings.Contains(err.Error(), "model.bin") || strings.Contains(err.Error(), "drama ") {
-		t.Fatalf("want pins.ErrUnlocked naming model.bin and no command, got %v", err)
+	if !errors.Is(err, pins.ErrIncomplete) || !strings.Contains(err.Error(), "model.bin") || strings.Contains(err.Error(), "drama ") {
+		t.Fatalf("want pins.ErrIncomplete naming model.bin and no command, got %v", err)
 	}
 }

@@ -284,7 +284,7 @@ func (c *Client) Head(ctx context.Context, repo, commit, path string) (FileMeta,
 		return err
 	})
 	if err != nil {
-		return m, fmt.Errorf("hub: HEAD %s: %w", path, err)
+		return m, wrap(err, "hub: HEAD %s", path)
 	}
 	return m, nil
 }
@@ -366,7 +366,7 @@ func (c *Client) Tree(ctx context.Context, repo, commit string) ([]TreeFile, err
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("hub: tree of %s@%s: %w", repo, commit, err)
+			return nil, wrap(err, "hub: tree of %s@%s", repo, commit)
 		}
 		out = appendFiles(out, entries)
 		next = link
@@ -437,7 +437,7 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("hub: refs of %s: %w", repo, err)
+		return nil, wrap(err, "hub: refs of %s", repo)
 	}
 	m := map[string]string{}
 	for _, b := range out.Branches {

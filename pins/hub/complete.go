@@ -21,10 +21,12 @@ const MaxGitFileSize = 64 << 20
 // LFS oid; a small file's git blob sha1 is its oid, and its sha256 is
 // computed from its bytes after they match that sha1. With no files
 // pinned, the whole listing is taken. A file the listing lacks, or whose
-// listed size or digest differs from a pinned one, is an error.
+// listed size or digest differs from a pinned one, is an error, and so is
+// a result that disagrees with the totals p expects; both wrap
+// ErrMismatch.
 func (c *Client) Complete(ctx context.Context, p *pins.Pins) (*pins.Pins, error) {
 	if !pins.IsCommit(p.Revision) {
-		return nil, fmt.Errorf("pins lock: revision %q is not a full 40-hex commit: pin a commit, not a branch or tag", p.Revision)
+		return nil, fmt.Errorf("hub: complete pins: revision %q is not a full 40-hex commit: pin a commit, not a branch or tag", p.Revision)
 	}
 	tree, err := c.Tree(ctx, p.Repo, p.Revision)
 	if err != nil {
@@ -45,7 +47,7 @@ func (c *Client) Complete(ctx context.Context, p *pins.Pins) (*pins.Pins, error)
 	for _, pf := range want {
 		t, ok := listed[pf.Path]
 		if !ok {
-			return nil, fmt.Errorf("pins lock: %s: %w in the listing of %s@%s", pf.Path, ErrNotFound, p.Repo, p.Revision)
+			return nil, fmt.Errorf("hub: complete pins: %s: %w in the listing of %s@%s", pf.Path, ErrNotFound, p.Repo, p.Revision)
 		}
 		f, err := c.fill(ctx, p, pf, t)
 		if err != nil {
@@ -54,7 +56,10 @@ func (c *Client) Complete(ctx context.Context, p *pins.Pins) (*pins.Pins, error)
 		q.Files = append(q.Files, f)
 	}
 	if err := q.Validate(); err != nil {
-		return nil, fmt.Errorf("pins lock: %w", err)
+		return nil, fmt.Errorf("hub: complete pins: %w", err)
+	}
+	if err := q.CheckExpected(); err != nil {
+		return nil, fmt.Errorf("hub: complete pins: %w: the listing of %s@%s disagrees with the pinned totals: %w", ErrMismatch, p.Repo, shortCommit(p.Revision), err)
 	}
 	return &q, nil
 }
@@ -74,7 +79,7 @@ func (c *Client) fill(ctx context.Context, p *pins.Pins, pf pins.File, t TreeFil
 		f.SHA256 = sum
 	}
 	mismatch := func(field string, want, got any) error {
-		return fmt.Errorf("pins lock: %w: %s: %s: pinned %v, listed %v", ErrMismatch, f.Path, field, want, got)
+		return fmt.Errorf("hub: complete pins: %w: %s: %s: pinned %v, listed %v", ErrMismatch, f.Path, field, want, got)
 	}
 	switch {
 	case pf.Size != 0 && pf.Size != f.Size:
@@ -91,7 +96,7 @@ func (c *Client) fill(ctx context.Context, p *pins.Pins, pf pins.File, t TreeFil
 // blob sha1 and returns its sha256.
 func (c *Client) smallFileSHA256(ctx context.Context, p *pins.Pins, t TreeFile) (string, error) {
 	if t.Size > MaxGitFileSize {
-		return "", fmt.Errorf("pins lock: %s: a non-LFS file of %d bytes is larger than %d", t.Path, t.Size, MaxGitFileSize)
+		return "", fmt.Errorf("hub: complete pins: %s: a non-LFS file of %d bytes is larger than %d", t.Path, t.Size, MaxGitFileSize)
 	}
 	var sum string
 	err := c.withRetry(ctx, "GET "+t.Path, c.resolveURL(p.Repo, p.Revision, t.Path), func(ctx context.Context) error {
@@ -100,7 +105,7 @@ func (c *Client) smallFileSHA256(ctx context.Context, p *pins.Pins, t TreeFile) 
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("pins lock: %s: %w", t.Path, err)
+		return "", wrap(err, "hub: complete pins: %s", t.Path)
 	}
 	return sum, nil
 }

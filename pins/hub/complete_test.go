@@ -19,8 +19,8 @@ func TestCompleteFromListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !q.Locked() || len(q.Files) != len(want) {
-		t.Fatalf("want %d locked files, got %+v", len(want), q.Files)
+	if !q.Complete() || len(q.Files) != len(want) {
+		t.Fatalf("want %d complete files, got %+v", len(want), q.Files)
 	}
 	for i, f := range q.Files {
 		if f != want[i] {
@@ -57,5 +57,30 @@ func TestCompleteRefuses(t *testing.T) {
 	other.Revision = commitB
 	if _, err := c.Complete(ctxT(t), &other); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown commit: want ErrNotFound, got %v", err)
+	}
+	totals := base
+	totals.ExpectedFiles = len(want) + 1
+	if _, err := c.Complete(ctxT(t), &totals); !errors.Is(err, ErrMismatch) || !errors.Is(err, pins.ErrInvalid) || !strings.Contains(err.Error(), "pinned totals") {
+		t.Errorf("totals disagreement: want ErrMismatch and pins.ErrInvalid, got %v", err)
+	}
+}
+
+// TestCompleteErrorsNameNoCommand: Complete's errors are the package's,
+// prefixed hub:, and leave the advice (which command to run) to the
+// command that called it.
+func TestCompleteErrorsNameNoCommand(t *testing.T) {
+	fx := newFixture(t)
+	want := fx.addRepo(repoA, commitA, threeFiles())
+	c := fx.client()
+	base := pins.Pins{Format: pins.Format, Variant: "t", Repo: repoA, Revision: commitA}
+	branch, missing, wrong := base, base, base
+	branch.Revision = "main"
+	missing.Files = []pins.File{{Path: "nope.bin"}}
+	wrong.Files = []pins.File{{Path: want[0].Path, Size: want[0].Size + 1}}
+	for _, p := range []pins.Pins{branch, missing, wrong} {
+		_, err := c.Complete(ctxT(t), &p)
+		if err == nil || !strings.HasPrefix(err.Error(), "hub: ") || strings.Contains(err.Error(), "pins lock") || strings.Contains(err.Error(), "drama ") {
+			t.Errorf("%s@%s %v: want an error prefixed hub: naming no command, got %v", p.Repo, p.Revision, p.Files, err)
+		}
 	}
 }

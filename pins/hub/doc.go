@@ -26,7 +26,7 @@
 //
 // # Download
 //
-// A Downloader splits files into chunks (DefaultChunkSize) queued in file
+// A fetch splits missing files into chunks (DefaultChunkSize) queued in file
 // order and fetched by Workers streams over HTTP/1.1 connections (HTTP/2
 // would put every stream on one TCP connection). Each chunk is written in
 // place (pwrite) into a preallocated blobs/<etag>.drama.incomplete. The
@@ -67,7 +67,7 @@
 // of the cache is hard-linked (else copied) instead of downloaded. One
 // fetch per repository folder at a time: a flock on
 // .locks/<repo folder>/drama-fetch.lock with a bounded wait; while a blob
-// downloads, huggingface_hub's own lock .locks/<repo folder>/<etag>.lock is
+// downloads, huggingface_hub's own flock .locks/<repo folder>/<etag>.lock is
 // held too, so Python and drama never write the same blob at once.
 //
 // A blob already in the cache is trusted by size only when drama's record

@@ -14,7 +14,7 @@ import (
 	"github.com/drama-tts/drama/pins"
 )
 
-// Defaults of a Downloader.
+// Defaults of DownloadOptions.
 const (
 	DefaultWorkers     = 8
 	DefaultChunkSize   = 16 << 20
@@ -30,13 +30,9 @@ type Target struct {
 	Final   string // the verified blob
 }
 
-// Downloader fetches files by parallel ranged GETs into preallocated
-// partial files, hashing each file's contiguous prefix as it fills, and
-// renames a file to its final name only after its size and digest match.
-type Downloader struct {
-	Client *Client
-	Repo   string
-	Commit string
+// DownloadOptions say how a fetch downloads; the zero value takes every
+// default. Fetch reads them and never changes them.
+type DownloadOptions struct {
 	// Workers is the most parallel streams over all files (default
 	// DefaultWorkers); past DefaultWorkers they are added only while they
 	// raise the measured rate (see the package documentation).
@@ -55,6 +51,19 @@ type Downloader struct {
 	// SplitMin turns splitting off.
 	SplitAfter time.Duration
 	SplitMin   int64
+}
+
+// downloader fetches files of one commit by parallel ranged GETs into
+// preallocated partial files, hashing each file's contiguous prefix as it
+// fills, and renames a file to its final name only after its size and
+// digest match. A fetch makes one for its run.
+type downloader struct {
+	client       *Client
+	repo, commit string
+	o            DownloadOptions
+	// event gets the file events: the fetch's bookkeeping, then the
+	// options' Event.
+	event func(Event)
 }
 
 // EventKind names a fetch event.
@@ -93,18 +102,18 @@ type Event struct {
 	VerifyLag time.Duration `json:"verify_lag_ns,omitempty"`
 }
 
-func (d *Downloader) emit(e Event) {
-	if d.Event != nil {
-		d.Event(e)
+func (d *downloader) emit(e Event) {
+	if d.event != nil {
+		d.event(e)
 	}
 }
 
-func (d *Downloader) workers() int     { return orDefault(d.Workers, DefaultWorkers) }
-func (d *Downloader) chunkSize() int64 { return orDefault(d.ChunkSize, DefaultChunkSize) }
-func (d *Downloader) idle() time.Duration {
-	return orDefault(d.IdleTimeout, DefaultIdleTimeout)
+func (d *downloader) workers() int     { return orDefault(d.o.Workers, DefaultWorkers) }
+func (d *downloader) chunkSize() int64 { return orDefault(d.o.ChunkSize, DefaultChunkSize) }
+func (d *downloader) idle() time.Duration {
+	return orDefault(d.o.IdleTimeout, DefaultIdleTimeout)
 }
-func (d *Downloader) attempts() int { return orDefault(d.MaxAttempts, DefaultMaxAttempts) }
+func (d *downloader) attempts() int { return orDefault(d.o.MaxAttempts, DefaultMaxAttempts) }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v > 0 {
@@ -113,14 +122,14 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 	return def
 }
 
-// Run downloads targets and returns when all are verified, one fails for
+// run downloads targets and returns when all are verified, one fails for
 // good, or ctx ends. Partial files and their sidecars stay for a later run.
-func (d *Downloader) Run(ctx context.Context, targets []Target) error {
+func (d *downloader) run(ctx context.Context, targets []Target) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	q := newQueue(d.workers(), len(targets), d.chunkSize())
-	q.splitAfter = orDefault(d.SplitAfter, DefaultSplitAfter)
-	if q.splitMin = orDefault(d.SplitMin, DefaultSplitMin); d.SplitMin < 0 {
+	q.splitAfter = orDefault(d.o.SplitAfter, DefaultSplitAfter)
+	if q.splitMin = orDefault(d.o.SplitMin, DefaultSplitMin); d.o.SplitMin < 0 {
 		q.splitMin = 0
 	}
 	stopTick := q.tick(min(q.splitAfter/4, 250*time.Millisecond))
@@ -159,7 +168,7 @@ func (d *Downloader) Run(ctx context.Context, targets []Target) error {
 	return err
 }
 
-func (d *Downloader) work(ctx context.Context, q *queue, id int) {
+func (d *downloader) work(ctx context.Context, q *queue, id int) {
 	for {
 		s, ok := q.take(id)
 		if !ok {
@@ -210,7 +219,7 @@ type task struct {
 
 // open prepares a target's partial file, resuming from its sidecar when the
 // two agree, else starting over with a preallocated file.
-func (d *Downloader) open(t Target) (*job, error) {
+func (d *downloader) open(t Target) (*job, error) {
 	if err := os.MkdirAll(filepath.Dir(t.Partial), 0o755); err != nil {
 		return nil, diskError(t.Partial, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -19,7 +20,7 @@ var (
 	ErrBadResponse  = errors.New("bad response")           // a 200 for a range, a wrong Content-Range, a short body
 	ErrExpired      = errors.New("download URL expired")   // 403 from the signed data URL
 	ErrNoSpace      = errors.New("not enough disk space")
-	ErrLocked       = errors.New("locked by another fetch")
+	ErrFlockHeld    = errors.New("flock held by another process") // Flock waited in vain
 )
 
 // StatusError is an HTTP answer the client could not use.
@@ -64,7 +65,7 @@ func (e *StatusError) advice() string {
 	case ErrGated:
 		return fmt.Sprintf("; %s is gated: accept its terms at %s/%s while logged in, then set HF_TOKEN to a token of that account (%s)", e.Repo, e.site(), e.Repo, tok)
 	case ErrNotFound:
-		return "; check the repository, the pinned revision and --endpoint"
+		return "; check the repository, the pinned revision and the endpoint"
 	}
 	return ""
 }
@@ -108,4 +109,22 @@ func redact(u string) string {
 	}
 	p.RawQuery, p.User = "", nil
 	return p.String()
+}
+
+// wrapped is err after what it happened to, with err's own "hub: "
+// dropped so that a message names the package once.
+type wrapped struct {
+	what string
+	err  error
+}
+
+// Error gives what, then err.
+func (e *wrapped) Error() string { return e.what + ": " + strings.TrimPrefix(e.err.Error(), "hub: ") }
+
+// Unwrap gives err.
+func (e *wrapped) Unwrap() error { return e.err }
+
+// wrap puts what (a format and its arguments) before err.
+func wrap(err error, format string, args ...any) error {
+	return &wrapped{what: fmt.Sprintf(format, args...), err: err}
 }

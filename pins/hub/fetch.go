@@ -21,17 +21,30 @@ import (
 // "hf cache prune" keeps it.
 const PinnedRef = "drama-pinned"
 
-// Fetcher puts a pinned commit's files into a Hugging Face cache.
+// Fetcher puts a pinned commit's files into a Hugging Face cache. Its
+// fields are settings: Fetch reads them and changes none, so one Fetcher
+// serves any number of fetches, at once too.
 type Fetcher struct {
-	Client  *Client // nil or unused when Offline
-	Cache   Cache
-	Offline bool // HF_HUB_OFFLINE: no network; everything must be present
-	// Downloader settings; Client, Repo and Commit are filled in.
-	Download Downloader
-	LockWait time.Duration // bound on waiting for another fetch (default 1 min)
+	Client    *Client // nil or unused when Offline
+	Cache     Cache
+	Offline   bool            // HF_HUB_OFFLINE: no network; everything must be present
+	Download  DownloadOptions // how missing files are downloaded
+	FlockWait time.Duration   // bound on waiting for another fetch's flocks (default 1 min)
+}
 
+// fetchRun is one Fetch: its own copy of the settings (the cache folder
+// made absolute, a client that reports retries as events) and the
+// verified-blob records it reads and writes.
+type fetchRun struct {
+	Fetcher
 	recMu   sync.Mutex
-	records map[string]*blobRecord // by repository folder, during a Fetch
+	records map[string]*blobRecord // by repository folder
+}
+
+func (f *fetchRun) emit(e Event) {
+	if f.Download.Event != nil {
+		f.Download.Event(e)
+	}
 }
 
 // How says how a file came to be in the cache.
@@ -62,30 +75,41 @@ type Result struct {
 
 // Fetch makes every file present and verified in the cache under
 // snapshots/<commit>, then writes the refs. files must carry digests: a
-// file without one is an error wrapping pins.ErrUnlocked.
-func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
+// file without one is an error wrapping pins.ErrIncomplete. Its errors
+// begin "hub: fetch: ".
+func (s *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
+	res, err := s.fetch(ctx, repo, commit, files)
+	if err != nil {
+		return nil, wrap(err, "hub: fetch")
+	}
+	return res, nil
+}
+
+func (s *Fetcher) fetch(ctx context.Context, repo, commit string, files []pins.File) (*Result, error) {
 	if !pins.IsCommit(commit) {
-		return nil, fmt.Errorf("fetch: revision %q: want a full 40-hex commit", commit)
+		return nil, fmt.Errorf("revision %q: want a full 40-hex commit", commit)
 	}
 	for _, pf := range files {
 		if BlobName(pf) == "" {
-			return nil, fmt.Errorf("fetch: %s: the pin has no digest: %w", pf.Path, pins.ErrUnlocked)
+			return nil, fmt.Errorf("%s: the pin has no digest: %w", pf.Path, pins.ErrIncomplete)
 		}
 	}
+	f := &fetchRun{Fetcher: *s, records: map[string]*blobRecord{}}
 	// The paths in the result must name the files from anywhere.
 	if dir, err := filepath.Abs(f.Cache.Dir); err == nil {
 		f.Cache.Dir = dir
 	}
-	unlock, err := Lock(ctx, f.Cache.lockPath(repo, "drama-fetch.lock"), orDefault(f.LockWait, time.Minute))
+	if s.Client != nil && s.Client.OnRetry == nil {
+		c := *s.Client
+		c.OnRetry = func(r Retry) { f.emit(Event{Kind: EventRetry, Path: r.What, Error: r.Message()}) }
+		f.Client = &c
+	}
+	release, err := Flock(ctx, f.Cache.flockPath(repo, "drama-fetch.lock"), orDefault(f.FlockWait, time.Minute))
 	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
+		return nil, err
 	}
-	defer unlock()
-	f.records = map[string]*blobRecord{}
+	defer release()
 	defer f.saveRecords()
-	if f.Client != nil && f.Client.OnRetry == nil {
-		f.Client.OnRetry = func(r Retry) { f.Download.emit(Event{Kind: EventRetry, Path: r.What, Error: r.Message()}) }
-	}
 	res := &Result{Repo: repo, Commit: commit}
 	missing, err := f.classify(ctx, repo, files, res)
 	if err != nil {
@@ -95,11 +119,11 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if err != nil {
 		return nil, err
 	}
-	missing, unlockBlobs, err := f.lockBlobs(ctx, repo, missing, res)
+	missing, releaseBlobs, err := f.flockBlobs(ctx, repo, missing, res)
 	if err != nil {
 		return nil, err
 	}
-	defer unlockBlobs()
+	defer releaseBlobs()
 	if err := f.download(ctx, repo, commit, missing); err != nil {
 		return nil, err
 	}
@@ -109,13 +133,13 @@ func (f *Fetcher) Fetch(ctx context.Context, repo, commit string, files []pins.F
 	if tree != nil && treeAgrees(tree, files) {
 		_ = f.Cache.WriteTree(repo, commit, tree) // only saves huggingface_hub a request
 	}
-	f.Download.emit(Event{Kind: EventDone})
+	f.emit(Event{Kind: EventDone})
 	return res, nil
 }
 
 // record returns the verified-blob record of the repository folder that
 // holds blob path.
-func (f *Fetcher) record(blobPath string) *blobRecord {
+func (f *fetchRun) record(blobPath string) *blobRecord {
 	dir := filepath.Dir(filepath.Dir(blobPath))
 	f.recMu.Lock()
 	defer f.recMu.Unlock()
@@ -127,7 +151,7 @@ func (f *Fetcher) record(blobPath string) *blobRecord {
 	return r
 }
 
-func (f *Fetcher) saveRecords() {
+func (f *fetchRun) saveRecords() {
 	f.recMu.Lock()
 	defer f.recMu.Unlock()
 	for _, r := range f.records {
@@ -140,7 +164,7 @@ func (f *Fetcher) saveRecords() {
 // matches now. A blob of the right size that fails the digest is removed
 // when it is the repository's own (it is downloaded again); another
 // repository's is only passed over.
-func (f *Fetcher) usable(ctx context.Context, path string, pf pins.File, own bool) (bool, error) {
+func (f *fetchRun) usable(ctx context.Context, path string, pf pins.File, own bool) (bool, error) {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != pf.Size {
 		return false, nil
@@ -149,7 +173,7 @@ func (f *Fetcher) usable(ctx context.Context, path string, pf pins.File, own boo
 	if rec.vouches(name, fi, pf.SHA256) {
 		return true, nil
 	}
-	f.Download.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size})
+	f.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size})
 	err = checkBlob(ctx, path, pf)
 	switch {
 	case err == nil:
@@ -160,7 +184,7 @@ func (f *Fetcher) usable(ctx context.Context, path string, pf pins.File, own boo
 	case errors.Is(err, ErrMismatch) && f.Offline && own:
 		return false, fmt.Errorf("%w in the cache (%s); HF_HUB_OFFLINE is set, so it cannot be downloaded again: unset HF_HUB_OFFLINE and run again", err, path)
 	case errors.Is(err, ErrMismatch):
-		f.Download.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size, Error: err.Error() + ": downloading it again"})
+		f.emit(Event{Kind: EventCheck, Path: pf.Path, Size: pf.Size, Error: err.Error() + ": downloading it again"})
 		rec.drop(name)
 		if own {
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -174,7 +198,7 @@ func (f *Fetcher) usable(ctx context.Context, path string, pf pins.File, own boo
 
 // find looks for a usable blob named etag for pf: the repository's own
 // first, then the other repositories of the cache.
-func (f *Fetcher) find(ctx context.Context, repo, etag string, pf pins.File) (string, error) {
+func (f *fetchRun) find(ctx context.Context, repo, etag string, pf pins.File) (string, error) {
 	own := f.Cache.BlobPath(repo, etag)
 	if ok, err := f.usable(ctx, own, pf, true); ok || err != nil {
 		return own, err
@@ -196,7 +220,7 @@ func (f *Fetcher) find(ctx context.Context, repo, etag string, pf pins.File) (st
 // classify finds each file's blob in the cache (own or another
 // repository's) and returns the ones to download, once per blob: paths
 // with the same content share one download.
-func (f *Fetcher) classify(ctx context.Context, repo string, files []pins.File, res *Result) ([]Target, error) {
+func (f *fetchRun) classify(ctx context.Context, repo string, files []pins.File, res *Result) ([]Target, error) {
 	var missing []Target
 	seen := map[string]How{}
 	for _, pf := range files {
@@ -206,14 +230,14 @@ func (f *Fetcher) classify(ctx context.Context, repo string, files []pins.File, 
 		if how, ok := seen[name]; ok {
 			r.How = how
 			if how != HowDownloaded {
-				f.Download.emit(Event{Kind: EventPresent, Path: pf.Path, Size: pf.Size})
+				f.emit(Event{Kind: EventPresent, Path: pf.Path, Size: pf.Size})
 			}
 			res.Files = append(res.Files, r)
 			continue
 		}
 		src, err := f.find(ctx, repo, name, pf)
 		if err != nil {
-			return nil, fmt.Errorf("fetch: %s: %w", pf.Path, err)
+			return nil, wrap(err, "%s", pf.Path)
 		}
 		switch {
 		case src == "":
@@ -222,13 +246,13 @@ func (f *Fetcher) classify(ctx context.Context, repo string, files []pins.File, 
 		case src != final:
 			linked, err := linkOrCopy(src, final)
 			if err != nil {
-				return nil, fmt.Errorf("fetch: %s: share blob from %s: %w", pf.Path, src, err)
+				return nil, wrap(err, "%s: share blob from %s", pf.Path, src)
 			}
 			f.record(final).add(name, final, pf.SHA256)
 			r.How = HowShared
-			f.Download.emit(Event{Kind: EventShared, Path: pf.Path, Size: pf.Size, Copied: !linked})
+			f.emit(Event{Kind: EventShared, Path: pf.Path, Size: pf.Size, Copied: !linked})
 		default:
-			f.Download.emit(Event{Kind: EventPresent, Path: pf.Path, Size: pf.Size})
+			f.emit(Event{Kind: EventPresent, Path: pf.Path, Size: pf.Size})
 		}
 		seen[name] = r.How
 		res.Files = append(res.Files, r)
@@ -236,42 +260,42 @@ func (f *Fetcher) classify(ctx context.Context, repo string, files []pins.File, 
 	return missing, nil
 }
 
-// lockBlobs takes huggingface_hub's own lock for each missing blob
-// (.locks/<repo folder>/<etag>.lock, flock), so that a Python download of
-// the same blob and drama never write it at once, and drops the targets
-// whose blob appeared while waiting. Offline, nothing is locked.
-func (f *Fetcher) lockBlobs(ctx context.Context, repo string, missing []Target, res *Result) ([]Target, func(), error) {
-	var unlocks []func()
-	unlockAll := func() {
-		for _, u := range unlocks {
-			u()
+// flockBlobs takes huggingface_hub's own flock for each missing blob
+// (.locks/<repo folder>/<etag>.lock), so that a Python download of the
+// same blob and drama never write it at once, and drops the targets whose
+// blob appeared while waiting. Offline, nothing is taken.
+func (f *fetchRun) flockBlobs(ctx context.Context, repo string, missing []Target, res *Result) ([]Target, func(), error) {
+	var releases []func()
+	releaseAll := func() {
+		for _, r := range releases {
+			r()
 		}
 	}
 	if f.Offline {
-		return missing, unlockAll, nil
+		return missing, releaseAll, nil
 	}
 	var rest []Target
 	for _, t := range missing {
 		name := filepath.Base(t.Final)
-		u, err := Lock(ctx, f.Cache.lockPath(repo, name+".lock"), orDefault(f.LockWait, time.Minute))
+		r, err := Flock(ctx, f.Cache.flockPath(repo, name+".lock"), orDefault(f.FlockWait, time.Minute))
 		if err != nil {
-			unlockAll()
-			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
+			releaseAll()
+			return nil, nil, wrap(err, "%s", t.File.Path)
 		}
-		unlocks = append(unlocks, u)
+		releases = append(releases, r)
 		ok, err := f.usable(ctx, t.Final, t.File, true)
 		if err != nil {
-			unlockAll()
-			return nil, nil, fmt.Errorf("fetch: %s: %w", t.File.Path, err)
+			releaseAll()
+			return nil, nil, wrap(err, "%s", t.File.Path)
 		}
 		if ok {
 			res.setHow(BlobName(t.File), HowPresent)
-			f.Download.emit(Event{Kind: EventPresent, Path: t.File.Path, Size: t.File.Size})
+			f.emit(Event{Kind: EventPresent, Path: t.File.Path, Size: t.File.Size})
 			continue
 		}
 		rest = append(rest, t)
 	}
-	return rest, unlockAll, nil
+	return rest, releaseAll, nil
 }
 
 // setHow sets how every file stored in blob name arrived.
@@ -284,7 +308,7 @@ func (r *Result) setHow(name string, how How) {
 }
 
 // download checks offline mode and free space, then runs the downloader.
-func (f *Fetcher) download(ctx context.Context, repo, commit string, missing []Target) error {
+func (f *fetchRun) download(ctx context.Context, repo, commit string, missing []Target) error {
 	if len(missing) == 0 {
 		return nil
 	}
@@ -293,30 +317,29 @@ func (f *Fetcher) download(ctx context.Context, repo, commit string, missing []T
 		for i, t := range missing {
 			names[i] = t.File.Path
 		}
-		return fmt.Errorf("fetch: %w (HF_HUB_OFFLINE is set): %d files are not in the cache %s: %s; unset HF_HUB_OFFLINE or copy them in",
+		return fmt.Errorf("%w (HF_HUB_OFFLINE is set): %d files are not in the cache %s: %s; unset HF_HUB_OFFLINE or copy them in",
 			ErrOffline, len(missing), f.Cache.Dir, strings.Join(names, ", "))
 	}
 	if err := checkSpace(filepath.Dir(missing[0].Final), missing); err != nil {
 		return err
 	}
-	d := f.Download
-	d.Client, d.Repo, d.Commit = f.Client, repo, commit
+	d := &downloader{client: f.Client, repo: repo, commit: commit, o: f.Download}
 	pinned := map[string]pins.File{}
 	for _, t := range missing {
 		pinned[t.File.Path] = t.File
 	}
 	// Record each blob as it is verified, so that a fetch that fails later
 	// still spares it the hash next time.
-	d.Event = func(e Event) {
+	d.event = func(e Event) {
 		if e.Kind == EventVerified {
 			if pf, ok := pinned[e.Path]; ok {
 				final := f.Cache.BlobPath(repo, BlobName(pf))
 				f.record(final).add(BlobName(pf), final, pf.SHA256)
 			}
 		}
-		f.Download.emit(e)
+		f.emit(e)
 	}
-	return d.Run(ctx, missing)
+	return d.run(ctx, missing)
 }
 
 // checkSpace compares what remains to download with the free space of dir.
@@ -339,7 +362,7 @@ func checkSpace(dir string, missing []Target) error {
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need {
-		return fmt.Errorf("fetch: %w on %s: want %d bytes free for what remains, got %d: free some space or point HF_HUB_CACHE elsewhere", ErrNoSpace, dir, need, free)
+		return fmt.Errorf("%w on %s: want %d bytes free for what remains, got %d: free some space or point HF_HUB_CACHE elsewhere", ErrNoSpace, dir, need, free)
 	}
 	return nil
 }
@@ -360,7 +383,7 @@ func allocatedBytes(fi os.FileInfo) int64 {
 // Any other failure only means there is no listing to cache. reachable
 // says the server was asked and answered, so the branch refs are worth
 // asking for too.
-func (f *Fetcher) listing(ctx context.Context, repo, commit string, needed bool) (tree []TreeFile, reachable bool, err error) {
+func (f *fetchRun) listing(ctx context.Context, repo, commit string, needed bool) (tree []TreeFile, reachable bool, err error) {
 	if f.Offline || f.Client == nil {
 		return nil, false, nil
 	}
@@ -374,7 +397,7 @@ func (f *Fetcher) listing(ctx context.Context, repo, commit string, needed bool)
 	case ctx.Err() != nil:
 		return nil, false, ctx.Err()
 	case errors.Is(err, ErrUnreachable) && needed:
-		return nil, false, fmt.Errorf("fetch: %w", err)
+		return nil, false, err
 	case errors.Is(err, ErrUnreachable):
 		return nil, false, nil
 	}
@@ -404,16 +427,16 @@ func treeAgrees(tree []TreeFile, files []pins.File) bool {
 
 // link writes the snapshot links and the refs: drama's own, and any branch
 // whose head is this commit (asked only of a server that answered).
-func (f *Fetcher) link(ctx context.Context, repo, commit string, res *Result, reachable bool) error {
+func (f *fetchRun) link(ctx context.Context, repo, commit string, res *Result, reachable bool) error {
 	f.Cache.writeCacheTag()
 	for i, r := range res.Files {
 		if err := f.Cache.Link(repo, commit, r.Path, filepath.Base(r.Blob)); err != nil {
-			return fmt.Errorf("fetch: link %s: %w", r.Path, err)
+			return wrap(err, "link %s", r.Path)
 		}
 		res.Files[i].Snapshot = f.Cache.SnapshotPath(repo, commit, r.Path)
 	}
 	if err := f.Cache.WriteRef(repo, PinnedRef, commit); err != nil {
-		return fmt.Errorf("fetch: write ref: %w", err)
+		return wrap(err, "write ref")
 	}
 	if f.Offline || f.Client == nil || !reachable {
 		return nil

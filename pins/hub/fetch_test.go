@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -54,6 +55,35 @@ func TestFetchClean(t *testing.T) {
 	if res.Files[0].How != HowPresent {
 		t.Errorf("second run: want present, got %s", res.Files[0].How)
 	}
+}
+
+// TestFetchChangesNoSetting: a Fetcher's fields are settings that Fetch
+// only reads: a relative cache folder stays relative, the client gets no
+// retry hook, and two fetches may share one Fetcher at once.
+func TestFetchChangesNoSetting(t *testing.T) {
+	fx := newFixture(t)
+	filesA, filesB := threeFiles(), map[string][]byte{"b.bin": content(9, 70<<10)}
+	pfA, pfB := fx.addRepo(repoA, commitA, filesA), fx.addRepo("org/other", commitB, filesB)
+	t.Chdir(fx.dir)
+	f := fx.fetcher("cache")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, job := range []struct {
+		repo, commit string
+		files        []pins.File
+	}{{repoA, commitA, pfA}, {"org/other", commitB, pfB}} {
+		wg.Go(func() { _, errs[i] = f.Fetch(ctxT(t), job.repo, job.commit, job.files) })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("fetches sharing a Fetcher: %v, %v", errs[0], errs[1])
+	}
+	if f.Cache.Dir != "cache" || f.Client.OnRetry != nil {
+		t.Errorf("Fetch changed its settings: cache %q, client retry hook set %v", f.Cache.Dir, f.Client.OnRetry != nil)
+	}
+	abs := Cache{Dir: filepath.Join(fx.dir, "cache")}
+	checkCache(t, abs, repoA, commitA, filesA)
+	checkCache(t, abs, "org/other", commitB, filesB)
 }
 
 // TestFaultMatrix: every fault ends with correct files and no corrupt file
@@ -297,8 +327,11 @@ func TestAuthErrors(t *testing.T) {
 	}
 	fx.srv.Token = ""
 	_, err = f.Fetch(ctxT(t), repoA, commitB, pf)
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("unknown commit: want ErrNotFound, got %v", err)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "the endpoint") || strings.Contains(err.Error(), "--endpoint") {
+		t.Errorf("unknown commit: want ErrNotFound naming the endpoint and no flag (the command knows where it came from), got %v", err)
+	}
+	if !strings.HasPrefix(err.Error(), "hub: fetch: ") || strings.Count(err.Error(), "hub: ") != 1 {
+		t.Errorf("unknown commit: want the package named once, first, got %v", err)
 	}
 }
 
@@ -378,22 +411,22 @@ func TestSharedBlobsAcrossRepos(t *testing.T) {
 	}
 }
 
-func TestLockNamesHolder(t *testing.T) {
+func TestFlockNamesHolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.lock")
-	unlock, err := Lock(ctxT(t), p, time.Second)
+	release, err := Flock(ctxT(t), p, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Lock(ctxT(t), p, 150*time.Millisecond)
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid ") {
-		t.Fatalf("want ErrLocked naming a pid, got %v", err)
+	_, err = Flock(ctxT(t), p, 150*time.Millisecond)
+	if !errors.Is(err, ErrFlockHeld) || !strings.Contains(err.Error(), "is held by pid ") || !strings.HasPrefix(err.Error(), "hub: ") || strings.Contains(err.Error(), "fetch") {
+		t.Fatalf("want ErrFlockHeld, prefixed hub:, naming a pid and no command, got %v", err)
 	}
-	unlock()
-	u2, err := Lock(ctxT(t), p, time.Second)
+	release()
+	r2, err := Flock(ctxT(t), p, time.Second)
 	if err != nil {
-		t.Fatalf("after unlock: %v", err)
+		t.Fatalf("after release: %v", err)
 	}
-	u2()
+	r2()
 }
 
 func TestDiskFullIsFatalAndKeepsPartials(t *testing.T) {
@@ -409,28 +442,28 @@ func TestDiskFullIsFatalAndKeepsPartials(t *testing.T) {
 	}
 }
 
-// TestWaitsForHFBlobLock: while another process holds huggingface_hub's
-// lock on a blob, drama waits; if the blob appears meanwhile it is not
+// TestWaitsForHFBlobFlock: while another process holds huggingface_hub's
+// flock on a blob, drama waits; if the blob appears meanwhile it is not
 // downloaded.
-func TestWaitsForHFBlobLock(t *testing.T) {
+func TestWaitsForHFBlobFlock(t *testing.T) {
 	fx := newFixture(t)
 	files := map[string][]byte{"w.safetensors": content(8, 100<<10)}
 	pf := fx.addRepo(repoA, commitA, files)
 	cache := Cache{Dir: filepath.Join(fx.dir, "cache")}
-	lockPath := filepath.Join(cache.Dir, ".locks", "models--org--model", pf[0].SHA256+".lock")
-	unlock, err := Lock(ctxT(t), lockPath, time.Second)
+	flockPath := filepath.Join(cache.Dir, ".locks", "models--org--model", pf[0].SHA256+".lock")
+	release, err := Flock(ctxT(t), flockPath, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := fx.fetcher(cache.Dir)
-	f.LockWait = 100 * time.Millisecond
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrLocked) {
-		t.Fatalf("want ErrLocked while the blob lock is held, got %v", err)
+	f.FlockWait = 100 * time.Millisecond
+	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrFlockHeld) || !strings.HasPrefix(err.Error(), "hub: fetch: w.safetensors: ") || strings.Count(err.Error(), "hub: ") != 1 {
+		t.Fatalf("want ErrFlockHeld naming the file and the package once while the blob's flock is held, got %v", err)
 	}
 	// The other process finishes the blob and lets go.
 	os.MkdirAll(filepath.Dir(cache.BlobPath(repoA, pf[0].SHA256)), 0o755)
 	os.WriteFile(cache.BlobPath(repoA, pf[0].SHA256), files["w.safetensors"], 0o644)
-	unlock()
+	release()
 	res, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	if err != nil {
 		t.Fatal(err)

@@ -95,14 +95,14 @@ func (fx *fixture) fetcher(cache string) *Fetcher {
 	return &Fetcher{
 		Client: fx.client(),
 		Cache:  Cache{Dir: cache},
-		Download: Downloader{
+		Download: DownloadOptions{
 			// A long idle timeout: on a loaded machine a healthy stream can
 			// pause for a while, and a re-issued range would break the
 			// byte counts the tests check. Stall tests use stallIdle.
 			Workers: 4, ChunkSize: 32 << 10, IdleTimeout: 20 * time.Second, MaxAttempts: 6,
 			Event: func(e Event) { fx.mu.Lock(); fx.events = append(fx.events, e); fx.mu.Unlock() },
 		},
-		LockWait: time.Second,
+		FlockWait: time.Second,
 	}
 }
 

@@ -302,7 +302,7 @@ func OwnRefs(repoDir, root, commit string) (map[string]bool, error) {
 
 // Removal is what drama rm deletes for one install, and what it keeps.
 type Removal struct {
-	Files     []string // files of the variant directory: pinned files, the lock, drama's state
+	Files     []string // files of the variant directory: pinned files, the lock file, drama's state
 	Snapshots []string // cache snapshot entries
 	Blobs     []string // cache blobs
 	Refs      []string // cache ref files
@@ -530,15 +530,15 @@ func pruneEmpty(dir string) {
 	}
 }
 
-// LockRepos takes drama fetch's lock (.locks/<repo folder>/drama-fetch.lock)
+// FlockRepos takes a fetch's flock (.locks/<repo folder>/drama-fetch.lock)
 // on the cache folder of every repository placed names, so that no fetch
-// links to a blob while a removal decides about it. unlock releases them.
-func LockRepos(ctx context.Context, placed []Placed, wait time.Duration) (unlock func(), err error) {
+// links to a blob while a removal decides about it. release releases them.
+func FlockRepos(ctx context.Context, placed []Placed, wait time.Duration) (release func(), err error) {
 	seen := map[string]bool{}
-	var unlocks []func()
-	unlock = func() {
-		for i := len(unlocks) - 1; i >= 0; i-- {
-			unlocks[i]()
+	var releases []func()
+	release = func() {
+		for i := len(releases) - 1; i >= 0; i-- {
+			releases[i]()
 		}
 	}
 	for _, pl := range placed {
@@ -546,12 +546,12 @@ func LockRepos(ctx context.Context, placed []Placed, wait time.Duration) (unlock
 			continue
 		}
 		seen[pl.RepoDir] = true
-		u, err := Lock(ctx, filepath.Join(filepath.Dir(pl.RepoDir), ".locks", filepath.Base(pl.RepoDir), "drama-fetch.lock"), wait)
+		r, err := Flock(ctx, filepath.Join(filepath.Dir(pl.RepoDir), ".locks", filepath.Base(pl.RepoDir), "drama-fetch.lock"), wait)
 		if err != nil {
-			unlock()
+			release()
 			return nil, err
 		}
-		unlocks = append(unlocks, u)
+		releases = append(releases, r)
 	}
-	return unlock, nil
+	return release, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,21 +20,7 @@ import (
 var pluginBin, standinBin string
 
 func TestMain(m *testing.M) {
-	nativetest.HostMain()
-	dir, err := os.MkdirTemp("", "cuda-plugin-test-*")
-	if err == nil {
-		pluginBin, err = nativetest.BuildPlugin(dir, "cuda", "github.com/drama-tts/drama/plugins/cuda")
-	}
-	if err == nil {
-		standinBin, err = nativetest.Build(dir, "tensorfold-standin", nativetest.StandinPackage)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	nativetest.PluginMain(m, "cuda", "github.com/drama-tts/drama/plugins/cuda", "tensorfold-standin", &pluginBin, &standinBin)
 }
 
 func linuxOnly(t *testing.T) {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,20 +17,7 @@ import (
 var pluginBin, standinBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "metal-plugin-test-*")
-	if err == nil {
-		pluginBin, err = nativetest.BuildPlugin(dir, "metal", "github.com/drama-tts/drama/plugins/metal")
-	}
-	if err == nil {
-		standinBin, err = nativetest.Build(dir, "drama3-generate", nativetest.StandinPackage)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	nativetest.PluginMain(m, "metal", "github.com/drama-tts/drama/plugins/metal", "drama3-generate", &pluginBin, &standinBin)
 }
 
 // TestRefusesOffMacOS: on any OS but macOS the real binary answers

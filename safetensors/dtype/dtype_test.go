@@ -297,10 +297,12 @@ func TestPackE2M1(t *testing.T) {
 		}
 	}
 	back := make([]uint8, 8)
-	UnpackE2M1(back, got)
+	for i, b := range got { // the inverse of PackE2M1: two codes a byte, low nibble first
+		back[2*i], back[2*i+1] = b&15, b>>4
+	}
 	for i := range codes {
 		if back[i] != codes[i] {
-			t.Fatalf("UnpackE2M1: want %v, got %v", codes, back)
+			t.Fatalf("unpacked: want %v, got %v", codes, back)
 		}
 	}
 	for c := range uint8(16) {

@@ -40,10 +40,3 @@ func PackE2M1(dst []byte, codes []uint8) {
 		dst[i] = codes[2*i]&15 | codes[2*i+1]<<4
 	}
 }
-
-// UnpackE2M1 is the inverse of PackE2M1: it writes 2*len(src) codes to dst.
-func UnpackE2M1(dst []uint8, src []byte) {
-	for i, b := range src {
-		dst[2*i], dst[2*i+1] = b&15, b>>4
-	}
-}

@@ -37,11 +37,6 @@ func (d Decoder) tooLong(path string, dur time.Duration) error {
 		Msg: fmt.Sprintf("the recording is %s; at most %.0f s is kept: cut it to the speech you want", what, d.MaxDuration.Seconds())}
 }
 
-// Decode reads the audio file at path with the default Decoder.
-func Decode(ctx context.Context, path string) (*Audio, error) {
-	return Decoder{}.Decode(ctx, path)
-}
-
 // Decode reads the audio file at path. A RIFF/WAVE file is read directly;
 // any other file is decoded by ffmpeg (run directly, never through a
 // shell) to 32-bit float at its own rate and channel count. Without ffmpeg,

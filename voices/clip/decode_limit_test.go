@@ -2,7 +2,6 @@ package clip
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -26,19 +25,7 @@ func allocated(f func()) uint64 {
 func longWAV(t *testing.T, d time.Duration) string {
 	t.Helper()
 	n := int(d.Seconds() * 1000)
-	b := make([]byte, 44+2*n)
-	copy(b, "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], 1000)
-	binary.LittleEndian.PutUint32(b[28:], 2000)
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
+	b := append(WAVHeader(1000, 2*n), make([]byte, 2*n)...)
 	p := filepath.Join(t.TempDir(), "long.wav")
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)

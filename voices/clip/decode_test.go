@@ -34,7 +34,7 @@ func TestDecodeWAVDirect(t *testing.T) {
 	if err != nil || a.Rate != 48000 || a.Coding != "float32" {
 		t.Fatalf("got %v, %v", a, err)
 	}
-	_, err = Decode(context.Background(), "testdata/fmt-alaw.wav")
+	_, err = (Decoder{}).Decode(context.Background(), "testdata/fmt-alaw.wav")
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "fmt-alaw.wav") {
 		t.Fatalf("want ErrUnsupported naming the file, got %v", err)
 	}
@@ -73,7 +73,7 @@ func TestDecodeFFmpegFails(t *testing.T) {
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "install ffmpeg") {
 		t.Fatalf("want ErrUnsupported saying to install ffmpeg, got %v", err)
 	}
-	if _, err := Decode(context.Background(), filepath.Join(t.TempDir(), "missing.wav")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := (Decoder{}).Decode(context.Background(), filepath.Join(t.TempDir(), "missing.wav")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("want a not-exist error, got %v", err)
 	}
 }
@@ -89,7 +89,7 @@ func TestDecodeWithRealFFmpeg(t *testing.T) {
 		t.Fatalf("ffmpeg: %v: %s", err, out)
 	}
 	want, _ := ReadWAVFile("testdata/fmt-pcm24-48k-stereo.wav")
-	got, err := Decode(context.Background(), flac)
+	got, err := (Decoder{}).Decode(context.Background(), flac)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,9 +271,19 @@ func convertSamples(d []byte, f *wavFmt) []float32 {
 // rounded to the nearest step and held to the 16-bit range.
 func EncodeWAV(x []float32, rate int) []byte {
 	n := len(x) * 2
+	b := append(make([]byte, 0, 44+n), WAVHeader(rate, n)...)
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint16(b, uint16(toPCM16(v)))
+	}
+	return b
+}
+
+// WAVHeader is the 44-byte header of a 16-bit mono PCM WAV at rate Hz whose
+// data chunk holds dataBytes bytes: what EncodeWAV writes before the
+// samples.
+func WAVHeader(rate, dataBytes int) []byte {
 	le := binary.LittleEndian
-	b := make([]byte, 0, 44+n)
-	b = le.AppendUint32(append(b, "RIFF"...), uint32(36+n))
+	b := le.AppendUint32(append(make([]byte, 0, 44), "RIFF"...), uint32(36+dataBytes))
 	b = le.AppendUint32(append(b, "WAVEfmt "...), 16)
 	b = le.AppendUint16(b, wavPCM)
 	b = le.AppendUint16(b, 1)
@@ -281,11 +291,7 @@ func EncodeWAV(x []float32, rate int) []byte {
 	b = le.AppendUint32(b, uint32(rate*2))
 	b = le.AppendUint16(b, 2)
 	b = le.AppendUint16(b, 16)
-	b = le.AppendUint32(append(b, "data"...), uint32(n))
-	for _, v := range x {
-		b = le.AppendUint16(b, uint16(toPCM16(v)))
-	}
-	return b
+	return le.AppendUint32(append(b, "data"...), uint32(dataBytes))
 }
 
 func toPCM16(v float32) int16 {

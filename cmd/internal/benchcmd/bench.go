@@ -2,10 +2,8 @@
 package benchcmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,13 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/drama-tts/drama/cmd/internal/benchcmd/shared"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/bench"
 )
 
 // DefaultServer is drama serve's default address.
-const DefaultServer = "http://127.0.0.1:8793"
+const DefaultServer = "http://" + serverec.DefaultAddr
 
 // Options are the inputs of `drama bench`.
 type Options struct {
@@ -129,17 +128,9 @@ func withScheme(s string) string {
 	return "http://" + strings.TrimRight(s, "/")
 }
 
-// LoadCorpus returns --corpus's corpus, or the built-in one.
-func LoadCorpus(name string) (*bench.Corpus, error) {
-	if name == "" {
-		return bench.DefaultCorpus(), nil
-	}
-	return bench.ReadCorpus(name)
-}
-
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	corpus, err := LoadCorpus(opts.Corpus)
+	corpus, err := shared.LoadCorpus(opts.Corpus)
 	if err != nil {
 		return err
 	}
@@ -150,12 +141,12 @@ func run(ctx context.Context, opts *Options) error {
 	if opts.Warmup == 0 {
 		cfg.Warmup = -1
 	}
-	var served *Served
+	var served *shared.Served
 	if opts.Start {
 		// Sampling starts before drama serve does, so the load is seen.
 		sampler := bench.StartSampler(bench.ReadBaseline(true), 0, time.Now())
 		f.Infof("starting drama serve for the run")
-		served, err = StartServe(ctx, f, ServeOptions{Drama: opts.Drama, Args: opts.ServeArgs, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+		served, err = shared.StartServe(ctx, f, shared.ServeOptions{Drama: opts.Drama, Args: opts.ServeArgs, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 		if err != nil {
 			sampler.Stop()
 			return cmdutil.EngineError(err)
@@ -167,7 +158,7 @@ func run(ctx context.Context, opts *Options) error {
 		url, pid := ResolveServer(f, opts.Server)
 		cfg.Client, cfg.ServerPID = &bench.Client{URL: url}, pid
 	}
-	bar := ProgressFor(f, &cfg)
+	bar := shared.ProgressFor(f, &cfg)
 	rep, err := bench.Run(ctx, cfg)
 	bar.Finish()
 	switch {
@@ -181,7 +172,7 @@ func run(ctx context.Context, opts *Options) error {
 	if served != nil {
 		rep.ReadySeconds = served.Ready.Seconds()
 	}
-	if err := WriteReports(rep, opts.Out); err != nil {
+	if err := shared.WriteReports(rep, opts.Out); err != nil {
 		return err
 	}
 	f.Infof("wrote %s and %s", filepath.Join(opts.Out, "report.json"), filepath.Join(opts.Out, "report.html"))
@@ -195,45 +186,6 @@ func run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("%d of %d replies were not valid audio (see requests in %s)", rep.Summary.Invalid, len(rep.Requests), filepath.Join(opts.Out, "report.json"))
 	}
 	return nil
-}
-
-// ProgressFor sets cfg.Progress to count requests on a progress display
-// and warn of each reply that is not valid audio; the caller finishes it.
-func ProgressFor(f *cmdutil.Factory, cfg *bench.Config) cmdutil.Progress {
-	voices := max(1, len(cfg.Voices))
-	warm := max(cfg.Warmup, 0)
-	if cfg.Warmup == 0 {
-		warm = bench.DefaultWarmup
-	}
-	passes := cfg.Passes
-	if passes <= 0 {
-		passes = bench.DefaultPasses
-	}
-	bar := f.NewCountProgress("bench", int64(1+2*(warm+passes)*voices*len(cfg.Corpus.Texts)))
-	cfg.Progress = func(done, total int, r *bench.Request) {
-		bar.SetTotal(int64(total))
-		bar.Add(1)
-		if !r.Valid() {
-			f.Warnf("%s %s %s %s: %s", r.Pass, r.Mode, r.TextID, bench.VoiceLabel(r.Voice), r.Error)
-		}
-	}
-	return bar
-}
-
-// WriteReports writes report.json and report.html into dir.
-func WriteReports(rep *bench.Report, dir string) error {
-	data, err := rep.MarshalIndent()
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "report.json"), data, 0o644); err != nil {
-		return err
-	}
-	var page bytes.Buffer
-	if err := rep.WriteHTML(&page); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
 }
 
 // PrintSummary prints the warm figures as a table and the memory peaks.

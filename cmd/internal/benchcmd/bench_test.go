@@ -21,32 +21,15 @@ import (
 )
 
 func TestFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args    []string
-		wantErr string
-		check   func(*Options) bool
-	}{
-		{nil, "", func(o *Options) bool { return o.Warmup == 2 && o.Passes == 3 && o.Out == "." && !o.Start }},
-		{[]string{"--voice", "a", "--voice", "b"}, "", func(o *Options) bool { return len(o.Voices) == 2 }},
-		{[]string{"--start", "--", "--engine-bin", "x"}, "", func(o *Options) bool { return o.Start && strings.Join(o.ServeArgs, " ") == "--engine-bin x" }},
-		{[]string{"--", "--engine-bin", "x"}, "add --start", nil},
-		{[]string{"--start", "--server", "http://x"}, "exclude each other", nil},
-		{[]string{"stray"}, "unknown command", nil},
-		{[]string{"--passes", "0"}, "--passes", nil},
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		var got *Options
-		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tc.args...)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%v: %v, want %q", tc.args, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || !tc.check(got) {
-			t.Errorf("%v: %v %+v", tc.args, err, got)
-		}
-	}
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Check: func(o *Options) bool { return o.Warmup == 2 && o.Passes == 3 && o.Out == "." && !o.Start }},
+		{Args: []string{"--voice", "a", "--voice", "b"}, Check: func(o *Options) bool { return len(o.Voices) == 2 }},
+		{Args: []string{"--start", "--", "--engine-bin", "x"}, Check: func(o *Options) bool { return o.Start && strings.Join(o.ServeArgs, " ") == "--engine-bin x" }},
+		{Args: []string{"--", "--engine-bin", "x"}, WantErr: "add --start"},
+		{Args: []string{"--start", "--server", "http://x"}, WantErr: "exclude each other"},
+		{Args: []string{"stray"}, WantErr: "unknown command"},
+		{Args: []string{"--passes", "0"}, WantErr: "--passes"},
+	})
 }
 
 func TestResolveServer(t *testing.T) {

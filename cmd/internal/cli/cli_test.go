@@ -23,7 +23,7 @@ func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout
 	return code, out.String(), errOut.String()
 }
 
-// demoRoot writes a variant directory and a locked pins file for it.
+// demoRoot writes a variant directory and a complete pins file for it.
 func demoRoot(t *testing.T) (root, pinsFile string) {
 	t.Helper()
 	root = t.TempDir()

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/benchcmd"
@@ -30,9 +32,7 @@ import (
 // addCommands adds every command group to root: one line per group.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
-	pins := pinscmd.NewCmd(f)
-	pins.AddCommand(fetchcmd.NewCmdLock(f, nil))
-	root.AddCommand(pins)
+	root.AddCommand(pinscmd.NewCmd(f))
 	root.AddCommand(fetchcmd.NewCmd(f, nil))
 	root.AddCommand(mirrorcmd.NewCmd(f))
 	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))
@@ -51,5 +51,15 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(enginecmd.NewCmd(f))
 	root.AddCommand(benchcmd.NewCmd(f, nil))
 	root.AddCommand(qualifycmd.NewCmd(f, nil))
-	root.AddCommand(servicecmd.NewCmd(f))
+	root.AddCommand(servicecmd.NewCmd(f, servicePeers(f)))
+}
+
+// servicePeers are the commands drama service installs and reports on.
+func servicePeers(f *cmdutil.Factory) servicecmd.Peers {
+	return servicecmd.Peers{
+		Serve: func() *cobra.Command {
+			return servecmd.NewCmd(f, func(context.Context, *servecmd.Options) error { return nil })
+		},
+		Status: func() *cobra.Command { return statuscmd.NewCmd(f, nil) },
+	}
 }

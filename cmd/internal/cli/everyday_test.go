@@ -47,3 +47,27 @@ func TestEverydayCommandsAreWired(t *testing.T) {
 		t.Errorf("list with a bad config: %d %s", code, errOut)
 	}
 }
+
+// drama service install takes drama serve's own flags, given by the
+// command tree, and passes them on to the service; its status runs the
+// tree's drama status.
+func TestServiceInstallTakesServeFlags(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	code, out, errOut := runCLI(t, context.Background(), "service", "install", "--print", "--root", root, "--variant", "nvfp4",
+		"--grace", "30s", "--max-queue", "8", "--allow-origin", "https://a.example", "--long-form", "--prefix-cache", "0")
+	want := " serve --root " + root + " --variant nvfp4 --allow-origin https://a.example --grace 30s --long-form --max-queue 8 --prefix-cache 0\n"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d: want %q in\n%s\n%s", code, want, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, context.Background(), "service", "install", "--print", "--max-queue", "many"); code != cmdutil.ExitUsage || !strings.Contains(errOut, "max-queue") {
+		t.Errorf("a value drama serve refuses: exit %d %s", code, errOut)
+	}
+	ios, _, stdout, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	f.Global.Root, f.Global.JSON = root, true
+	st := servicePeers(f).Status()
+	st.SetArgs(nil)
+	if err := st.Execute(); err != nil || !strings.Contains(stdout.String(), `"servers"`) {
+		t.Errorf("the status peer: %v\n%s", err, stdout)
+	}
+}

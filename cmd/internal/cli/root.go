@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/configcmd"
+	"github.com/drama-tts/drama/cmd/internal/config"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -31,7 +31,7 @@ Built with Fish Audio.`),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			// Flags not given take their value from the environment or
 			// the config file.
-			if err := configcmd.Apply(cmd, f); err != nil {
+			if err := config.Apply(cmd, f); err != nil {
 				return err
 			}
 			if !slices.Contains(pins.Variants, f.Global.Variant) {

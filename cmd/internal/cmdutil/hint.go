@@ -157,13 +157,13 @@ func HasFiles(dir string) bool {
 }
 
 // PinsAdvice adds what to do to an error of pins.Verify or of a fetch that
-// found p unlocked or its folder missing: the drama pins lock or drama fetch
+// found p incomplete or its folder missing: the drama pins lock or drama fetch
 // command that mends it, with the user's own flags (pinsFile, when not
 // empty, is the --pins file given). Other errors, and nil, come back as they
 // are.
 func PinsAdvice(f *Factory, err error, p *pins.Pins, pinsFile string) error {
 	switch {
-	case errors.Is(err, pins.ErrUnlocked):
+	case errors.Is(err, pins.ErrIncomplete):
 		return fmt.Errorf("%w: run %s (or %s) to fill them in", err,
 			f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", pinsFile),
 			f.Suggest("fetch", "--variant", p.Variant, "--pins", pinsFile))

@@ -82,12 +82,12 @@ func TestPinsAdviceRepeatsTheUserFlags(t *testing.T) {
 	f := TestFactory(ios)
 	f.Global.Root = "/srv/drama"
 	p := &pins.Pins{Variant: "nvfp4"}
-	unlocked := fmt.Errorf("pins: variant nvfp4: %w", pins.ErrUnlocked)
-	err := PinsAdvice(f, unlocked, p, "my.json")
-	want := "pins: variant nvfp4: pins are not locked: run drama pins lock --variant nvfp4 --pins my.json --root /srv/drama" +
+	incomplete := fmt.Errorf("pins: variant nvfp4: %w", pins.ErrIncomplete)
+	err := PinsAdvice(f, incomplete, p, "my.json")
+	want := "pins: variant nvfp4: incomplete pins: run drama pins lock --variant nvfp4 --pins my.json --root /srv/drama" +
 		" (or drama fetch --variant nvfp4 --pins my.json --root /srv/drama) to fill them in"
-	if !errors.Is(err, pins.ErrUnlocked) || err.Error() != want {
-		t.Errorf("unlocked:\n got %v\nwant %s", err, want)
+	if !errors.Is(err, pins.ErrIncomplete) || err.Error() != want {
+		t.Errorf("incomplete:\n got %v\nwant %s", err, want)
 	}
 	err = PinsAdvice(f, fmt.Errorf("pins: /x: %w", pins.ErrNoDir), p, "")
 	want = "pins: /x: directory does not exist: run drama fetch --variant nvfp4 --root /srv/drama, or pass the --root that holds it"

@@ -1,3 +1,5 @@
+// Package configcmd implements `drama config show`: each setting of the
+// config file (package config) with its effective value and source.
 package configcmd
 
 import (
@@ -8,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/config"
 )
 
 // ShowOptions are the inputs of `drama config show`.
@@ -53,7 +56,7 @@ and line, for the commands the file configures.`),
 
 func keyDocs() string {
 	var b strings.Builder
-	for i, k := range Keys {
+	for i, k := range config.Keys {
 		if i > 0 {
 			b.WriteString("\n")
 		}
@@ -89,26 +92,26 @@ $ drama config show --json`),
 
 // ShowReport is the JSON document of `drama config show --json`.
 type ShowReport struct {
-	File     string    `json:"file"`
-	Found    bool      `json:"found"`
-	Settings []Setting `json:"settings"`
+	File     string           `json:"file"`
+	Found    bool             `json:"found"`
+	Settings []config.Setting `json:"settings"`
 }
 
 func runShow(_ context.Context, opts *ShowOptions) error {
 	f := opts.F
-	cf, err := Load(f.Getenv)
+	cf, err := config.Load(f.Getenv)
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}
-	path, _ := Path(f.Getenv)
+	path, _ := config.Path(f.Getenv)
 	_, statErr := os.Stat(path)
-	rep := ShowReport{File: path, Found: statErr == nil, Settings: []Setting{}}
-	for _, name := range Commands() {
+	rep := ShowReport{File: path, Found: statErr == nil, Settings: []config.Setting{}}
+	for _, name := range config.Commands() {
 		target, _, err := opts.Root.Find(strings.Fields(name))
 		if err != nil || target == opts.Root {
 			continue
 		}
-		s, err := Resolve(target, name, cf, f.Getenv, false)
+		s, err := config.Resolve(target, name, cf, f.Getenv, false)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/configcmd"
+	"github.com/drama-tts/drama/cmd/internal/config"
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/pins"
@@ -171,7 +171,7 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	cfgPath, _ := configcmd.Path(f.Getenv)
+	cfgPath, _ := config.Path(f.Getenv)
 	d := &doctor{ctx: ctx, opts: opts, f: f, p: opts.Probe, root: root,
 		rep: &Report{Version: f.Version, Go: runtime.Version(), OS: opts.Probe.GOOS, Arch: opts.Probe.GOARCH, Root: root, Config: cfgPath, Checks: []Check{}}}
 	if f.Global.Root != "" {
@@ -251,7 +251,7 @@ func (d *doctor) paths(cfgPath string) {
 	}
 	d.add("cache", OK, strings.Join(d.rep.Caches, ", "), "")
 	if _, err := os.Stat(cfgPath); err == nil {
-		if _, err := configcmd.Load(d.f.Getenv); err != nil {
+		if _, err := config.Load(d.f.Getenv); err != nil {
 			d.add("config", Problem, err.Error(), "correct the line named; drama config --help lists the keys")
 		} else {
 			d.add("config", OK, cfgPath, "")

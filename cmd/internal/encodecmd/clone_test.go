@@ -11,6 +11,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/clone"
+	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
@@ -43,7 +44,7 @@ func (s cloneStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpap
 }
 
 func TestEncodeThroughHTTPAPIServer(t *testing.T) {
-	eng := &testEngine{Fake: enginetest.NewFake()}
+	eng := &testEngine{Fake: enginetest.NewFake(), Encoder: &clonetest.Encoder{}}
 	dir := t.TempDir()
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: eng, Voices: cloneStore{eng: eng, dir: dir}}).Handler())
 	defer srv.Close()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
@@ -32,50 +33,29 @@ var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestFlags(t *testing.T) {
 	consent := []string{"--consent-who", "Anna", "--consent-statement", statement}
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr string
-		check   func(*Options) bool
-	}{
-		{"manifest", append([]string{"--name", "Anna", "--manifest", "prep"}, consent...), "", func(o *Options) bool {
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: append([]string{"--name", "Anna", "--manifest", "prep"}, consent...), Check: func(o *Options) bool {
 			return o.Manifest == "prep" && o.Source == "consented" && o.Format == string(voices.FormatCloned) && o.Who == "Anna"
 		}},
-		{"clips", append([]string{"--name", "Anna", "a.wav:Hello there.", "b.wav:Yes.", "--format", "drama3-voice/1", "-o", "x.json", "--id", "anna-2"}, consent...), "", func(o *Options) bool {
+		{Args: append([]string{"--name", "Anna", "a.wav:Hello there.", "b.wav:Yes.", "--format", "drama3-voice/1", "-o", "x.json", "--id", "anna-2"}, consent...), Check: func(o *Options) bool {
 			return len(o.Clips) == 2 && o.Format == "drama3-voice/1" && o.Output == "x.json" && o.ID == "anna-2"
 		}},
-		{"synthetic needs no consent", []string{"--name", "Robot", "--source", "synthetic", "r.wav:Beep."}, "", func(o *Options) bool { return o.Source == "synthetic" }},
-		{"engine flags", append([]string{"--name", "A", "--manifest", "p", "--plugin", "cuda", "--plugin-dir", "/p", "--engine-bin", "/e", "--model-dir", "/m", "--replace", "--force", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), "", func(o *Options) bool {
+		{Args: []string{"--name", "Robot", "--source", "synthetic", "r.wav:Beep."}, Check: func(o *Options) bool { return o.Source == "synthetic" }},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--plugin", "cuda", "--plugin-dir", "/p", "--engine-bin", "/e", "--model-dir", "/m", "--replace", "--force", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), Check: func(o *Options) bool {
 			return o.Plugin == "cuda" && o.PluginDir == "/p" && o.EngineBin == "/e" && o.ModelDir == "/m" && o.Replace && o.Force && o.When != ""
 		}},
-		{"no name", append([]string{"--manifest", "p"}, consent...), "--name is required", nil},
-		{"no refs", append([]string{"--name", "A"}, consent...), "give the references", nil},
-		{"both", append([]string{"--name", "A", "--manifest", "p", "a.wav:Hi."}, consent...), "not both", nil},
-		{"no consent", []string{"--name", "A", "--manifest", "p"}, "no consent, no clone", nil},
-		{"no statement", []string{"--name", "A", "--manifest", "p", "--consent-who", "A", "--source", "self"}, "no consent, no clone", nil},
-		{"bad source", append([]string{"--name", "A", "--manifest", "p", "--source", "stolen"}, consent...), "--source", nil},
-		{"bad format", append([]string{"--name", "A", "--manifest", "p", "--format", "wav"}, consent...), "--format", nil},
-		{"bad when", append([]string{"--name", "A", "--manifest", "p", "--consent-when", "yesterday"}, consent...), "RFC 3339", nil},
-		{"bad id", append([]string{"--name", "A", "--manifest", "p", "--id", "Not OK"}, consent...), "--id", nil},
-		{"server and output", append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "-o", "v.json"}, consent...), "--server", nil},
-		{"server and consent time", append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), "--consent-when does not apply", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *Options
-			err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
-					t.Fatalf("want a usage error with %q, got %v", tt.wantErr, err)
-				}
-				return
-			}
-			if err != nil || !tt.check(got) {
-				t.Fatalf("err %v, options %+v", err, got)
-			}
-		})
-	}
+		{Args: append([]string{"--manifest", "p"}, consent...), WantErr: "--name is required", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A"}, consent...), WantErr: "give the references", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "a.wav:Hi."}, consent...), WantErr: "not both", Code: cmdutil.ExitUsage},
+		{Args: []string{"--name", "A", "--manifest", "p"}, WantErr: "no consent, no clone", Code: cmdutil.ExitUsage},
+		{Args: []string{"--name", "A", "--manifest", "p", "--consent-who", "A", "--source", "self"}, WantErr: "no consent, no clone", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--source", "stolen"}, consent...), WantErr: "--source", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--format", "wav"}, consent...), WantErr: "--format", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--consent-when", "yesterday"}, consent...), WantErr: "RFC 3339", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--id", "Not OK"}, consent...), WantErr: "--id", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "-o", "v.json"}, consent...), WantErr: "--server", Code: cmdutil.ExitUsage},
+		{Args: append([]string{"--name", "A", "--manifest", "p", "--server", "http://x", "--consent-when", "2026-04-30T10:00:00Z"}, consent...), WantErr: "--consent-when does not apply", Code: cmdutil.ExitUsage},
+	})
 }
 
 func TestSplitClip(t *testing.T) {
@@ -107,46 +87,15 @@ func TestVoiceID(t *testing.T) {
 	}
 }
 
-// testEngine encodes like the fake engine but reads the WAV properly, and
-// lets a test spoil its results.
+// testEngine is the fake engine with clonetest's encoder, which reads the
+// WAV properly and lets a test spoil its results.
 type testEngine struct {
 	*enginetest.Fake
-	calls  int
-	spoil  func(*engine.EncodedClip)
-	fail   error
-	gotReq engine.EncodeRequest
+	*clonetest.Encoder
 }
 
 func (e *testEngine) Encode(ctx context.Context, req engine.EncodeRequest, progress func(engine.EncodeProgress)) ([]engine.EncodedClip, error) {
-	e.calls++
-	e.gotReq = req
-	if e.fail != nil {
-		return nil, e.fail
-	}
-	var out []engine.EncodedClip
-	for i, c := range req.Clips {
-		a, err := clip.ReadWAV(bytes.NewReader(c.Data))
-		if err != nil {
-			return nil, engine.Invalidf("clip %s: %v", c.ID, err)
-		}
-		frames := (a.Frames() + 2047) / 2048
-		codes := make([][]int, 10)
-		for cb := range codes {
-			codes[cb] = make([]int, frames)
-			for t := range codes[cb] {
-				codes[cb][t] = (t*31 + cb*7 + i) % 1024
-			}
-		}
-		ec := engine.EncodedClip{ClipID: c.ID, Text: c.Text, Codes: codes, Frames: frames, Samples: int64(a.Frames())}
-		if e.spoil != nil {
-			e.spoil(&ec)
-		}
-		if progress != nil {
-			progress(engine.EncodeProgress{ClipID: c.ID, Index: i, Count: len(req.Clips), Fraction: 1, Stage: "done"})
-		}
-		out = append(out, ec)
-	}
-	return out, nil
+	return e.Encoder.Encode(ctx, req, progress)
 }
 
 type env struct {
@@ -159,7 +108,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ios, _, out, errOut := cmdutil.Test()
 	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
-	e := &env{out: out, err: errOut, eng: &testEngine{Fake: enginetest.NewFake()}}
+	e := &env{out: out, err: errOut, eng: &testEngine{Fake: enginetest.NewFake(), Encoder: &clonetest.Encoder{}}}
 	e.opts = &Options{F: f, Name: "Anna Example", Who: "Anna Example", Statement: statement,
 		Source: "consented", Format: string(voices.FormatCloned), Now: func() time.Time { return clock },
 		OpenEngine: func(context.Context, *Options) (engine.Engine, func(), error) { return e.eng, func() {}, nil }}
@@ -234,14 +183,14 @@ func TestEncodeManifest(t *testing.T) {
 	if row := strings.Split(strings.TrimSpace(e.out.String()), "\t"); len(row) != 6 || row[0] != "anna-example" || row[4] != out {
 		t.Fatalf("stdout: %q", e.out.String())
 	}
-	if in := e.eng.gotReq.Install; in.ModelDir != filepath.Join(root, "full") || e.eng.gotReq.Clips[0].ID != "ref-01" {
-		t.Fatalf("request: %+v", e.eng.gotReq)
+	if in := e.eng.Req.Install; in.ModelDir != filepath.Join(root, "full") || e.eng.Req.Clips[0].ID != "ref-01" {
+		t.Fatalf("request: %+v", e.eng.Req)
 	}
 
 	// again: the file exists
 	err = run(context.Background(), e.opts)
-	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--replace") || e.eng.calls != 1 {
-		t.Fatalf("want a usage error before encoding, got %v (%d encodes)", err, e.eng.calls)
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--replace") || e.eng.Calls != 1 {
+		t.Fatalf("want a usage error before encoding, got %v (%d encodes)", err, e.eng.Calls)
 	}
 	e.opts.Replace = true
 	if err := run(context.Background(), e.opts); err != nil {
@@ -282,7 +231,7 @@ func TestEncodeMissingTranscript(t *testing.T) {
 	e := newEnv(t)
 	e.opts.Manifest = preparedDir(t, false)
 	err := run(context.Background(), e.opts)
-	if err == nil || !strings.Contains(err.Error(), "take1.wav 0.75-20.27 s") || !strings.Contains(err.Error(), "no transcript") || e.eng.calls != 0 {
+	if err == nil || !strings.Contains(err.Error(), "take1.wav 0.75-20.27 s") || !strings.Contains(err.Error(), "no transcript") || e.eng.Calls != 0 {
 		t.Fatalf("want a refusal naming each piece's span, got %v", err)
 	}
 	m, _ := clip.ReadManifest(e.opts.Manifest)
@@ -326,7 +275,7 @@ func TestEncodeChecksCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.opts.Manifest, e.eng.spoil = dir, tt.spoil
+			e.opts.Manifest, e.eng.Spoil = dir, tt.spoil
 			err := run(context.Background(), e.opts)
 			if cmdutil.ExitCode(err) != cmdutil.ExitEngine || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("want exit 4 with %q, got %v", tt.want, err)
@@ -338,7 +287,7 @@ func TestEncodeChecksCodes(t *testing.T) {
 		})
 	}
 	e := newEnv(t)
-	e.opts.Manifest, e.eng.fail = dir, engine.Errorf(engine.KindFailed, "encoder crashed")
+	e.opts.Manifest, e.eng.Fail = dir, engine.Errorf(engine.KindFailed, "encoder crashed")
 	if err := run(context.Background(), e.opts); cmdutil.ExitCode(err) != cmdutil.ExitEngine || !strings.Contains(err.Error(), "encoder crashed") {
 		t.Fatalf("want exit 4, got %v", err)
 	}
@@ -390,7 +339,7 @@ func TestEncodeClipArguments(t *testing.T) {
 	e = newEnv(t)
 	e.opts.Clips = []string{long + ":" + sentence}
 	err = run(context.Background(), e.opts)
-	if err == nil || !strings.Contains(err.Error(), "cut into 2 references") || !strings.Contains(err.Error(), "drama voice prepare") || e.eng.calls != 0 {
+	if err == nil || !strings.Contains(err.Error(), "cut into 2 references") || !strings.Contains(err.Error(), "drama voice prepare") || e.eng.Calls != 0 {
 		t.Fatalf("want a refusal pointing to drama voice prepare, got %v", err)
 	}
 
@@ -473,8 +422,8 @@ func TestEncodeThroughServer(t *testing.T) {
 		len(form["transcript"]) != 2 || form["transcript"][1] != sentence || strings.Join(files, ",") != "ref-01.wav,ref-02.wav" {
 		t.Fatalf("form %v files %v", form, files)
 	}
-	if !strings.HasPrefix(e.out.String(), "anna-example\tAnna Example\tconsented\t2\t842\t") || e.eng.calls != 0 {
-		t.Fatalf("stdout %q, %d local encodes", e.out.String(), e.eng.calls)
+	if !strings.HasPrefix(e.out.String(), "anna-example\tAnna Example\tconsented\t2\t842\t") || e.eng.Calls != 0 {
+		t.Fatalf("stdout %q, %d local encodes", e.out.String(), e.eng.Calls)
 	}
 	e.opts.Name = "Fail"
 	if err := run(context.Background(), e.opts); cmdutil.ExitCode(err) != cmdutil.ExitEngine || !strings.Contains(err.Error(), "noisy_background") {

@@ -144,12 +144,8 @@ func decodeClips(ctx context.Context, opts *Options) ([]clone.Clip, error) {
 			return nil, cmdutil.FlagErrorf("%s is given twice", path)
 		}
 		seen[path] = true
-		a, err := dec.Decode(ctx, path)
-		var fe *clip.FormatError
-		switch {
-		case errors.As(err, &fe):
-			return nil, cmdutil.MismatchError(err)
-		case err != nil:
+		a, err := cmdutil.DecodeClip(ctx, dec, path)
+		if err != nil {
 			return nil, err
 		}
 		clips = append(clips, clone.Clip{Name: path, Transcript: text, Audio: a, Path: path})

@@ -54,7 +54,7 @@ func TestEncodeTranscribesAClipWithoutItsWords(t *testing.T) {
 	e.opts.TranscribeURL = s.URL
 	validate(e.opts)
 	err = run(context.Background(), e.opts)
-	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), s.URL) || e.eng.calls != 0 {
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), s.URL) || e.eng.Calls != 0 {
 		t.Fatalf("want the server's 503, got %v", err)
 	}
 

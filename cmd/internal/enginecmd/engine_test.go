@@ -122,7 +122,7 @@ func TestEngineInstallServeShowVerify(t *testing.T) {
 	// The digests completed by the first install are held to from then on.
 	lockPath := filepath.Join(build.Dir(root, "full"), build.LockName)
 	lock, err := pins.ReadSourcesFile(lockPath)
-	if err != nil || !lock.Locked() || len(lock.Recipe.Files) != 8 {
+	if err != nil || !lock.Complete() || len(lock.Recipe.Files) != 8 {
 		t.Fatalf("sources lock: %+v %v", lock, err)
 	}
 	if !strings.Contains(errOut, "digests the pins leave empty are taken from "+lockPath) {
@@ -213,6 +213,26 @@ func TestEngineShowAndVerifyWithNothingInstalled(t *testing.T) {
 	for _, sub := range []string{"show", "verify"} {
 		code, _, errOut := drama(t, nil, "engine", sub, "--root", root)
 		if code != 1 || !strings.Contains(errOut, "no engine installed in "+filepath.Join(root, "engine")+": run `drama engine install --variant full`") {
+			t.Errorf("%s: exit %d\n%s", sub, code, errOut)
+		}
+	}
+}
+
+// TestEngineShowOfABadRecordSaysReinstall: a record that cannot be read
+// is a mismatch (exit 3) whose advice, the install that writes a good one,
+// repeats the user's --root.
+func TestEngineShowOfABadRecordSaysReinstall(t *testing.T) {
+	root := t.TempDir()
+	dir := build.Dir(root, "full")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, build.RecordName), []byte("nonsense"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"show", "verify"} {
+		code, _, errOut := drama(t, nil, "engine", sub, "--root", root)
+		if code != cmdutil.ExitMismatch || !strings.Contains(errOut, "run `drama engine install --variant full --root "+root+"` again") {
 			t.Errorf("%s: exit %d\n%s", sub, code, errOut)
 		}
 	}
@@ -319,13 +339,14 @@ func TestEngineInstallSaysALongStepIsStillRunning(t *testing.T) {
 func TestEngineInstallWaitsForAnotherInstallThenSaysWhoHoldsIt(t *testing.T) {
 	fx := buildtest.New(t)
 	root := t.TempDir()
-	unlock, err := hub.Lock(context.Background(), filepath.Join(root, pins.StateDirName, "engine-full.lock"), time.Second)
+	unlock, err := hub.Flock(context.Background(), filepath.Join(root, pins.StateDirName, "engine-full.lock"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
 	code, _, errOut := install(t, fx, fx.Sources(t, fx.Good), root, "--lock-wait", "200ms")
-	if code != 1 || !strings.Contains(errOut, "is held by pid "+strconv.Itoa(os.Getpid())) {
+	if code != 1 || !strings.Contains(errOut, "is held by pid "+strconv.Itoa(os.Getpid())) ||
+		!strings.Contains(errOut, "another drama engine install of full holds it") || !strings.Contains(errOut, "--lock-wait") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }

@@ -155,9 +155,9 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 		f.Infof("engine %s: pinned file digests the pins leave empty are taken from %s", s.Variant, lock)
 	}
 	patches, _ := parsePatches(opts.Patches)
-	unlock, err := hub.Lock(ctx, filepath.Join(root, pins.StateDirName, "engine-"+s.Variant+".lock"), opts.LockWait)
+	unlock, err := hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "engine-"+s.Variant+".lock"), opts.LockWait)
 	if err != nil {
-		return err
+		return cmdutil.FlockAdvice(err, "another drama engine install of "+s.Variant, "--lock-wait")
 	}
 	defer unlock()
 	start := time.Now()

@@ -114,6 +114,9 @@ func installed(opts *ShowOptions) ([]Installed, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("no engine installed for variant %s (%s has no %s): run `drama engine install --variant %s`", v, dir, build.RecordName, v)
 		}
+		if errors.Is(err, build.ErrBadRecord) {
+			return nil, cmdutil.MismatchError(fmt.Errorf("%w: run `%s` again", err, f.Suggest("engine", "install", "--variant", v)))
+		}
 		if errors.Is(err, build.ErrMismatch) {
 			return nil, cmdutil.MismatchError(err)
 		}

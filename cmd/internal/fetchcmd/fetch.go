@@ -1,9 +1,8 @@
-// Package fetchcmd holds drama fetch and drama pins lock.
+// Package fetchcmd holds drama fetch.
 package fetchcmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
@@ -54,7 +54,7 @@ present).`,
 		Example: `  $ drama fetch --variant nvfp4 --accept-license
   $ drama fetch --endpoint http://10.0.0.5:8080 --workers 16
   $ HF_HUB_OFFLINE=1 drama fetch --variant full`,
-		Args: noArgs,
+		Args: shared.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Workers < 1 || opts.Workers > 64 {
 				return cmdutil.FlagErrorf("--workers %d: want 1 to 64", opts.Workers)
@@ -62,11 +62,11 @@ present).`,
 			if opts.ChunkMiB < 1 || opts.ChunkMiB > 1024 {
 				return cmdutil.FlagErrorf("--chunk-size %d: want 1 to 1024 MiB", opts.ChunkMiB)
 			}
-			if err := checkEndpoint(f, opts.Endpoint); err != nil {
+			if err := shared.CheckEndpoint(f, opts.Endpoint); err != nil {
 				return err
 			}
 			opts.VariantSet = cmd.Flags().Changed("variant")
-			opts.CommandLine = commandLine(cmd)
+			opts.CommandLine = shared.CommandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -96,74 +96,17 @@ func resumeHint(f *cmdutil.Factory, given []string) error {
 		f.Suggest(append([]string{"fetch"}, given...)...))
 }
 
-// noArgs refuses arguments with a usage error (exit 2).
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return cmdutil.FlagErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
-	}
-	return nil
-}
-
-// env is what a fetch learns from flags and the environment.
-type env struct {
-	root    string
-	cache   hub.Cache
-	client  *hub.Client
-	offline bool
-	// endpoint and endpointFrom (--endpoint, HF_ENDPOINT or the default)
-	// name the Hub for messages.
-	endpoint, endpointFrom string
-}
-
-// variantDir is where a variant's files go: <root>/<variant>, the folder
-// drama verify checks for the same pins.
-func (e *env) variantDir(p *pins.Pins) string { return filepath.Join(e.root, p.Variant) }
-
-func newEnv(opts *FetchOptions) (*env, error) {
-	f := opts.F
-	root, err := f.Root()
-	if err != nil {
-		return nil, err
-	}
-	// Links name absolute paths: a relative --root would make every link
-	// in it relative to the wrong folder.
-	if root, err = filepath.Abs(root); err != nil {
-		return nil, err
-	}
-	e := &env{root: root, offline: hub.Offline(f.Getenv)}
-	e.cache = hub.CacheFromEnv(f.Getenv)
-	if opts.NoCache {
-		e.cache = hub.Cache{Dir: filepath.Join(root, pins.StateDirName, "hub")}
-	}
-	endpoint, from := opts.Endpoint, "--endpoint"
-	if endpoint == "" {
-		endpoint, from = hub.Endpoint(f.Getenv), "HF_ENDPOINT"
-		if f.Getenv("HF_ENDPOINT") == "" {
-			from = "the default, as neither --endpoint nor HF_ENDPOINT is set"
-		}
-	}
-	e.endpoint, e.endpointFrom = strings.TrimRight(endpoint, "/"), from
-	token, source := hub.TokenFromEnv(f.Getenv)
-	e.client = hub.New(endpoint, token, opts.Workers)
-	e.client.TokenSource = source
-	// One line per retry of a HEAD or API call; a fetch's reporter takes
-	// them over once it runs.
-	e.client.OnRetry = func(r hub.Retry) { f.Infof("retry: %s: %s", r.What, r.Message()) }
-	e.client.UserAgent = "drama/" + f.Version
-	return e, nil
-}
-
 // loadPins reads --pins (refused when --variant names another variant),
-// else the built-in pins; unlocked pins give way to the variant's lock
+// else the built-in pins; incomplete pins give way to the variant's lock
 // file for the same repository and commit.
-func loadPins(opts *FetchOptions, e *env) (*pins.Pins, error) {
-	p, err := readPins(opts.F, opts.PinsFile, opts.VariantSet)
-	if err != nil || p.Locked() {
+func loadPins(opts *FetchOptions, e *shared.Hub) (*pins.Pins, error) {
+	p, err := shared.ReadPins(opts.F, opts.PinsFile, opts.VariantSet)
+	if err != nil || p.Complete() {
 		return p, err
 	}
-	// Unlocked pins: the lock written by an earlier fetch of the same
-	// commit already holds the listing's digests.
-	if l, lerr := pins.ReadFile(filepath.Join(e.variantDir(p), pins.LockFileName)); lerr == nil && l.Locked() &&
+	// Incomplete pins: the lock file written by an earlier fetch of the
+	// same commit already holds the listing's digests.
+	if l, lerr := pins.ReadFile(filepath.Join(e.VariantDir(p), pins.LockFileName)); lerr == nil && l.Complete() &&
 		l.Repo == p.Repo && l.Revision == p.Revision && len(p.Files) == 0 {
 		return l, nil
 	}
@@ -172,23 +115,23 @@ func loadPins(opts *FetchOptions, e *env) (*pins.Pins, error) {
 
 func runFetch(ctx context.Context, opts *FetchOptions) error {
 	f := opts.F
-	e, err := newEnv(opts)
+	e, err := shared.NewHub(f, opts.Endpoint, opts.Workers, opts.NoCache)
 	if err != nil {
 		return err
 	}
-	unlock, err := hub.Lock(ctx, filepath.Join(e.root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+	release, err := hub.Flock(ctx, filepath.Join(e.Root, pins.StateDirName, "fetch.lock"), opts.LockWait)
 	if err != nil {
-		return err
+		return cmdutil.FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
 	}
-	defer unlock()
+	defer release()
 	p, err := loadPins(opts, e)
 	if err != nil {
 		return err
 	}
-	if err := acceptLicense(f, e.root, p, opts.AcceptLicense); err != nil {
+	if err := acceptLicense(f, e.Root, p, opts.AcceptLicense); err != nil {
 		return err
 	}
-	if p, err = lockIfNeeded(ctx, f, e, p, opts.CommandLine); err != nil {
+	if p, err = completeIfNeeded(ctx, f, e, p, opts.CommandLine); err != nil {
 		return err
 	}
 	rep := newReporter(f, p)
@@ -197,26 +140,27 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	// its line as text (the reporter keeps its rate limit for the many
 	// chunk retries), and its event in --json.
 	if f.Global.JSON || rep.pool != nil {
-		e.client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
+		e.Client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
 	}
-	fetcher := &hub.Fetcher{Client: e.client, Cache: e.cache, Offline: e.offline, LockWait: opts.LockWait,
-		Download: hub.Downloader{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
+	fetcher := &hub.Fetcher{Client: e.Client, Cache: e.Cache, Offline: e.Offline, FlockWait: opts.LockWait,
+		Download: hub.DownloadOptions{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
 			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
 	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
 	rep.close()
+	err = cmdutil.FlockAdvice(err, "another download of the same repository to this cache (drama fetch, drama rm or huggingface_hub)", "--lock-wait")
 	if err != nil {
-		return unreachableError(fetchError(err), e.endpoint, e.endpointFrom, opts.CommandLine)
+		return e.Advice(shared.MismatchExit(err), opts.CommandLine, true)
 	}
-	dir := e.variantDir(p)
-	if err := placeVariant(dir, res, opts.NoCache || e.cache.NoSymlinks); err != nil {
+	dir := e.VariantDir(p)
+	if err := placeVariant(dir, res, opts.NoCache || e.Cache.NoSymlinks); err != nil {
 		return err
 	}
 	// This root's own ref: drama rm in another root on the same cache
 	// then keeps the snapshot this one links to.
-	if err := e.cache.WriteRef(res.Repo, hub.RootRef(e.root), res.Commit); err != nil {
+	if err := e.Cache.WriteRef(res.Repo, hub.RootRef(e.Root), res.Commit); err != nil {
 		return fmt.Errorf("fetch: write ref: %w", err)
 	}
-	if e.offline {
+	if e.Offline {
 		if err := verifyOffline(ctx, f, dir, p); err != nil {
 			return err
 		}
@@ -224,7 +168,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
 		return err
 	}
-	if err := cmdutil.WriteFetchSource(dir, e.endpoint); err != nil {
+	if err := cmdutil.WriteFetchSource(dir, e.Endpoint); err != nil {
 		f.Warnf("could not record where %s came from: %v", p.Variant, err)
 	}
 	return printResult(f, res, dir)
@@ -246,33 +190,18 @@ func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
 	}
 }
 
-// lockIfNeeded completes unlocked pins from the listing of their commit
-// and checks the totals the notes give.
-func lockIfNeeded(ctx context.Context, f *cmdutil.Factory, e *env, p *pins.Pins, cmdline string) (*pins.Pins, error) {
-	if p.Locked() {
+// completeIfNeeded completes incomplete pins from the listing of their
+// commit, which checks the totals the notes give.
+func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p *pins.Pins, cmdline string) (*pins.Pins, error) {
+	if p.Complete() {
 		return p, nil
 	}
-	if e.offline {
+	if e.Offline {
 		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once (or drama fetch without HF_HUB_OFFLINE)",
 			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant))
 	}
-	f.Infof("pins for %s are not locked: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
-	q, err := e.client.Complete(ctx, p)
-	if err != nil {
-		return nil, unreachableError(fetchError(err), e.endpoint, e.endpointFrom, cmdline)
-	}
-	if err := q.CheckExpected(); err != nil {
-		return nil, cmdutil.MismatchError(fmt.Errorf("the Hub's listing disagrees with the pinned totals: %w", err))
-	}
-	return q, nil
-}
-
-// fetchError maps a mismatch to exit code 3.
-func fetchError(err error) error {
-	if errors.Is(err, hub.ErrMismatch) {
-		return cmdutil.MismatchError(err)
-	}
-	return err
+	f.Infof("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
+	return e.Complete(ctx, p, cmdline)
 }
 
 // verifyOffline checks every file by sha256 when nothing could be fetched:
@@ -296,13 +225,4 @@ func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.
 		}
 	}
 	return cmdutil.MismatchError(fmt.Errorf("offline check failed: %s: fetch again online, or delete the files named", strings.Join(bad, ", ")))
-}
-
-// readPins reads a --pins file, refused when --variant was given and names
-// another variant, else the variant's built-in pins.
-func readPins(f *cmdutil.Factory, pinsFile string, variantSet bool) (*pins.Pins, error) {
-	if pinsFile == "" {
-		return pins.Builtin(f.Global.Variant)
-	}
-	return cmdutil.ReadPinsFile(f, pinsFile, variantSet)
 }

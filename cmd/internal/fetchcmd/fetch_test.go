@@ -7,22 +7,22 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"fmt"
+	"github.com/spf13/cobra"
+
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
 	"github.com/drama-tts/drama/pins/hub/mirror"
-	"github.com/spf13/cobra"
-	"net"
-	"slices"
 )
 
 const testCommit = "cccccccccccccccccccccccccccccccccccccccc"
@@ -64,16 +64,6 @@ func TestFetchFlags(t *testing.T) {
 	}
 }
 
-func TestLockFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	var got *LockOptions
-	cmd := NewCmdLock(cmdutil.TestFactory(ios), func(_ context.Context, o *LockOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--endpoint", "http://m", "--pins", "a.json", "-o", "-"})
-	if err := cmd.Execute(); err != nil || got.Endpoint != "http://m" || got.PinsFile != "a.json" || got.Output != "-" {
-		t.Fatalf("err %v, options %+v", err, got)
-	}
-}
-
 // env is a mirror with one repository and a pins file naming it.
 type testEnv struct {
 	srv              *mirror.Server
@@ -83,7 +73,7 @@ type testEnv struct {
 	files            map[string][]byte
 }
 
-func newTestEnv(t *testing.T, locked bool) *testEnv {
+func newTestEnv(t *testing.T, complete bool) *testEnv {
 	t.Helper()
 	e := &testEnv{dir: t.TempDir()}
 	e.root, e.cache = filepath.Join(e.dir, "root"), filepath.Join(e.dir, "hfcache")
@@ -96,26 +86,19 @@ func newTestEnv(t *testing.T, locked bool) *testEnv {
 	p := &pins.Pins{Format: pins.Format, Variant: "full", Repo: "fishaudio/drama-3", RepoType: "model",
 		Revision: testCommit, License: "Test Licence 1.0", LicenseURL: "https://example.invalid/licence", Engine: "cuda"}
 	for name, b := range e.files {
-		fp := filepath.Join(e.dir, "mirror", "fishaudio", "drama-3", testCommit, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(fp), 0o755)
-		os.WriteFile(fp, b, 0o644)
-		if locked {
+		if complete {
 			s := sha256.Sum256(b)
 			p.Files = append(p.Files, pins.File{Path: name, Size: int64(len(b)), SHA256: hex.EncodeToString(s[:]), LFS: len(b) > 1000})
 		}
 	}
-	if locked {
+	if complete {
 		p.ExpectedFiles = len(e.files)
 	}
 	e.pinsPath = filepath.Join(e.dir, "pins.json")
 	if err := p.WriteFile(e.pinsPath); err != nil {
 		t.Fatal(err)
 	}
-	e.srv = mirror.New(mirror.DirSource{Dir: filepath.Join(e.dir, "mirror")})
-	e.srv.LFSMinSize = 1000
-	ts := httptest.NewServer(e.srv)
-	t.Cleanup(ts.Close)
-	e.url = ts.URL
+	e.srv, e.url = hubtest.Mirror(t, filepath.Join(e.dir, "mirror"), p.Repo, testCommit, e.files, 1000)
 	return e
 }
 
@@ -153,12 +136,12 @@ func (e *testEnv) checkVariantDir(t *testing.T, wantLinks bool) {
 		}
 	}
 	lock, err := pins.ReadFile(filepath.Join(e.root, "full", pins.LockFileName))
-	if err != nil || !lock.Locked() || len(lock.Files) != len(e.files) {
+	if err != nil || !lock.Complete() || len(lock.Files) != len(e.files) {
 		t.Errorf("pins.lock.json: %v %+v", err, lock)
 	}
 }
 
-func TestRunFetchUnlockedPins(t *testing.T) {
+func TestRunFetchIncompletePins(t *testing.T) {
 	e := newTestEnv(t, false)
 	ios, _, out, errOut := cmdutil.Test()
 	f := e.factory(ios)
@@ -269,7 +252,7 @@ func TestFetchNoCache(t *testing.T) {
 	}
 }
 
-func TestOfflineUnlockedRefused(t *testing.T) {
+func TestOfflineIncompleteRefused(t *testing.T) {
 	e := newTestEnv(t, false)
 	ios, _, _, _ := cmdutil.Test()
 	err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1")))
@@ -287,36 +270,6 @@ func TestMismatchExitCode(t *testing.T) {
 	err := runFetch(context.Background(), e.opts(e.factory(ios)))
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch {
 		t.Fatalf("want exit 3, got %d: %v", cmdutil.ExitCode(err), err)
-	}
-}
-
-func TestRunLock(t *testing.T) {
-	e := newTestEnv(t, false)
-	ios, _, out, _ := cmdutil.Test()
-	f := e.factory(ios)
-	outPath := filepath.Join(e.dir, "locked.json")
-	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: outPath}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := pins.ReadFile(outPath)
-	if err != nil || !p.Locked() || len(p.Files) != 4 {
-		t.Fatalf("locked pins: %v %+v", err, p)
-	}
-	for _, pf := range p.Files {
-		s := sha256.Sum256(e.files[pf.Path])
-		if pf.SHA256 != hex.EncodeToString(s[:]) || pf.Size != int64(len(e.files[pf.Path])) {
-			t.Errorf("%s: filled %+v", pf.Path, pf)
-		}
-		if !strings.Contains(out.String(), pf.SHA256) {
-			t.Errorf("table lacks %s", pf.SHA256)
-		}
-	}
-	// A commit the Hub does not have is an error, not a guess.
-	bad, _ := pins.ReadFile(e.pinsPath)
-	bad.Revision = strings.Repeat("d", 40)
-	bad.WriteFile(e.pinsPath)
-	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: "-"}); err == nil {
-		t.Error("want an error for an unknown commit")
 	}
 }
 
@@ -477,22 +430,13 @@ func TestMalformedEndpointIsUsageError(t *testing.T) {
 		ios, _, _, _ := cmdutil.Test()
 		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
-		for _, newCmd := range []func() *cobra.Command{
-			func() *cobra.Command { return NewCmd(f, nil) },
-			func() *cobra.Command { return NewCmdLock(f, nil) },
-		} {
-			cmd := newCmd()
-			args := c.args
-			if cmd.Name() == "lock" {
-				args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--accept-license" })
-			}
-			cmd.SetArgs(args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
-			if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
-				t.Errorf("%s %v %v: want a usage error naming %s, got %v", cmd.Name(), args, c.env, c.want, err)
-			}
+		cmd := NewCmd(f, nil)
+		cmd.SetArgs(c.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.Execute()
+		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("%v %v: want a usage error naming %s, got %v", c.args, c.env, c.want, err)
 		}
 	}
 }
@@ -501,10 +445,10 @@ func TestMalformedEndpointIsUsageError(t *testing.T) {
 // fetch at once with one line per retry and a message that names the
 // address, where it came from and what to do, repeating the command.
 func TestUnreachableEndpointMessage(t *testing.T) {
-	// Locked pins reach the Hub through the fetch; unlocked ones first
-	// through the listing that locks them.
-	for _, locked := range []bool{true, false} {
-		e := newTestEnv(t, locked)
+	// Complete pins reach the Hub through the fetch; incomplete ones first
+	// through the listing that completes them.
+	for _, complete := range []bool{true, false} {
+		e := newTestEnv(t, complete)
 		dead := "http://" + closedAddr(t)
 		ios, _, _, errOut := cmdutil.Test()
 		f := e.factory(ios)
@@ -520,16 +464,20 @@ func TestUnreachableEndpointMessage(t *testing.T) {
 			t.Fatal("want an error")
 		}
 		for _, want := range []string{dead, "connection refused", "attempts over", "--endpoint", "HF_ENDPOINT",
-			"\n    drama fetch --root " + e.root + " ", "--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2",
-			"HF_HUB_OFFLINE=1 drama fetch --root "} {
+			"\n    drama fetch --root " + e.root + " ", "--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2"} {
 			if !strings.Contains(err.Error(), want) {
-				t.Errorf("locked %v: message lacks %q:\n%v", locked, want, err)
+				t.Errorf("complete %v: message lacks %q:\n%v", complete, want, err)
 			}
+		}
+		// The cache alone serves complete pins; pins without digests need
+		// the listing, so offering HF_HUB_OFFLINE=1 would only fail again.
+		if offline := strings.Contains(err.Error(), "HF_HUB_OFFLINE=1 drama fetch --root "); offline != complete {
+			t.Errorf("complete %v: HF_HUB_OFFLINE=1 offered: %v:\n%v", complete, offline, err)
 		}
 		if got := strings.Count(errOut.String(), "): connection refused\n"); got != 5 ||
 			!strings.Contains(errOut.String(), "retry: listing of fishaudio/drama-3@ccccccc: retrying in ") ||
 			!strings.Contains(errOut.String(), "(1 of 5): connection refused") {
-			t.Errorf("locked %v: want 5 retry lines, got %d:\n%s", locked, got, errOut)
+			t.Errorf("complete %v: want 5 retry lines, got %d:\n%s", complete, got, errOut)
 		}
 	}
 }
@@ -589,5 +537,30 @@ func TestFetchRepairsWhatVerifyFound(t *testing.T) {
 	}
 	if rep := verify(); !rep.OK() {
 		t.Errorf("verify after fetch: %+v", rep.Files)
+	}
+}
+
+// TestFetchWaitsForAnotherFetchOfTheRoot: while another process holds the
+// root's flock, drama fetch waits --lock-wait, then says who takes that
+// flock, which pid holds it and the flag that waits longer; nothing is
+// fetched.
+func TestFetchWaitsForAnotherFetchOfTheRoot(t *testing.T) {
+	e := newTestEnv(t, true)
+	release, err := hub.Flock(context.Background(), filepath.Join(e.root, pins.StateDirName, "fetch.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ios, _, _, _ := cmdutil.Test()
+	opts := e.opts(e.factory(ios))
+	opts.LockWait = 100 * time.Millisecond
+	err = runFetch(context.Background(), opts)
+	for _, want := range []string{"another drama fetch or drama rm of this root holds it", "is held by pid ", "--lock-wait"} {
+		if !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("message lacks %q: %v", want, err)
+		}
+	}
+	if st := e.srv.Stats(); st.DataRequests != 0 {
+		t.Errorf("fetched %d ranges while another fetch held the root", st.DataRequests)
 	}
 }

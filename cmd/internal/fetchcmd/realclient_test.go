@@ -117,7 +117,7 @@ func TestHFJSReadsDramaCache(t *testing.T) {
 	}
 }
 
-// pinGitSHA1 rewrites the test's locked pins with each small file's git
+// pinGitSHA1 rewrites the test's complete pins with each small file's git
 // blob sha1, the name the Hub's clients give its blob.
 func (e *testEnv) pinGitSHA1(t *testing.T) {
 	t.Helper()

@@ -535,7 +535,7 @@ func TestFetchThroughCDNListener(t *testing.T) {
 		files = append(files, pf)
 	}
 	cache := hub.Cache{Dir: t.TempDir()}
-	fetcher := &hub.Fetcher{Client: hub.New(endpoint, confToken, 4), Cache: cache, Download: hub.Downloader{Workers: 4, ChunkSize: 32 << 10}}
+	fetcher := &hub.Fetcher{Client: hub.New(endpoint, confToken, 4), Cache: cache, Download: hub.DownloadOptions{Workers: 4, ChunkSize: 32 << 10}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := fetcher.Fetch(ctx, confRepo, confCommitA, files); err != nil {

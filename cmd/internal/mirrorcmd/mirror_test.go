@@ -16,37 +16,16 @@ import (
 )
 
 func TestServeFlags(t *testing.T) {
-	for _, c := range []struct {
-		args  []string
-		check func(*ServeOptions) bool
-		usage bool
-	}{
-		{[]string{"dir"}, func(o *ServeOptions) bool { return o.Dir == "dir" && o.Addr == "127.0.0.1:8080" && !o.Cache }, false},
-		{[]string{"--cache", "--addr", ":9000", "--fault", "drop@2x3", "--fault", "503", "--rate", "1000", "--url-ttl", "1s"},
-			func(o *ServeOptions) bool {
+	cmdutil.CheckFlags(t, NewCmdServe, []cmdutil.FlagCase[ServeOptions]{
+		{Args: []string{"dir"}, Check: func(o *ServeOptions) bool { return o.Dir == "dir" && o.Addr == "127.0.0.1:8080" && !o.Cache }},
+		{Args: []string{"--cache", "--addr", ":9000", "--fault", "drop@2x3", "--fault", "503", "--rate", "1000", "--url-ttl", "1s"},
+			Check: func(o *ServeOptions) bool {
 				return o.Cache && o.Addr == ":9000" && len(o.Faults) == 2 && o.Faults[0] == mirror.Fault{Kind: mirror.FaultDrop, After: 2, Times: 3} && o.BytesPerSec == 1000 && o.URLTTL == time.Second
-			}, false},
-		{nil, nil, true},
-		{[]string{"dir", "--cache"}, nil, true},
-		{[]string{"dir", "--fault", "boom"}, nil, true},
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		var got *ServeOptions
-		cmd := NewCmdServe(cmdutil.TestFactory(ios), func(_ context.Context, o *ServeOptions) error { got = o; return nil })
-		cmd.SetArgs(c.args)
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		err := cmd.Execute()
-		if c.usage {
-			if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
-				t.Errorf("%v: want a usage error, got %v", c.args, err)
-			}
-			continue
-		}
-		if err != nil || !c.check(got) {
-			t.Errorf("%v: err %v, options %+v", c.args, err, got)
-		}
-	}
+			}},
+		{Code: cmdutil.ExitUsage},
+		{Args: []string{"dir", "--cache"}, Code: cmdutil.ExitUsage},
+		{Args: []string{"dir", "--fault", "boom"}, Code: cmdutil.ExitUsage},
+	})
 }
 
 func TestRunServe(t *testing.T) {

@@ -113,8 +113,8 @@ func runDiff(_ context.Context, opts *DiffOptions) error {
 	for _, c := range changes {
 		t.AddRow(c.Path, c.Kind, size(c.A), size(c.B))
 	}
-	if !a.Locked() || !b.Locked() {
-		f.Infof("files are compared once both sides are locked: run %s and %s", lockHint(f, opts.A, a), lockHint(f, opts.B, b))
+	if !a.Complete() || !b.Complete() {
+		f.Infof("files are compared once both sides are complete: run %s and %s", lockHint(f, opts.A, a), lockHint(f, opts.B, b))
 	}
 	return t.Render()
 }

@@ -31,10 +31,10 @@ func NewCmdMake(f *cmdutil.Factory, runF func(context.Context, *MakeOptions) err
 	opts := &MakeOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "make DIR -o FILE",
-		Short: "Write locked pins for the files in a directory",
+		Short: "Write complete pins (every size and sha256) for the files in a directory",
 		Long: strings.TrimSpace(`
 Hash every file under DIR (drama's .drama folder and pins.lock.json
-excepted) and write a locked pins file for them, for --variant. Repository,
+excepted) and write a complete pins file for them, for --variant. Repository,
 revision and the rest are taken from the variant's built-in pins unless
 given.`),
 		Example: "$ drama pins make ./my-quant --variant nvfp4 -o my-quant.pins.json",

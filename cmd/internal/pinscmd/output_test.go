@@ -32,7 +32,7 @@ func TestShowBuiltinOnATerminal(t *testing.T) {
 		"licence:   Fish Audio Community License v1.0\n",
 		"flags:     --cfg-gamma 1.5 --cfg-batched\n",
 		"memory:    19.7 GiB\n",
-		"files:     none listed until the pins are locked\n",
+		"files:     none listed until the pins are complete\n",
 		"expected:  17 files\n",
 		"expected:  20.8 GiB (22294649076 bytes) in *.safetensors, codec.pth\n",
 	} {

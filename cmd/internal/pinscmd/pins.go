@@ -1,4 +1,5 @@
-// Package pinscmd implements `drama pins`: show, diff and make pins files.
+// Package pinscmd implements `drama pins`: show, diff, make and lock pins
+// files.
 package pinscmd
 
 import (
@@ -7,15 +8,14 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 )
 
-// NewCmd returns the `drama pins` command group with show, diff and make.
-// Its lock verb reads the Hub through drama fetch's client and is built by
-// fetchcmd.NewCmdLock; the command tree (cmd/internal/cli) adds it, so that
-// neither command package imports the other.
+// NewCmd returns the `drama pins` command group with show, diff, make and
+// lock. Lock reads the Hub through package shared, which drama fetch uses
+// too.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pins <command>",
-		Short: "Show, compare and make pins files",
+		Short: "Show, compare, make and lock pins files",
 	}
-	cmd.AddCommand(NewCmdShow(f, nil), NewCmdDiff(f, nil), NewCmdMake(f, nil))
+	cmd.AddCommand(NewCmdShow(f, nil), NewCmdDiff(f, nil), NewCmdMake(f, nil), NewCmdLock(f, nil))
 	return cmd
 }

@@ -58,7 +58,7 @@ func TestMakeShowDiffRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := pins.ReadFile(outFile)
-	if err != nil || !p.Locked() || p.Repo != "plotarmordev/drama-3-NVFP4-Pruned" || len(p.Files) != 2 {
+	if err != nil || !p.Complete() || p.Repo != "plotarmordev/drama-3-NVFP4-Pruned" || len(p.Files) != 2 {
 		t.Fatalf("%v %+v", err, p)
 	}
 	if err := runShow(context.Background(), &ShowOptions{F: f, PinsFile: outFile}); err != nil {

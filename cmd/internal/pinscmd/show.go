@@ -69,8 +69,8 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 	} else if err := printFields(f, p); err != nil {
 		return err
 	}
-	if !p.Locked() {
-		f.Infof("these pins are not locked (no per-file digests yet): run %s", f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile))
+	if !p.Complete() {
+		f.Infof("these pins are incomplete (no per-file digests yet): run %s", f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", opts.PinsFile))
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func printSummary(w io.Writer, p *pins.Pins) {
 	if len(p.Files) > 0 {
 		fmt.Fprintf(w, "files:     %d (%s)\n", len(p.Files), cmdutil.HumanBytes(p.TotalBytes()))
 	} else {
-		fmt.Fprintf(w, "files:     none listed until the pins are locked\n")
+		fmt.Fprintf(w, "files:     none listed until the pins are complete\n")
 	}
 	if p.ExpectedFiles > 0 {
 		fmt.Fprintf(w, "expected:  %d files\n", p.ExpectedFiles)

@@ -20,31 +20,13 @@ func TestMain(m *testing.M) {
 }
 
 func TestFlags(t *testing.T) {
-	tests := []struct {
-		args    []string
-		wantDir string
-		wantErr bool
-	}{
-		{nil, "", false},
-		{[]string{"--plugin-dir", "/x"}, "/x", false},
-		{[]string{"extra"}, "", true},
-		{[]string{"--nope"}, "", true},
-	}
-	for _, tt := range tests {
-		ios, _, _, _ := cmdutil.Test()
-		var got *Options
-		cmd := NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil })
-		cmd.SetArgs(tt.args)
-		cmd.SetOut(ios.ErrOut)
-		cmd.SetErr(ios.ErrOut)
-		err := cmd.Execute()
-		if (err != nil) != tt.wantErr {
-			t.Fatalf("%v: err = %v", tt.args, err)
-		}
-		if err == nil && got.PluginDir != tt.wantDir {
-			t.Errorf("%v: PluginDir = %q, want %q", tt.args, got.PluginDir, tt.wantDir)
-		}
-	}
+	dir := func(want string) func(*Options) bool { return func(o *Options) bool { return o.PluginDir == want } }
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Check: dir("")},
+		{Args: []string{"--plugin-dir", "/x"}, Check: dir("/x")},
+		{Args: []string{"extra"}, WantErr: "unknown command"},
+		{Args: []string{"--nope"}, WantErr: "unknown flag"},
+	})
 }
 
 // setup puts a working plugin (the test binary serving a fake engine) and

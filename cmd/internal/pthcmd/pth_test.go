@@ -17,43 +17,23 @@ import (
 const testdata = "../../../pth/testdata/"
 
 func TestConvertFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *ConvertOptions
-	runF := func(_ context.Context, o *ConvertOptions) error { got = o; return nil }
-	for _, tc := range []struct {
-		args    []string
-		wantErr string
-		check   func(*ConvertOptions) bool
-	}{
-		{[]string{"in.pth", "-o", "out.st"}, "", func(o *ConvertOptions) bool {
+	cmdutil.CheckFlags(t, NewCmdConvert, []cmdutil.FlagCase[ConvertOptions]{
+		{Args: []string{"in.pth", "-o", "out.st"}, Check: func(o *ConvertOptions) bool {
 			return o.File == "in.pth" && o.Output == "out.st" && o.DType == "keep" && o.StripPrefix == "generator." && !o.FoldWeightNorm
 		}},
-		{[]string{"in.pth", "--output=o", "--dtype", "bf16", "--fold-weight-norm", "--strip-prefix", "", "--drop", "^disc", "--workers", "3", "--force"}, "", func(o *ConvertOptions) bool {
+		{Args: []string{"in.pth", "--output=o", "--dtype", "bf16", "--fold-weight-norm", "--strip-prefix", "", "--drop", "^disc", "--workers", "3", "--force"}, Check: func(o *ConvertOptions) bool {
 			return o.DType == "bf16" && o.FoldWeightNorm && o.StripPrefix == "" && o.Drop == "^disc" && o.Workers == 3 && o.Force
 		}},
-		{[]string{"in.pth"}, "-o OUT.safetensors is required", nil},
-		{[]string{"in.pth", "-o", "x", "--dtype", "f8"}, `--dtype "f8"`, nil},
-		{[]string{"in.pth", "-o", "x", "--drop", "("}, "--drop", nil},
-		{[]string{"in.pth", "-o", "x", "--workers", "-1"}, "--workers", nil},
-		{[]string{"-o", "x"}, "accepts 1 arg", nil},
-		{[]string{"in.pth", "-o", "x", "--source-sha256", "abc"}, "--source-sha256", nil},
-		{[]string{"in.pth", "-o", "x", "--source-sha256", strings.Repeat("0f", 32)}, "", func(o *ConvertOptions) bool { return o.SourceSHA256 == strings.Repeat("0f", 32) }},
-	} {
-		got = nil
-		err := cmdutil.Execute(NewCmdConvert(f, runF), tc.args...)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%v: want error %q, got %v", tc.args, tc.wantErr, err)
-			}
-			continue
-		}
-		if err != nil || got == nil || !tc.check(got) {
-			t.Errorf("%v: err %v, options %+v", tc.args, err, got)
-		}
-	}
+		{Args: []string{"in.pth"}, WantErr: "-o OUT.safetensors is required"},
+		{Args: []string{"in.pth", "-o", "x", "--dtype", "f8"}, WantErr: `--dtype "f8"`},
+		{Args: []string{"in.pth", "-o", "x", "--drop", "("}, WantErr: "--drop"},
+		{Args: []string{"in.pth", "-o", "x", "--workers", "-1"}, WantErr: "--workers"},
+		{Args: []string{"-o", "x"}, WantErr: "accepts 1 arg"},
+		{Args: []string{"in.pth", "-o", "x", "--source-sha256", "abc"}, WantErr: "--source-sha256"},
+		{Args: []string{"in.pth", "-o", "x", "--source-sha256", strings.Repeat("0f", 32)}, Check: func(o *ConvertOptions) bool { return o.SourceSHA256 == strings.Repeat("0f", 32) }},
+	})
 	var fe *cmdutil.FlagError
-	if err := cmdutil.Execute(NewCmdConvert(f, runF), "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
+	if _, err := cmdutil.ParseOptions(NewCmdConvert, "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
 		t.Errorf("bad --dtype: want a usage error, got %T", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/drama-tts/drama/cmd/internal/benchcmd"
+	"github.com/drama-tts/drama/cmd/internal/benchcmd/shared"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/qualify"
@@ -164,7 +164,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	root, _ := f.Root()
 	if opts.Check {
-		return check(f, root, want)
+		return check(f, root, want, opts.PinsFile)
 	}
 	out := &Outcome{Variant: p.Variant}
 	add := func(name string, rs ...qualify.Result) {
@@ -228,8 +228,17 @@ func failed(steps []step) int {
 	return n
 }
 
-func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
+func check(f *cmdutil.Factory, root string, want qualify.Binding, pinsFile string) error {
 	st := qualify.Check(root, want)
+	if !st.OK() {
+		// The advice is the command's: the qualification that writes a
+		// good marker, with the user's own flags.
+		again := " again"
+		if st.Reason == qualify.NoMarker {
+			again = ""
+		}
+		st.Reason += ": run " + f.Suggest("qualify", "--variant", want.Variant, "--pins", pinsFile) + again
+	}
 	if f.Global.JSON {
 		if err := cmdutil.WriteJSON(f.IO.Out, &Outcome{Variant: want.Variant, Passed: st.OK(), Qualified: st.OK(), Status: &st}); err != nil {
 			return err
@@ -248,8 +257,8 @@ func check(f *cmdutil.Factory, root string, want qualify.Binding) error {
 func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, want qualify.Binding) ([]qualify.Result, string) {
 	var out []qualify.Result
 	files := qualify.Result{Name: "pinned files"}
-	if !p.Locked() {
-		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the locked pins)", p.Variant, p.Variant)
+	if !p.Complete() {
+		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the complete pins)", p.Variant, p.Variant)
 	} else {
 		f := opts.F
 		bar := f.NewProgress("verify "+p.Variant, p.TotalBytes())
@@ -304,7 +313,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin string, add func(string, ...qualify.Result), out *Outcome) error {
 	f := opts.F
 	root, _ := f.Root()
-	corpus, err := benchcmd.LoadCorpus(opts.Corpus)
+	corpus, err := shared.LoadCorpus(opts.Corpus)
 	if err != nil {
 		return err
 	}
@@ -339,7 +348,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	base := bench.ReadBaseline(true)
 	// Memory is sampled from before the load to the end of the bench.
 	sampler := bench.StartSampler(base, 0, time.Now())
-	served, err := benchcmd.StartServe(ctx, f, benchcmd.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+	served, err := shared.StartServe(ctx, f, shared.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 	if err != nil {
 		sampler.Stop()
 		add("e2e", qualify.Result{Name: "cold load", Detail: err.Error()})
@@ -369,7 +378,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 			warm = -1
 		}
 		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
-		bar := benchcmd.ProgressFor(f, &cfg)
+		bar := shared.ProgressFor(f, &cfg)
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
 		if err != nil {
@@ -406,7 +415,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	}
 	gates := qualify.Gates{FirstAudio: opts.GateFirstAudio, RTF: opts.GateRTF, BookedBytes: booked}
 	add("bench", gates.Evaluate(rep)...)
-	if err := benchcmd.WriteReports(rep, dir); err != nil {
+	if err := shared.WriteReports(rep, dir); err != nil {
 		return err
 	}
 	out.Report = filepath.Join(dir, "report.json")

@@ -14,34 +14,17 @@ import (
 )
 
 func TestFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args    []string
-		wantErr string
-		check   func(*Options) bool
-	}{
-		{[]string{"--engine", "cuda"}, "", func(o *Options) bool {
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: []string{"--engine", "cuda"}, Check: func(o *Options) bool {
 			return o.GateFirstAudio == 0.5 && o.GateRTF == 1 && o.Passes == 3 && o.Warmup == 2 && !o.Accept && o.MemTolerance == 2
 		}},
-		{[]string{"--engine", "metal"}, "", func(o *Options) bool { return o.GateFirstAudio == 0.55 }},
-		{[]string{"--engine", "metal", "--gate-first-audio", "0.7"}, "", func(o *Options) bool { return o.GateFirstAudio == 0.7 }},
-		{[]string{"--", "--admission", "off"}, "", func(o *Options) bool { return strings.Join(o.ServeArgs, " ") == "--admission off" }},
-		{[]string{"--gate-rtf", "0"}, "--gate-rtf", nil},
-		{[]string{"--passes", "0"}, "--passes", nil},
-		{[]string{"stray"}, "unexpected argument", nil},
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		var got *Options
-		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil }), tc.args...)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%v: %v, want %q", tc.args, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || !tc.check(got) {
-			t.Errorf("%v: %v %+v", tc.args, err, got)
-		}
-	}
+		{Args: []string{"--engine", "metal"}, Check: func(o *Options) bool { return o.GateFirstAudio == 0.55 }},
+		{Args: []string{"--engine", "metal", "--gate-first-audio", "0.7"}, Check: func(o *Options) bool { return o.GateFirstAudio == 0.7 }},
+		{Args: []string{"--", "--admission", "off"}, Check: func(o *Options) bool { return strings.Join(o.ServeArgs, " ") == "--admission off" }},
+		{Args: []string{"--gate-rtf", "0"}, WantErr: "--gate-rtf"},
+		{Args: []string{"--passes", "0"}, WantErr: "--passes"},
+		{Args: []string{"stray"}, WantErr: "unexpected argument"},
+	})
 }
 
 // checkRoot makes a root with locked pins for full and an engine record.
@@ -66,8 +49,9 @@ func checkRoot(t *testing.T) (string, *cmdutil.Factory, func() string) {
 
 func TestCheck(t *testing.T) {
 	root, f, out := checkRoot(t)
+	f.Global.Root = root
 	runCheck := func() error { return cmdutil.Execute(NewCmd(f, nil), "--check") }
-	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker") {
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker: run drama qualify --variant full --root "+root+"\n") {
 		t.Fatalf("no marker: %v", err)
 	}
 	b, _, err := cmdutil.CurrentBinding(f, "", false)
@@ -84,8 +68,10 @@ func TestCheck(t *testing.T) {
 	}
 	// A changed engine record makes the marker stale.
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("cd", 32)+"  tensorfold-native\n"), 0o644)
-	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tstale\tengine binary") {
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 {
 		t.Fatalf("record changed: %v", err)
+	} else if o := out(); !strings.Contains(o, "full\tstale\tengine binary") || !strings.HasSuffix(o, ": run drama qualify --variant full --root "+root+" again\n") {
+		t.Fatalf("record changed: %q", o)
 	}
 }
 

@@ -14,53 +14,31 @@ import (
 )
 
 func TestFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *Options
-	runF := func(_ context.Context, o *Options) error { got = o; return nil }
-	tests := []struct {
-		args    []string
-		wantErr string
-		check   func(*Options) bool
-	}{
-		{[]string{"in", "-o", "out"}, "", func(o *Options) bool {
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: []string{"in", "-o", "out"}, Check: func(o *Options) bool {
 			return o.In == "in" && o.Out == "out" && o.To == "nvfp4" && o.Layout == "modelopt" && o.Coverage == 0.9 && !o.Check
 		}},
-		{[]string{"in", "-o", "out", "--to", "nvfp4", "--layout", "compressed-tensors", "--experts", "k.json", "--workers", "8", "--check", "--f32-intermediate"}, "", func(o *Options) bool {
+		{Args: []string{"in", "-o", "out", "--to", "nvfp4", "--layout", "compressed-tensors", "--experts", "k.json", "--workers", "8", "--check", "--f32-intermediate"}, Check: func(o *Options) bool {
 			return o.Layout == "compressed-tensors" && o.Experts == "k.json" && o.Workers == 8 && o.Check && o.F32Intermediate
 		}},
-		{[]string{"in", "-o", "out", "--router-stats", "s.json", "--coverage", "0.5"}, "", func(o *Options) bool { return o.RouterStats == "s.json" && o.Coverage == 0.5 }},
-		{[]string{"in", "-o", "out", "--dequantize"}, "", func(o *Options) bool { return o.Dequantize }},
-		{[]string{"in", "-o", "out", "--check", "--max-nmse", "0.02"}, "", func(o *Options) bool { return o.Check && o.MaxNMSE == 0.02 }},
-		{[]string{"in", "-o", "out", "--to", "fp8-block", "--recipe", "r.json"}, "", func(o *Options) bool { return o.To == "fp8-block" && o.Recipe == "r.json" }},
-		{[]string{"in"}, "-o OUT_DIR is required", nil},
-		{[]string{"-o", "x"}, "want one IN_DIR argument, got 0", nil},
-		{[]string{"in", "-o", "x", "--to", "int4"}, `--to "int4"`, nil},
-		{[]string{"in", "-o", "x", "--to", "nvfp4", "--dequantize"}, "exclude each other", nil},
-		{[]string{"in", "-o", "x", "--layout", "gguf"}, `--layout "gguf"`, nil},
-		{[]string{"in", "-o", "x", "--to", "fp8-block", "--layout", "modelopt"}, "--to nvfp4 only", nil},
-		{[]string{"in", "-o", "x", "--experts", "a", "--router-stats", "b"}, "exclude each other", nil},
-		{[]string{"in", "-o", "x", "--coverage", "0.5"}, "needs --router-stats", nil},
-		{[]string{"in", "-o", "x", "--router-stats", "b", "--coverage", "0"}, "outside (0, 1]", nil},
-		{[]string{"in", "-o", "x", "--router-stats", "b", "--coverage", "1.5"}, "outside (0, 1]", nil},
-		{[]string{"in", "-o", "x", "--workers", "-2"}, "--workers", nil},
-		{[]string{"in", "-o", "x", "--max-nmse", "0.1"}, "needs --check", nil},
-		{[]string{"in", "-o", "x", "--check", "--max-nmse", "-1"}, "--max-nmse must be", nil},
-	}
-	for _, tt := range tests {
-		got = nil
-		err := cmdutil.Execute(NewCmd(f, runF), tt.args...)
-		if tt.wantErr != "" {
-			var fe *cmdutil.FlagError
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
-				t.Errorf("%v: want usage error %q, got %v", tt.args, tt.wantErr, err)
-			}
-			continue
-		}
-		if err != nil || got == nil || !tt.check(got) {
-			t.Errorf("%v: err %v, options %+v", tt.args, err, got)
-		}
-	}
+		{Args: []string{"in", "-o", "out", "--router-stats", "s.json", "--coverage", "0.5"}, Check: func(o *Options) bool { return o.RouterStats == "s.json" && o.Coverage == 0.5 }},
+		{Args: []string{"in", "-o", "out", "--dequantize"}, Check: func(o *Options) bool { return o.Dequantize }},
+		{Args: []string{"in", "-o", "out", "--check", "--max-nmse", "0.02"}, Check: func(o *Options) bool { return o.Check && o.MaxNMSE == 0.02 }},
+		{Args: []string{"in", "-o", "out", "--to", "fp8-block", "--recipe", "r.json"}, Check: func(o *Options) bool { return o.To == "fp8-block" && o.Recipe == "r.json" }},
+		{Args: []string{"in"}, WantErr: "-o OUT_DIR is required", Code: cmdutil.ExitUsage},
+		{Args: []string{"-o", "x"}, WantErr: "want one IN_DIR argument, got 0", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--to", "int4"}, WantErr: `--to "int4"`, Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--to", "nvfp4", "--dequantize"}, WantErr: "exclude each other", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--layout", "gguf"}, WantErr: `--layout "gguf"`, Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--to", "fp8-block", "--layout", "modelopt"}, WantErr: "--to nvfp4 only", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--experts", "a", "--router-stats", "b"}, WantErr: "exclude each other", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--coverage", "0.5"}, WantErr: "needs --router-stats", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--router-stats", "b", "--coverage", "0"}, WantErr: "outside (0, 1]", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--router-stats", "b", "--coverage", "1.5"}, WantErr: "outside (0, 1]", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--workers", "-2"}, WantErr: "--workers", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--max-nmse", "0.1"}, WantErr: "needs --check", Code: cmdutil.ExitUsage},
+		{Args: []string{"in", "-o", "x", "--check", "--max-nmse", "-1"}, WantErr: "--max-nmse must be", Code: cmdutil.ExitUsage},
+	})
 }
 
 // writeCheckpoint makes a tiny BF16 checkpoint, converts it to block FP8

@@ -118,14 +118,14 @@ func run(ctx context.Context, opts *Options) error {
 	if !opts.DryRun {
 		// No fetch on this root, nor on the cache repositories the
 		// variant links into, while the removal decides and deletes.
-		unlock, err := hub.Lock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+		unlock, err := hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), opts.LockWait)
 		if err != nil {
-			return err
+			return cmdutil.FlockAdvice(err, "a drama fetch or another drama rm of this root", "--lock-wait")
 		}
 		defer unlock()
-		unlockRepos, err := hub.LockRepos(ctx, placed[opts.Variant], opts.LockWait)
+		unlockRepos, err := hub.FlockRepos(ctx, placed[opts.Variant], opts.LockWait)
 		if err != nil {
-			return err
+			return cmdutil.FlockAdvice(err, "a drama fetch of the same repository to this cache", "--lock-wait")
 		}
 		defer unlockRepos()
 		if _, installs, placed, err = cmdutil.Installs(f); err != nil {

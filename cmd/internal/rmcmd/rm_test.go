@@ -140,15 +140,15 @@ func TestRmRefusesAServedVariant(t *testing.T) {
 func TestRmWaitsForAFetchOnTheCacheRepository(t *testing.T) {
 	x, f, _ := fixture(t)
 	lock := filepath.Join(x.Cache.Dir, ".locks", "models--o--pruned", "drama-fetch.lock")
-	unlock, err := hub.Lock(context.Background(), lock, time.Second)
+	unlock, err := hub.Flock(context.Background(), lock, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
 	// flock is per open file: a second open in this process conflicts too.
 	err = run(context.Background(), &Options{F: f, Variant: "nvfp4", LockWait: 200 * time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), lock) {
-		t.Fatalf("err = %v, want the cache lock named", err)
+	if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "a drama fetch of the same repository") || !strings.Contains(err.Error(), "--lock-wait") {
+		t.Fatalf("err = %v, want the cache's flock named, who takes it and the flag that waits longer", err)
 	}
 	if _, err := os.Stat(filepath.Join(x.Root, "nvfp4", "codec.pth")); err != nil {
 		t.Fatalf("removed while the lock was held: %v", err)

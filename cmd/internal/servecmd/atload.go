@@ -34,7 +34,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		return err
 	}
 	dir := filepath.Join(root, p.Variant)
-	if !p.Locked() {
+	if !p.Complete() {
 		if level == pins.LevelSize {
 			logger.Warn("the variant's files are not checked: its pins carry no digests (drama fetch writes them); --verify none skips this check",
 				"variant", p.Variant, "pins", filepath.Join(dir, pins.LockFileName))
@@ -150,12 +150,11 @@ func takeGPULock(ctx context.Context, opts *Options, logger *slog.Logger) (unloc
 		return func() {}, nil
 	}
 	logger.Info("taking the GPU lock", "file", opts.GPULock, "wait", opts.GPULockWait.String())
-	unlock, err = hub.Lock(ctx, opts.GPULock, opts.GPULockWait)
+	unlock, err = hub.Flock(ctx, opts.GPULock, opts.GPULockWait)
+	if errors.Is(err, hub.ErrFlockHeld) {
+		return nil, fmt.Errorf("--gpu-lock: %w (or give a longer --gpu-lock-wait)", err)
+	}
 	if err != nil {
-		if errors.Is(err, hub.ErrLocked) {
-			// hub's words name a fetch; the holder and the wait are what count
-			return nil, fmt.Errorf("--gpu-lock: %s (or give a longer --gpu-lock-wait)", strings.TrimPrefix(err.Error(), hub.ErrLocked.Error()+": "))
-		}
 		return nil, fmt.Errorf("--gpu-lock: %w", err)
 	}
 	logger.Info("holding the GPU lock", "file", opts.GPULock)

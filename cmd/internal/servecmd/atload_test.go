@@ -197,7 +197,7 @@ func TestQualificationServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
 	api.SetCapabilities(fake.Desc.Capabilities)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -286,7 +286,7 @@ func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
 // and held until released.
 func TestGPULock(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "gpu.lock")
-	other, err := hub.Lock(context.Background(), lock, 0) // another GPU job
+	other, err := hub.Flock(context.Background(), lock, 0) // another GPU job
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +301,11 @@ func TestGPULock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hub.Lock(context.Background(), lock, 0); !errors.Is(err, hub.ErrLocked) {
+	if _, err := hub.Flock(context.Background(), lock, 0); !errors.Is(err, hub.ErrFlockHeld) {
 		t.Fatalf("while drama serve holds it, another job got it: %v", err)
 	}
 	unlock()
-	again, err := hub.Lock(context.Background(), lock, 0)
+	again, err := hub.Flock(context.Background(), lock, 0)
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}

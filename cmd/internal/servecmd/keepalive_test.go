@@ -57,9 +57,9 @@ func TestKeepAliveFlag(t *testing.T) {
 }
 
 // TestServeWithKeepAlive: drama serve's HTTP server over a supervisor with
-// --keep-alive: once the engine is unloaded GET /ready is 200 and names
-// the engine as unloaded under the plugin's name; a speech request loads it
-// and is served.
+// --keep-alive: once the engine is unloaded GET /ready is 200 and lists
+// the engine, by its name, as unloaded; a speech request loads it and is
+// served.
 func TestServeWithKeepAlive(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
@@ -80,7 +80,7 @@ func TestServeWithKeepAlive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
 	api.SetCapabilities(fake.Desc.Capabilities)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -90,12 +90,12 @@ func TestServeWithKeepAlive(t *testing.T) {
 	code, body := get(t, url+"/ready")
 	var ready struct {
 		httpapi.Status
-		Engines []httpapi.EngineStatus `json:"engines"`
+		PerEngine []httpapi.EngineStatus `json:"per_engine"`
 	}
 	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusOK || ready.Phase != "unloaded" || ready.Loaded {
 		t.Fatalf("GET /ready while unloaded: %d %s", code, body)
 	}
-	if len(ready.Engines) != 1 || ready.Engines[0].Name != "cuda" || ready.Engines[0].Loaded {
+	if len(ready.PerEngine) != 1 || ready.PerEngine[0].Name != "engine-0" || ready.PerEngine[0].Loaded {
 		t.Fatalf("engines: %s", body)
 	}
 	if code, body := speech(t, url, `{"input":"back again","stream":false}`); code != http.StatusOK {

@@ -58,12 +58,12 @@ func serveMetal(t *testing.T) (addr, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, root, req.Install, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), root, req.Install, nil, ln.Addr().String())
 	if err := sup.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sup.Stop(context.Background()) })
-	if err := describe(context.Background(), sup, api); err != nil {
+	if err := describe(context.Background(), oneEngine(t, opts, sup), api); err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)

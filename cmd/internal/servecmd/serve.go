@@ -27,6 +27,7 @@ import (
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
@@ -34,7 +35,7 @@ import (
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.
-const DefaultAddr = "127.0.0.1:8793"
+const DefaultAddr = serverec.DefaultAddr
 
 // Options are the inputs of `drama serve`.
 type Options struct {
@@ -96,6 +97,17 @@ type Options struct {
 	// clips sent without their words.
 	TranscribeURL string
 	LogFile       string
+	// GPUs are the GPU indexes to run engines on (--gpus 0,1); empty: one
+	// engine on what the environment gives. EnginesPerGPU is a number or
+	// "auto".
+	GPUs          string
+	EnginesPerGPU string
+	// Dispatch is the pool's policy (affinity or round-robin) and
+	// AffinityWait the longest a request waits for an engine holding its
+	// voice while another is idle.
+	Dispatch     string
+	AffinityWait time.Duration
+	nvidiaSMI    string // the nvidia-smi to run (tests); empty: from PATH
 	// Given are the flags of the command line as flag, value pairs, for
 	// hints that repeat them.
 	Given []string
@@ -116,13 +128,26 @@ the native engine with the variant's flags, and serve the speech API once it
 is ready: POST /v1/audio/speech, GET /v1/models[/{id}], GET|POST /v1/voices,
 DELETE /v1/voices/{id}, GET /health, GET /ready, GET /metrics.
 
-Requests are queued first in, first out in front of the engine's single
-synthesis slot (--max-queue, --queue-timeout); a client that accepts no
+Requests are queued first in, first out in front of the engine, which
+makes one synthesis at a time (--max-queue, --queue-timeout; with several
+engines, one queue feeds them all); a client that accepts no
 audio for --stall-timeout is cut. Browser pages of other origins, and Host
 names other than the bound address, are refused unless --allow-origin or
 --allow-host names them. drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
+
+Several engines: --gpus 0,1 runs one engine per GPU (each sees its GPU
+alone through CUDA_VISIBLE_DEVICES, with its own process group, port,
+runtime file and log under <root>/.drama/run/gpuN-I), --engines-per-gpu N
+or auto (as many as fit in each GPU's free memory, read with nvidia-smi)
+more per GPU; they start one after another and one queue feeds them all. A
+request goes to an idle engine that holds its voice in its prefix cache
+(the last --prefix-cache voices it spoke) first, else to any idle engine,
+waiting at most --affinity-wait for a busy one that holds it;
+--dispatch round-robin ignores voices. A failed engine is restarted alone
+while the others serve; GET /ready counts the ready engines and /metrics
+has series per engine.
 
 Voices: the engine's voices (--voices), the clones in <root>/voices, and the
 model's built-in voice (the engine's voice when a request names none) under
@@ -147,13 +172,16 @@ then is served), its body says "phase": "unloaded" or the load's phase and
 --keep-alive 0 unloads when each request ends; forever (the default), or a
 negative value, keeps the engine loaded.
 
-SIGINT or SIGTERM stops accepting, answers queued requests 503 with
-Retry-After, ends open streams, stops the engine and exits with status 0
-once everything is gone.`),
+SIGINT or SIGTERM drains the server: GET /ready answers 503 at once (GET
+/health stays 200), queued requests get 503 with Retry-After, the requests
+in flight finish within --grace, then it stops accepting, stops the engine
+and exits with status 0 once everything is gone.`),
 		Example: strings.TrimSpace(`
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
 $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
+$ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                     # an engine per GPU, one queue
+$ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3   # three engines on GPU 0
 $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav
 $ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request`),
 		Args: cobra.NoArgs,
@@ -193,7 +221,7 @@ $ drama serve --keep-alive 10m                           # unload the engine aft
 	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
 	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
-	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long open streams may finish at shutdown")
+	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "at SIGTERM, how long the requests in flight may finish (GET /ready answers 503 meanwhile) before they are cut; the engine gets as long to stop")
 	fl.DurationVar(&opts.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
 	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
 	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
@@ -205,9 +233,15 @@ $ drama serve --keep-alive 10m                           # unload the engine aft
 	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
 	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
 	fl.StringVar(&opts.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
+	fl.StringVar(&opts.GPUs, "gpus", "", "GPU indexes to run engines on, e.g. 0,1: each engine sees its GPU alone (CUDA_VISIBLE_DEVICES)")
+	fl.StringVar(&opts.EnginesPerGPU, "engines-per-gpu", "1", "engines on each GPU of --gpus, or auto: as many as fit in its free memory (nvidia-smi)")
+	fl.StringVar(&opts.Dispatch, "dispatch", string(pool.Affinity), "how a request picks an engine: affinity (one holding its voice first) or round-robin")
+	fl.DurationVar(&opts.AffinityWait, "affinity-wait", pool.DefaultAffinityWait, "longest a request waits for a busy engine holding its voice while another is idle (0: none)")
 	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("verify", cobra.FixedCompletions([]string{"size", "sha256", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("dispatch", cobra.FixedCompletions([]string{string(pool.Affinity), string(pool.RoundRobin)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("engines-per-gpu", cobra.FixedCompletions([]string{"1", "2", "auto"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -254,6 +288,13 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
 	case o.CloneWait < 0:
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	case o.AffinityWait < 0:
+		return cmdutil.FlagErrorf("--affinity-wait must be 0 or more, e.g. 250ms")
+	case o.Dispatch != string(pool.Affinity) && o.Dispatch != string(pool.RoundRobin):
+		return cmdutil.FlagErrorf("--dispatch %q: want %s or %s", o.Dispatch, pool.Affinity, pool.RoundRobin)
+	}
+	if err := o.checkEngines(); err != nil {
+		return err
 	}
 	if o.TranscribeURL != "" {
 		if _, err := transcribe.Endpoint(o.TranscribeURL); err != nil {
@@ -434,10 +475,15 @@ func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error
 	return bin, err
 }
 
-// serve opens the plugin, starts the engine, and serves until ctx ends.
+// serve opens a plugin per engine, starts the engines, and serves until
+// ctx ends.
 func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, req engine.StartRequest, root string) error {
 	f := opts.F
 	logger := logs.logger
+	plan, err := planEngines(ctx, f, opts, req)
+	if err != nil {
+		return err
+	}
 	open := func(ctx context.Context) (engine.Engine, func(), error) {
 		p, err := host.Open(ctx, pluginPath, host.Options{Logger: logs.hclog()})
 		if err != nil {
@@ -445,12 +491,26 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 		}
 		return p, func() { _ = p.Close(context.Background(), opts.Grace) }, nil
 	}
-	progress := newStartProgress(logs.from(sourceEngine))
-	sup := supervise.New(open, req, progress.event)
-	sup.Logger = logs.from(sourceEngine)
-	sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
+	var progress []*startProgress
+	var sups []*supervise.Supervisor
+	var names []string
+	for _, pe := range plan {
+		log := logs.from(sourceEngine)
+		if len(plan) > 1 {
+			log = log.With("engine", pe.name)
+		}
+		pr := newStartProgress(log)
+		sup := supervise.New(open, pe.req, pr.event)
+		sup.Logger = log
+		sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
+		progress, sups, names = append(progress, pr), append(sups, sup), append(names, pe.name)
+	}
+	engines, err := newEngineSet(names, sups, dispatchOptions(opts))
+	if err != nil {
+		return err
+	}
 	defer host.CleanupAll()
-	defer sup.Stop(context.Background())
+	defer engines.pool.Stop(context.Background())
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -463,10 +523,10 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 		return err
 	}
 	addr := ln.Addr().String()
-	srv, api := newHTTPServer(ctx, opts, logs, sup, root, req.Install, builder, addr)
+	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
 	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
 		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(),
-		EngineLog: filepath.Join(req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
+		EngineLog: filepath.Join(plan[0].req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
 	defer serverec.Remove(root, os.Getpid())
@@ -474,19 +534,28 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+addr)
 
-	if err := sup.Start(ctx); err != nil {
+	if len(plan) > 1 {
+		logger.Info("starting engines one after another", "engines", len(plan), "dispatch", opts.Dispatch)
+	}
+	if err := engines.pool.Start(ctx, func(name string) {
+		if len(plan) > 1 {
+			logger.Info("engine ready", "engine", name)
+		}
+	}); err != nil {
 		shutdown(srv, api, opts.Grace)
 		if ctx.Err() != nil {
 			return nil
 		}
 		return cmdutil.EngineError(fmt.Errorf("the engine did not start: %w", admissionHint(f, opts, err)))
 	}
-	progress.ready()
-	if err := describe(ctx, sup, api); err != nil {
+	for _, pr := range progress {
+		pr.ready()
+	}
+	if err := describe(ctx, engines, api); err != nil {
 		logger.Warn("describe", "err", err)
 	}
-	go sup.Watch(ctx, time.Second)
-	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant, "keep_alive", keepAliveWords(opts.KeepAlive))
+	engines.pool.Watch(ctx, time.Second)
+	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant, "engines", len(plan), "keep_alive", keepAliveWords(opts.KeepAlive))
 	if opts.Listening != nil {
 		opts.Listening(addr)
 	}
@@ -500,6 +569,24 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	}
 }
 
+// engineSet is drama serve's engines: a supervisor each, behind one pool.
+type engineSet struct {
+	pool *pool.Pool
+	sups []*supervise.Supervisor
+}
+
+func newEngineSet(names []string, sups []*supervise.Supervisor, opts pool.Options) (*engineSet, error) {
+	named := make([]pool.Named, len(sups))
+	for i, sup := range sups {
+		named[i] = pool.Named{Name: names[i], Member: sup}
+	}
+	p, err := pool.New(named, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &engineSet{pool: p, sups: sups}, nil
+}
+
 // engineName is the plugin's name for a --engine value (a name or a path).
 func engineName(e string) string {
 	if cmdutil.EngineBinaries[e] != "" {
@@ -508,13 +595,9 @@ func engineName(e string) string {
 	return strings.TrimPrefix(filepath.Base(e), "drama-engine-")
 }
 
-func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervise.Supervisor, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
+func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engineSet, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
 	logger := logs.logger
 	ffmpeg, _ := exec.LookPath("ffmpeg")
-	maxQueue := opts.MaxQueue
-	if maxQueue == 0 {
-		maxQueue = -1 // none waits
-	}
 	uploads := filepath.Join(root, model.StateDirName, "uploads")
 	removeStaleUploads(uploads, logger)
 	cloneWait := opts.CloneWait
@@ -522,24 +605,28 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervis
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	clones := newVoiceStore(filepath.Join(root, "voices"), sup.Engine(), install, installReady(opts.F, install))
+	clones := newVoiceStore(filepath.Join(root, "voices"), engines.pool.Any(), install, installReady(opts.F, install))
 	var transcribeFile func(ctx context.Context, path, name string) (string, error)
 	if opts.TranscribeURL != "" {
 		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
 		transcribeFile = clones.transcriber.File
 	}
 	store := newCatalogStore(clones, filepath.Join(root, model.StateDirName, "catalog"), opts.VoicesDir)
-	sup.Prepare = store.prepare
+	for _, sup := range engines.sups {
+		sup.Prepare = store.prepare
+	}
 	api := httpapi.New(httpapi.Config{
-		Engine: sup.Engine(), Model: "drama-3-" + opts.F.Global.Variant, MaxQueue: maxQueue, QueueTimeout: opts.QueueTimeout,
-		Status: engineStatus{sup: sup, name: engineName(opts.Engine)}, Failures: sup, Restarter: sup, Use: sup, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
+		Engine: engines.pool.Any(), Pool: engines.pool, Model: "drama-3-" + opts.F.Global.Variant, QueueTimeout: opts.QueueTimeout,
+		Restarter: engines.pool, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
 			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
 	})
-	sup.OnRestart = api.EngineRestarted
+	for _, sup := range engines.sups {
+		sup.OnRestart = api.EngineRestarted
+	}
 	srv := &http.Server{
 		Handler:           accessLog(logs.from(sourceAccess), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -553,8 +640,8 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, sup *supervis
 }
 
 // describe reads the engine's capabilities into the API once it runs.
-func describe(ctx context.Context, sup *supervise.Supervisor, api *httpapi.Server) error {
-	d, err := sup.Engine().Describe(ctx)
+func describe(ctx context.Context, engines *engineSet, api *httpapi.Server) error {
+	d, err := engines.pool.Any().Describe(ctx)
 	if err != nil {
 		return err
 	}
@@ -562,13 +649,24 @@ func describe(ctx context.Context, sup *supervise.Supervisor, api *httpapi.Serve
 	return nil
 }
 
-// shutdown stops accepting, answers the queued requests 503 with
-// Retry-After at once, lets open requests finish within grace and then cuts
-// them.
+// drainQuiet is how long no request may have begun or ended before a
+// draining server stops accepting: a load balancer that has not yet seen
+// GET /ready turn 503 still sends requests, which are served meanwhile.
+const drainQuiet = time.Second
+
+// shutdown drains the server for a load balancer: GET /ready answers 503
+// at once while GET /health still answers 200, the queued requests are
+// answered 503 with Retry-After, every reply closes its connection, and
+// the requests in flight finish within grace while the listener stays
+// open; once none is left and none has begun or ended for drainQuiet it
+// stops accepting (a balancer's next connection is refused, which it may
+// retry elsewhere), and it cuts what is still open when grace ends.
 func shutdown(srv *http.Server, api *httpapi.Server, grace time.Duration) {
 	api.Drain()
+	srv.SetKeepAlivesEnabled(false)
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	_ = api.WaitIdle(ctx, drainQuiet)
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close() // streams still open after the grace period are cut
 	}

@@ -44,7 +44,7 @@ func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), sup, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
 	api.SetCapabilities(fake.Desc.Capabilities)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -206,5 +206,87 @@ func TestStaleUploadsRemovedAtStart(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Fatalf("an upload in progress was removed: %v", err)
+	}
+}
+
+// TestShutdownDrainsForALoadBalancer: at SIGTERM a load balancer's health
+// check sees GET /ready turn 503 at once while GET /health (liveness) stays
+// 200, the request in flight finishes whole, and only then does the
+// listener close, well within --grace.
+func TestShutdownDrainsForALoadBalancer(t *testing.T) {
+	srv, api, addr := serveFake(t, "--grace 30s")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	type result struct {
+		finish string
+		err    error
+	}
+	inflight := make(chan result, 1)
+	started := make(chan struct{})
+	go func() {
+		body := `{"input":"` + strings.Repeat("drain ", 70) + `","stream":true,"response_format":"pcm"}`
+		resp, err := client.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(body))
+		close(started)
+		if err != nil {
+			inflight <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		inflight <- result{resp.Trailer.Get("X-Finish-Reason"), err}
+	}()
+	<-started
+	stopped := make(chan struct{})
+	go func() { shutdown(srv, api, 30*time.Second); close(stopped) }()
+
+	get := func(path string) (int, string) {
+		resp, err := client.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatalf("GET %s while draining: %v (the listener closed before the request in flight finished)", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := get("/ready")
+		if code == 503 && strings.Contains(body, `"phase":"stopping"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /ready after SIGTERM: %d %s, want 503 phase stopping", code, body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-stopped:
+		t.Fatal("shutdown returned while a request was in flight")
+	default:
+	}
+	if code, body := get("/health"); code != 200 {
+		t.Fatalf("GET /health while draining: %d %s, want 200 (liveness must hold)", code, body)
+	}
+	r := <-inflight
+	if r.err != nil || r.finish != "stop" {
+		t.Fatalf("the request in flight at SIGTERM: finish %q, err %v; want it whole", r.finish, r.err)
+	}
+	// a balancer that has not seen /ready turn 503 yet hands over the next
+	// request soon after this one ends: it is served, not refused, and its
+	// connection closes after it even though the client keeps connections
+	time.Sleep(drainQuiet / 5)
+	keepAlive := &http.Client{Transport: &http.Transport{}}
+	resp, err := keepAlive.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"next","stream":false}`))
+	if err != nil {
+		t.Fatalf("a request right after the last one ended, while draining: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("a request right after the last one ended, while draining: %d, close %v, %.200q; want 200 with Connection: close", resp.StatusCode, resp.Close, b)
+	}
+	<-stopped
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Fatal("still accepting connections after the drain")
 	}
 }

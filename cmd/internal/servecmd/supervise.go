@@ -1,8 +1,6 @@
 package servecmd
 
 import (
-	"cmp"
-
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/supervise"
 )
@@ -10,23 +8,13 @@ import (
 // engineStatus gives the HTTP API the supervisor's status: the supervisor
 // is the API's FailureReporter and Restarter as it is, and its
 // StatusSource through this.
-type engineStatus struct {
-	sup  *supervise.Supervisor
-	name string // the engine plugin's name, in GET /ready's "engines"
-}
+type engineStatus struct{ sup *supervise.Supervisor }
 
 var (
 	_ httpapi.StatusSource    = engineStatus{}
-	_ httpapi.EngineLister    = engineStatus{}
-	_ httpapi.UseTracker      = (*supervise.Supervisor)(nil)
 	_ httpapi.FailureReporter = (*supervise.Supervisor)(nil)
 	_ httpapi.Restarter       = (*supervise.Supervisor)(nil)
 )
 
 // Status reports the engine's state.
 func (s engineStatus) Status() httpapi.Status { return httpapi.Status(s.sup.Status()) }
-
-// Engines lists the one engine under the plugin's name.
-func (s engineStatus) Engines() []httpapi.EngineStatus {
-	return []httpapi.EngineStatus{{Name: cmp.Or(s.name, "engine"), Status: s.Status()}}
-}

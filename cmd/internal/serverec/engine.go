@@ -2,10 +2,10 @@ package serverec
 
 import (
 	"path/filepath"
-	"strconv"
 
 	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/internal/proc"
 )
 
 // RuntimeDir is where drama serve's engine plugin keeps the runtime file
@@ -33,10 +33,6 @@ func EnginePID(root string, rec Record) int {
 // Parent returns a process's parent pid from /proc/PID/stat, or 0 where
 // that is not available.
 func Parent(pid int) int {
-	fields := statFields(pid)
-	if len(fields) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
+	st, _ := proc.Read(pid)
+	return st.PPID
 }

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,7 +20,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/drama-tts/drama/internal/proc"
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
+
+// DefaultAddr is where drama serve listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:8793"
 
 // Record describes one running drama serve.
 type Record struct {
@@ -47,13 +52,18 @@ func Path(root string, pid int) string {
 	return filepath.Join(Dir(root), "serve-"+strconv.Itoa(pid)+".json")
 }
 
-// Write records rec under root (temp file, fsync, rename) and returns its path.
+// Write records rec under root (temp file, fsync, rename) and returns its
+// path. The records that dead runs left (a drama serve killed with
+// SIGKILL removes none) are removed first.
 func Write(root string, rec Record) (string, error) {
 	if rec.StartTime == 0 {
 		rec.StartTime = StartTime(rec.PID)
 	}
 	if err := os.MkdirAll(Dir(root), 0o700); err != nil {
 		return "", fmt.Errorf("serve record: %w", err)
+	}
+	if _, err := Prune(root); err != nil {
+		return "", err
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -147,29 +157,6 @@ func Alive(rec Record) bool {
 // StartTime returns a process's start time in clock ticks since boot from
 // /proc/PID/stat, or 0 where that is not available.
 func StartTime(pid int) uint64 {
-	fields := statFields(pid)
-	// after the command: state is field 3 of the line, starttime field 22.
-	if len(fields) < 20 {
-		return 0
-	}
-	v, _ := strconv.ParseUint(fields[19], 10, 64)
-	return v
-}
-
-// statFields returns the fields of /proc/PID/stat after the command's
-// name (which may hold spaces and parentheses), or nil where there is none.
-func statFields(pid int) []string {
-	if pid <= 0 {
-		return nil
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(s[i+1:])
+	st, _ := proc.Read(pid)
+	return st.StartTime
 }

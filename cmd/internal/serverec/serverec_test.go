@@ -1,7 +1,10 @@
 package serverec
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -44,6 +47,29 @@ func TestStaleRecordsSkippedAndPruned(t *testing.T) {
 	n, err := Prune(root)
 	if err != nil || n != 2 {
 		t.Fatalf("Prune = %d, %v; want 2", n, err)
+	}
+}
+
+// A kill -9 leaves a drama serve's record behind: the next drama serve to
+// write its own removes it.
+func TestWriteRemovesTheRecordsOfDeadRuns(t *testing.T) {
+	root := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip(err)
+	}
+	dead, err := Write(root, Record{PID: gone.Process.Pid, StartTime: 1, Addr: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(root, Record{PID: os.Getpid(), Addr: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the dead run's record %s is still there (%v)", dead, err)
+	}
+	if got, _ := List(root); len(got) != 1 || got[0].Addr != "b" {
+		t.Fatalf("List = %+v, want the live record alone", got)
 	}
 }
 

@@ -25,8 +25,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/servecmd"
-	"github.com/drama-tts/drama/cmd/internal/statuscmd"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 )
 
 // Options are the inputs of `drama service`.
@@ -51,11 +50,22 @@ type Options struct {
 	Stat     func(string) (os.FileInfo, error)                                      // os.Stat
 	UID      int                                                                    // os.Getuid()
 	Username string                                                                 // the user running drama
-	Status   func(ctx context.Context) error                                        // drama status (default: statuscmd)
+	Status   func(ctx context.Context) error                                        // drama status (default: Peers.Status's command)
+}
+
+// Peers are the commands drama service works with. The command tree gives
+// them, since one command package does not import another.
+type Peers struct {
+	// Serve returns a drama serve command: install takes its flags and
+	// passes them on to the service.
+	Serve func() *cobra.Command
+	// Status returns a drama status command, run after the manager's
+	// view of the service.
+	Status func() *cobra.Command
 }
 
 // NewCmd returns `drama service` and its subcommands.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+func NewCmd(f *cmdutil.Factory, peers Peers) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "service <command>",
 		Short: "Run drama serve as a system service (systemd or launchd)",
@@ -67,7 +77,7 @@ is restarted 5 s after a failure, is stopped by SIGTERM with a timeout longer
 than twice --grace, and logs to the journal (systemd) or to
 <root>/.drama/run/service.log (launchd).`),
 	}
-	cmd.AddCommand(newInstallCmd(f, nil), newUninstallCmd(f, nil), newStatusCmd(f, nil))
+	cmd.AddCommand(newInstallCmd(f, peers.Serve(), nil), newUninstallCmd(f, nil), newStatusCmd(f, peers.Status, nil))
 	return cmd
 }
 
@@ -97,9 +107,8 @@ func scopeFlags(cmd *cobra.Command, o *Options) {
 // service does not run in this directory.
 var pathFlags = map[string]bool{"plugin-dir": true, "engine-bin": true, "voices": true}
 
-func newInstallCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+func newInstallCmd(f *cmdutil.Factory, serve *cobra.Command, runF func(context.Context, *Options) error) *cobra.Command {
 	o := defaults(f)
-	serve := servecmd.NewCmd(f, func(context.Context, *servecmd.Options) error { return nil })
 	cmd := &cobra.Command{
 		Use:   "install [--user|--system] [serve flags...]",
 		Short: "Install and start drama serve as a service, with drama serve's flags",
@@ -233,7 +242,7 @@ func (o *Options) spec() (Spec, error) {
 	s := Spec{Exe: exe, Args: o.ServeArgs, Root: root, Addr: o.Addr, Grace: o.Grace, System: o.System,
 		LogFile: filepath.Join(root, model.StateDirName, "run", "service.log")}
 	if s.Addr == "" {
-		s.Addr = servecmd.DefaultAddr
+		s.Addr = serverec.DefaultAddr
 	}
 	if o.System {
 		if su := o.F.Getenv("SUDO_USER"); su != "" && o.UID == 0 {
@@ -352,8 +361,15 @@ func scopeHint(o *Options) string {
 	return " (a system service? add --system)"
 }
 
-func newStatusCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+func newStatusCmd(f *cmdutil.Factory, status func() *cobra.Command, runF func(context.Context, *Options) error) *cobra.Command {
 	o := defaults(f)
+	o.Status = func(ctx context.Context) error {
+		st := status()
+		st.SetArgs(nil)
+		st.SetOut(f.IO.Out)
+		st.SetErr(f.IO.ErrOut)
+		return st.ExecuteContext(ctx)
+	}
 	cmd := &cobra.Command{
 		Use:   "status [--user|--system]",
 		Short: "Show the service manager's view of drama serve, then drama status",
@@ -389,14 +405,7 @@ func runStatus(ctx context.Context, o *Options) error {
 		return err
 	}
 	fmt.Fprintln(o.F.IO.Out)
-	if o.Status != nil {
-		return o.Status(ctx)
-	}
-	st := statuscmd.NewCmd(o.F, nil)
-	st.SetArgs(nil)
-	st.SetOut(o.F.IO.Out)
-	st.SetErr(o.F.IO.ErrOut)
-	return st.ExecuteContext(ctx)
+	return o.Status(ctx)
 }
 
 // ---- systemd

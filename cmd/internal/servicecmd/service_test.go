@@ -74,15 +74,33 @@ func (m *machine) run(t *testing.T, env []string, args ...string) (stdout, stder
 	root.PersistentFlags().StringVar(&f.Global.Variant, "variant", "full", "")
 	svc := &cobra.Command{Use: "service"}
 	svc.AddCommand(
-		newInstallCmd(f, func(ctx context.Context, o *Options) error { m.apply(o); return runInstall(ctx, o) }),
+		newInstallCmd(f, serveStandIn(), func(ctx context.Context, o *Options) error { m.apply(o); return runInstall(ctx, o) }),
 		newUninstallCmd(f, func(ctx context.Context, o *Options) error { m.apply(o); return runUninstall(ctx, o) }),
-		newStatusCmd(f, func(ctx context.Context, o *Options) error { m.apply(o); return runStatus(ctx, o) }))
+		newStatusCmd(f, nil, func(ctx context.Context, o *Options) error { m.apply(o); return runStatus(ctx, o) }))
 	root.AddCommand(svc)
 	root.SetArgs(append([]string{"service"}, args...))
 	root.SetOut(out)
 	root.SetErr(errb)
 	err = root.Execute()
 	return out.String(), errb.String(), err
+}
+
+// serveStandIn has the kinds of flag drama serve has (strings, paths, a
+// repeatable string, a bool, an int, a duration) under drama serve's names;
+// cli's TestServiceInstallTakesServeFlags runs install with the real ones.
+func serveStandIn() *cobra.Command {
+	cmd := &cobra.Command{Use: "serve"}
+	fl := cmd.Flags()
+	fl.String("engine", "cuda", "")
+	fl.String("addr", "127.0.0.1:8793", "")
+	fl.Int("max-queue", 64, "")
+	fl.String("plugin-dir", "", "")
+	fl.String("engine-bin", "", "")
+	fl.String("voices", "", "")
+	fl.Bool("long-form", false, "")
+	fl.Duration("grace", 10*time.Second, "")
+	fl.StringArray("allow-origin", nil, "")
+	return cmd
 }
 
 func golden(t *testing.T, name, got string) {

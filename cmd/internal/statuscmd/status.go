@@ -109,36 +109,38 @@ type Engine struct {
 	PID     int    `json:"pid,omitempty"` // the native engine's pid, when known
 }
 
-// readyBody is what drama serve's GET /ready answers. Loaded is absent
-// from a drama serve older than --keep-alive, whose engine is loaded
-// whenever it is ready.
+// readyBody is what drama serve's GET /ready answers: its engines' state as
+// one, and each engine's under per_engine. Loaded is absent from a drama
+// serve older than --keep-alive, whose engine is loaded whenever it is
+// ready; per_engine from one older than the engine pool.
 type readyBody struct {
-	Phase    string  `json:"phase"`
-	Progress float64 `json:"progress"`
-	Message  string  `json:"message"`
-	Ready    bool    `json:"ready"`
-	Loaded   *bool   `json:"loaded"`
-	Engines  []struct {
+	Phase     string  `json:"phase"`
+	Progress  float64 `json:"progress"`
+	Message   string  `json:"message"`
+	Ready     bool    `json:"ready"`
+	Loaded    *bool   `json:"loaded"`
+	PerEngine []struct {
 		Name    string `json:"name"`
 		Phase   string `json:"phase"`
 		Message string `json:"message"`
 		Ready   bool   `json:"ready"`
 		Loaded  *bool  `json:"loaded"`
-	} `json:"engines"`
+	} `json:"per_engine"`
 }
 
-// engines lists a server's engines from its GET /ready: its "engines",
-// else the one engine it reports, under the record's plugin name.
+// engines lists a server's engines from its GET /ready: per_engine, else
+// the one engine it reports, under the record's plugin name; pid, the
+// native engine's, goes to a server's only engine while it is loaded.
 func (b readyBody) engines(name string, pid int) []Engine {
-	if len(b.Engines) == 0 {
+	if len(b.PerEngine) == 0 {
 		e := newEngine(cmp.Or(name, "engine"), b.Phase, b.Message, b.Ready, b.Loaded)
 		if e.Loaded {
 			e.PID = pid
 		}
 		return []Engine{e}
 	}
-	out := make([]Engine, 0, len(b.Engines))
-	for _, e := range b.Engines {
+	out := make([]Engine, 0, len(b.PerEngine))
+	for _, e := range b.PerEngine {
 		out = append(out, newEngine(e.Name, e.Phase, e.Message, e.Ready, e.Loaded))
 	}
 	if len(out) == 1 && out[0].Loaded {

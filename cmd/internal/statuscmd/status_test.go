@@ -132,8 +132,8 @@ func TestStatusJSON(t *testing.T) {
 func TestStatusSaysWhichEnginesAreLoaded(t *testing.T) {
 	root := t.TempDir()
 	unloaded := fakeServe(t, http.StatusOK, `{"phase":"unloaded","message":"engine unloaded, loads on the next request","ready":true,"loaded":false,"restarts":0,`+
-		`"engines":[{"name":"cuda","phase":"unloaded","message":"engine unloaded, loads on the next request","ready":true,"loaded":false,"restarts":0}]}`, 0)
-	several := fakeServe(t, http.StatusOK, `{"phase":"ready","ready":true,"loaded":true,"restarts":0,"engines":[`+
+		`"engines":1,"engines_ready":1,"per_engine":[{"name":"engine-0","phase":"unloaded","message":"engine unloaded, loads on the next request","ready":true,"loaded":false,"restarts":0,"busy":false}]}`, 0)
+	several := fakeServe(t, http.StatusOK, `{"phase":"ready","ready":true,"loaded":true,"restarts":0,"engines":2,"engines_ready":2,"per_engine":[`+
 		`{"name":"gpu0","phase":"ready","ready":true,"loaded":true,"restarts":0},{"name":"gpu1","phase":"unloaded","ready":true,"loaded":false,"restarts":0}]}`, 0)
 	for i, ts := range []*httptest.Server{unloaded, several} {
 		if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: ts.Listener.Addr().String(), Variant: "nvfp4", Root: root,
@@ -147,7 +147,7 @@ func TestStatusSaysWhichEnginesAreLoaded(t *testing.T) {
 		if err := run(context.Background(), opts(f)); err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"\tready (unloaded)\tcuda unloaded\t", "\tready\tgpu0 loaded,gpu1 unloaded\t"}[i]
+		want := []string{"\tready (unloaded)\tengine-0 unloaded\t", "\tready\tgpu0 loaded,gpu1 unloaded\t"}[i]
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("table %q, want %q", out, want)
 		}

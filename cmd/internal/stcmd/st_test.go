@@ -14,22 +14,12 @@ import (
 )
 
 func TestInspectFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *InspectOptions
-	runF := func(_ context.Context, o *InspectOptions) error { got = o; return nil }
-	if err := cmdutil.Execute(NewCmdInspect(f, runF), "dir", "--tensors", "--by", "role"); err != nil || got.Path != "dir" || !got.Tensors || got.By != "role" {
-		t.Fatalf("%v %+v", err, got)
-	}
-	if err := cmdutil.Execute(NewCmdInspect(f, runF), "dir"); err != nil || got.By != "shape" || got.Tensors {
-		t.Fatalf("defaults: %v %+v", err, got)
-	}
-	if err := cmdutil.Execute(NewCmdInspect(f, runF)); err == nil {
-		t.Error("no path accepted")
-	}
-	if err := cmdutil.Execute(NewCmdInspect(f, runF), "x", "--by", "size"); err == nil || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
-		t.Errorf("--by size: want a usage error, got %v", err)
-	}
+	cmdutil.CheckFlags(t, NewCmdInspect, []cmdutil.FlagCase[InspectOptions]{
+		{Args: []string{"dir", "--tensors", "--by", "role"}, Check: func(o *InspectOptions) bool { return o.Path == "dir" && o.Tensors && o.By == "role" }},
+		{Args: []string{"dir"}, Check: func(o *InspectOptions) bool { return o.By == "shape" && !o.Tensors }}, // the defaults
+		{WantErr: "want one FILE or DIR argument, got 0", Code: cmdutil.ExitUsage},                            // no path
+		{Args: []string{"x", "--by", "size"}, WantErr: "--by", Code: cmdutil.ExitUsage},
+	})
 }
 
 func checkpoint(t *testing.T) string {

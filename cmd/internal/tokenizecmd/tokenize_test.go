@@ -19,45 +19,23 @@ import (
 )
 
 func TestNewCmdFlags(t *testing.T) {
-	tests := []struct {
-		args    string
-		want    Options
-		wantErr string
-	}{
-		{args: "hello", want: Options{Texts: []string{"hello"}}},
-		{args: "a b - --count --tokenizer t.json", want: Options{Texts: []string{"a", "b", "-"}, Count: true, Tokenizer: "t.json"}},
-		{args: "--prompt --voice v.json --config c.json --max-tokens 9 x", want: Options{Texts: []string{"x"}, Prompt: true, Voice: "v.json", Config: "c.json", MaxTokens: 9}},
-		{args: "", wantErr: "requires at least 1 arg"},
-		{args: "- -", wantErr: `"-" (standard input) may be given once`},
-		{args: "--voice v.json x", wantErr: "need --prompt"},
-		{args: "--prompt --max-tokens -1 x", wantErr: "--max-tokens must be"},
-		{args: "--bogus x", wantErr: "unknown flag"},
+	is := func(w Options) func(*Options) bool {
+		return func(got *Options) bool {
+			return slices.Equal(got.Texts, w.Texts) && got.Count == w.Count && got.Tokenizer == w.Tokenizer && got.Prompt == w.Prompt &&
+				got.Voice == w.Voice && got.Config == w.Config && got.MaxTokens == w.MaxTokens
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *Options
-			cmd := NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *Options) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tt.args))
-			cmd.SetOut(ios.ErrOut)
-			cmd.SetErr(ios.ErrOut)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := tt.want
-			if !slices.Equal(got.Texts, w.Texts) || got.Count != w.Count || got.Tokenizer != w.Tokenizer || got.Prompt != w.Prompt ||
-				got.Voice != w.Voice || got.Config != w.Config || got.MaxTokens != w.MaxTokens {
-				t.Fatalf("got %+v, want %+v", *got, w)
-			}
-		})
-	}
+	args := strings.Fields
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: args("hello"), Check: is(Options{Texts: []string{"hello"}})},
+		{Args: args("a b - --count --tokenizer t.json"), Check: is(Options{Texts: []string{"a", "b", "-"}, Count: true, Tokenizer: "t.json"})},
+		{Args: args("--prompt --voice v.json --config c.json --max-tokens 9 x"), Check: is(Options{Texts: []string{"x"}, Prompt: true, Voice: "v.json", Config: "c.json", MaxTokens: 9})},
+		{Args: args(""), WantErr: "requires at least 1 arg"},
+		{Args: args("- -"), WantErr: `"-" (standard input) may be given once`},
+		{Args: args("--voice v.json x"), WantErr: "need --prompt"},
+		{Args: args("--prompt --max-tokens -1 x"), WantErr: "--max-tokens must be"},
+		{Args: args("--bogus x"), WantErr: "unknown flag"},
+	})
 }
 
 var (

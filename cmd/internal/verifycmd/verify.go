@@ -71,7 +71,7 @@ $ drama verify --root ./demo/root --pins demo/demo.lock.json   # the root make d
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
 	// The install is checked before the pins are loaded (the built-in
-	// pins of a variant never fetched are not locked, which is not the
+	// pins of a variant never fetched are incomplete, which is not the
 	// problem then), except that a --pins file's own faults come first.
 	var p *pins.Pins
 	var err error
@@ -102,7 +102,7 @@ func run(ctx context.Context, opts *Options) error {
 	level, _ := pins.ParseLevel(opts.Level)
 	var bar cmdutil.Progress
 	vo := pins.VerifyOptions{Level: level, Workers: opts.Workers, NoRecord: opts.NoRecord}
-	if level == pins.LevelSHA256 && p.Locked() {
+	if level == pins.LevelSHA256 && p.Complete() {
 		bar = f.NewProgress("verify "+p.Variant, p.TotalBytes())
 		vo.Progress = bar.Add
 	}

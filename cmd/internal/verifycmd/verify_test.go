@@ -1,7 +1,6 @@
 package verifycmd
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,39 +8,17 @@ import (
 )
 
 func TestNewCmdFlags(t *testing.T) {
-	tests := []struct {
-		args    string
-		want    Options
-		wantErr string
-	}{
-		{args: "", want: Options{Level: "size"}},
-		{args: "--level sha256 --workers 3 --pins p.json --no-record", want: Options{Level: "sha256", Workers: 3, PinsFile: "p.json", NoRecord: true}},
-		{args: "--level md5", wantErr: `--level: unknown level "md5"`},
-		{args: "--workers -1", wantErr: "--workers must be"},
-		{args: "extra", wantErr: "unknown command"},
+	is := func(w Options) func(*Options) bool {
+		return func(got *Options) bool {
+			return got.Level == w.Level && got.Workers == w.Workers && got.PinsFile == w.PinsFile && got.NoRecord == w.NoRecord
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			f := cmdutil.TestFactory(ios)
-			var got *Options
-			cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tt.args))
-			cmd.SetOut(ios.ErrOut)
-			cmd.SetErr(ios.ErrOut)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Level != tt.want.Level || got.Workers != tt.want.Workers || got.PinsFile != tt.want.PinsFile || got.NoRecord != tt.want.NoRecord {
-				t.Fatalf("got %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	args := strings.Fields
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		{Args: args(""), Check: is(Options{Level: "size"})},
+		{Args: args("--level sha256 --workers 3 --pins p.json --no-record"), Check: is(Options{Level: "sha256", Workers: 3, PinsFile: "p.json", NoRecord: true})},
+		{Args: args("--level md5"), WantErr: `--level: unknown level "md5"`},
+		{Args: args("--workers -1"), WantErr: "--workers must be"},
+		{Args: args("extra"), WantErr: "unknown command"},
+	})
 }

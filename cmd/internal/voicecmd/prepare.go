@@ -115,12 +115,8 @@ func decodeAll(ctx context.Context, opts *PrepareOptions) ([]clip.Clip, error) {
 	dec := clip.Decoder{FFmpeg: opts.FFmpeg}
 	var clips []clip.Clip
 	for _, p := range opts.Clips {
-		a, err := dec.Decode(ctx, p)
-		var fe *clip.FormatError
-		switch {
-		case errors.As(err, &fe):
-			return nil, cmdutil.MismatchError(err)
-		case err != nil:
+		a, err := cmdutil.DecodeClip(ctx, dec, p)
+		if err != nil {
 			return nil, err
 		}
 		clips = append(clips, clip.Clip{Name: p, Audio: a})

@@ -35,6 +35,29 @@ func BuildPlugin(dir, name, pkg string) (string, error) {
 // hostEnv makes a test binary act as a drama host (see HostMain).
 const hostEnv = "NATIVETEST_HOST"
 
+// PluginMain is the TestMain of a plugin's tests: it turns a re-executed
+// test binary into a host (HostMain), builds the plugin main package pkg
+// as drama-engine-name and the stand-in native server as standinName in a
+// temporary directory, sets *plugin and *standin to their paths, runs the
+// tests, removes the directory and exits with the tests' code.
+func PluginMain(m *testing.M, name, pkg, standinName string, plugin, standin *string) {
+	HostMain()
+	dir, err := os.MkdirTemp("", name+"-plugin-test-*")
+	if err == nil {
+		*plugin, err = BuildPlugin(dir, name, pkg)
+	}
+	if err == nil {
+		*standin, err = Build(dir, standinName, StandinPackage)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // HostMain, called first in TestMain, turns a re-executed test binary into
 // a host: it opens the plugin named in its environment, starts the engine
 // with the request given there, prints "pids PLUGIN NATIVE" and waits to

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,10 @@ const (
 	// EnvFault selects a fault: crash-on-start, hang-on-start,
 	// ignore-sigterm, encode-fail.
 	EnvFault = "TENSORFOLD_STANDIN_FAULT"
+	// EnvFaultFile names a file read at each start of the server: its
+	// content, when there is any, selects the fault as EnvFault does, so a
+	// test can make the restarts of a running engine fail.
+	EnvFaultFile = "TENSORFOLD_STANDIN_FAULT_FILE"
 	// EnvLoadTime is the simulated model load (a Go duration; default 300ms).
 	EnvLoadTime = "TENSORFOLD_STANDIN_LOAD_TIME"
 	// EnvRTF paces synthesis: wall seconds per second of audio.
@@ -36,6 +41,10 @@ const (
 	// loads and holds until it exits, as an engine holds its weights
 	// (MiB; default 0).
 	EnvHoldMiB = "TENSORFOLD_STANDIN_HOLD_MIB"
+	// EnvPrefill is the delay before the first audio of a voice the prefix
+	// cache does not hold (a Go duration; default none). The cache keeps
+	// DRAMA_PREFIX_CACHE voices (default 2; 0: none).
+	EnvPrefill = "TENSORFOLD_STANDIN_PREFILL"
 )
 
 // Main runs the stand-in binary with args (without the program name) and
@@ -72,6 +81,7 @@ type serveFlags struct {
 	longForm, cfgBatched, metal  bool
 	cfgGamma, rtf                float64
 	loadTime, busyAfterCancel    time.Duration
+	prefill                      time.Duration
 	fault                        string
 }
 
@@ -95,9 +105,10 @@ func parseServe(args []string, metal bool, stderr io.Writer) (*serveFlags, error
 	fs.BoolVar(&o.cfgBatched, "cfg-batched", false, "batched guidance")
 	fs.Float64Var(&o.rtf, "rtf", envFloat(EnvRTF), "wall seconds per second of audio (0: no pacing)")
 	fs.DurationVar(&o.loadTime, "load-time", envDuration(EnvLoadTime, 300*time.Millisecond), "simulated model load")
+	fs.DurationVar(&o.prefill, "prefill", envDuration(EnvPrefill, 0), "delay before the first audio of a voice not in the prefix cache")
 	fs.DurationVar(&o.busyAfterCancel, "busy-after-cancel", DefaultBusyAfterCancel, "503 window after a cancel")
-	fs.StringVar(&o.fault, "fault", os.Getenv(EnvFault), "crash-on-start, hang-on-start or ignore-sigterm")
 	fs.IntVar(&o.holdMiB, "hold-mib", int(envFloat(EnvHoldMiB)), "memory to allocate, touch and hold once loaded, as an engine holds its weights (MiB)")
+	fs.StringVar(&o.fault, "fault", envFault(), "crash-on-start, hang-on-start or ignore-sigterm")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -123,11 +134,22 @@ func serveMain(args []string, metal bool, stderr io.Writer) int {
 		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "standin: args: %s\n", strings.Join(args, " "))
+	fmt.Fprintf(stderr, "standin: device: %s\n", deviceID())
+	opts := Options{Metal: o.metal, MaxFrames: o.maxFrames, LongForm: o.longForm, DefaultVoice: o.defVox,
+		RTF: o.rtf, BusyAfterCancel: o.busyAfterCancel, Crash: func() { crash(stderr) }, Prefill: o.prefill,
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }}
 	if v, ok := os.LookupEnv("DRAMA_PREFIX_CACHE"); ok {
 		fmt.Fprintf(stderr, "standin: prefix cache: %s\n", v)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			fmt.Fprintf(stderr, "standin: serve: DRAMA_PREFIX_CACHE=%s: want a whole number of voices, 0 or more\n", v)
+			return ExitUsage
+		}
+		opts.PrefixCache = n
+		if n == 0 {
+			opts.PrefixCache = -1
+		}
 	}
-	opts := Options{Metal: o.metal, MaxFrames: o.maxFrames, LongForm: o.longForm, DefaultVoice: o.defVox,
-		RTF: o.rtf, BusyAfterCancel: o.busyAfterCancel, Crash: func() { crash(stderr) }}
 	if o.voices != "" {
 		if opts.Voices, err = LoadVoices(o.voices, o.metal); err != nil {
 			fmt.Fprintln(stderr, err)
@@ -205,6 +227,15 @@ func hold(mib int) []byte {
 	return b
 }
 
+// deviceID names the GPUs the engine was started with, as the native
+// engine's CUDA runtime sees them: CUDA_VISIBLE_DEVICES, or all of them.
+func deviceID() string {
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+		return "CUDA_VISIBLE_DEVICES=" + v
+	}
+	return "every GPU (CUDA_VISIBLE_DEVICES unset)"
+}
+
 func crash(stderr io.Writer) {
 	fmt.Fprintln(stderr, "standin: fatal: simulated crash during synthesis")
 	os.Exit(ExitCrash)
@@ -242,6 +273,16 @@ func encodeMain(args []string, metal bool, stderr io.Writer) int {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// envFault is the fault EnvFaultFile's content names, else EnvFault's.
+func envFault() string {
+	if name := os.Getenv(EnvFaultFile); name != "" {
+		if b, err := os.ReadFile(name); err == nil && strings.TrimSpace(string(b)) != "" {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return os.Getenv(EnvFault)
 }
 
 func envFloat(key string) float64 {

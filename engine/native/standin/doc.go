@@ -25,11 +25,23 @@
 // connection closes without the terminating chunk); MarkerCrash makes the
 // server process exit with code 70 at that point. The binary's
 // TENSORFOLD_STANDIN_FAULT selects crash-on-start (exit 70 while loading),
-// hang-on-start (never ready, no output), ignore-sigterm, or encode-fail;
+// hang-on-start (never ready, no output), ignore-sigterm, or encode-fail
+// (TENSORFOLD_STANDIN_FAULT_FILE names a file, read at each start, whose
+// content selects it instead, so the restarts of a running engine can fail);
 // TENSORFOLD_STANDIN_LOAD_TIME sets the simulated load (progress lines
 // "loading model: N%"), TENSORFOLD_STANDIN_RTF paces the output, and
 // TENSORFOLD_STANDIN_HOLD_MIB makes the loaded server hold that much
 // memory, allocated and touched, as an engine holds its weights.
+//
+// # Prefix cache and device
+//
+// As the engine keeps the prefixes of the last voices it spoke, the
+// stand-in keeps a prefix cache of DRAMA_PREFIX_CACHE voices (default 2,
+// least recently used out first; 0 keeps none): a voice (its name and the
+// request's references) not in it waits TENSORFOLD_STANDIN_PREFILL (a Go
+// duration, default none) before its first audio, and the log says so. The
+// log's "device:" line names the GPUs it was started with
+// (CUDA_VISIBLE_DEVICES).
 //
 // # Command lines
 //

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,7 +53,19 @@ type Options struct {
 	ChunkFrames int
 	// Crash is called on MarkerCrash after the first chunk was sent.
 	Crash func()
+	// Prefill is the time a voice not in the prefix cache costs before its
+	// first audio, as the engine prefills a voice's references (0: none).
+	Prefill time.Duration
+	// PrefixCache is how many voices the prefix cache keeps, least
+	// recently used out first; 0 means DefaultPrefixCache, negative none
+	// (every voice is cold).
+	PrefixCache int
+	// Logf, when set, receives a line for each prefill.
+	Logf func(format string, args ...any)
 }
+
+// DefaultPrefixCache is how many voices the engine's prefix cache keeps.
+const DefaultPrefixCache = 2
 
 // Stats counts what a server did.
 type Stats struct {
@@ -61,6 +74,7 @@ type Stats struct {
 	Busy      int64 // 503 answers
 	Cancelled int64 // syntheses the client cancelled
 	Invalid   int64 // 400 answers
+	Prefills  int64 // syntheses of a voice the prefix cache did not hold
 }
 
 // Server is an http.Handler speaking the native server's contract.
@@ -71,6 +85,8 @@ type Server struct {
 	running                                       bool
 	busyUntil                                     time.Time
 	requests, completed, busy, cancelled, invalid atomic.Int64
+	prefills                                      atomic.Int64
+	warm                                          []string // the prefix cache: voice keys, most recent first
 }
 
 // NewServer returns a server that is ready at once (see SetReady).
@@ -92,6 +108,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.BusyAfterCancel == 0 {
 		opts.BusyAfterCancel = DefaultBusyAfterCancel
 	}
+	if opts.PrefixCache == 0 {
+		opts.PrefixCache = DefaultPrefixCache
+	}
 	s := &Server{opts: opts}
 	s.ready.Store(true)
 	return s, nil
@@ -102,7 +121,7 @@ func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 
 // Stats returns the counters so far.
 func (s *Server) Stats() Stats {
-	return Stats{s.requests.Load(), s.completed.Load(), s.busy.Load(), s.cancelled.Load(), s.invalid.Load()}
+	return Stats{s.requests.Load(), s.completed.Load(), s.busy.Load(), s.cancelled.Load(), s.invalid.Load(), s.prefills.Load()}
 }
 
 // ServeHTTP implements http.Handler.
@@ -298,6 +317,9 @@ func (s *Server) synthesize(w http.ResponseWriter, ctx context.Context, req *nat
 			fault = m
 		}
 	}
+	if !s.prefill(ctx, req) {
+		return outcomeCancelled
+	}
 	if req.Stream {
 		return s.stream(w, ctx, &p, fault)
 	}
@@ -364,6 +386,58 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, p *plan, fau
 		return outcomeCancelled
 	}
 	return outcomeDone
+}
+
+// prefixKey names what the prefix cache holds for a request: its voice and
+// its references (instructions are spoken after the prefix).
+func (s *Server) prefixKey(req *native.SpeechRequest) string {
+	name := req.Voice
+	if name == "" {
+		name = s.opts.DefaultVoice
+	}
+	key := "voice:" + name
+	for _, ref := range req.References {
+		b, _ := json.Marshal(ref)
+		key += "\x00" + string(b)
+	}
+	return key
+}
+
+// prefill models the prefix cache: a voice among the last PrefixCache
+// spoken starts at once; another waits Prefill first and enters the cache,
+// the least recently used voice leaving it. False when the client went
+// away meanwhile. Only one synthesis runs at a time, so the cache needs no
+// lock of its own beyond the server's.
+func (s *Server) prefill(ctx context.Context, req *native.SpeechRequest) bool {
+	key := s.prefixKey(req)
+	s.mu.Lock()
+	i := slices.Index(s.warm, key)
+	if i >= 0 {
+		s.warm = slices.Delete(s.warm, i, i+1)
+	}
+	if keep := s.opts.PrefixCache; keep > 0 {
+		s.warm = slices.Insert(s.warm, 0, key)
+		s.warm = s.warm[:min(len(s.warm), keep)]
+	}
+	s.mu.Unlock()
+	if i >= 0 {
+		return true
+	}
+	s.prefills.Add(1)
+	if s.opts.Logf != nil {
+		s.opts.Logf("standin: prefill: %s is not in the prefix cache (%v)", strings.TrimPrefix(strings.SplitN(key, "\x00", 2)[0], "voice:"), s.opts.Prefill)
+	}
+	if s.opts.Prefill <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(s.opts.Prefill)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // pace waits until frames of audio are due under the RTF; false when the

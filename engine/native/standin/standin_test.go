@@ -1,19 +1,33 @@
 package standin
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/engine/native"
 )
+
+// TestMain runs the stand-in binary's Main when the test binary is
+// started as one (see runServe).
+func TestMain(m *testing.M) {
+	if os.Getenv("STANDIN_TEST_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 func writeFile(t *testing.T, dir, name, body string) {
 	t.Helper()
@@ -203,5 +217,139 @@ func TestHoldMiB(t *testing.T) {
 		if b[i] != 1 {
 			t.Fatalf("page at %d not touched", i)
 		}
+	}
+}
+
+// TestFaultFile: the fault file's content, read at each start, overrides
+// TENSORFOLD_STANDIN_FAULT; absent or empty it leaves it alone.
+func TestFaultFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fault")
+	t.Setenv(EnvFault, "ignore-sigterm")
+	t.Setenv(EnvFaultFile, file)
+	parse := func() string {
+		o, err := parseServe([]string{"--port", "0"}, false, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.fault
+	}
+	if f := parse(); f != "ignore-sigterm" {
+		t.Fatalf("no fault file: fault %q, want the environment's", f)
+	}
+	os.WriteFile(file, []byte("crash-on-start\n"), 0o644)
+	if f := parse(); f != "crash-on-start" {
+		t.Fatalf("fault file: fault %q, want crash-on-start", f)
+	}
+	os.WriteFile(file, nil, 0o644)
+	if f := parse(); f != "ignore-sigterm" {
+		t.Fatalf("empty fault file: fault %q, want the environment's", f)
+	}
+}
+
+// TestPrefixCacheLRU: the last two voices spoken are warm; a third evicts
+// the least recently used one, and only cold voices wait the prefill.
+func TestPrefixCacheLRU(t *testing.T) {
+	var lines []string
+	s, err := NewServer(Options{Prefill: time.Millisecond, Voices: map[string]Voice{"a": {Key: "a"}, "b": {Key: "b"}, "c": {Key: "c"}},
+		Logf: func(f string, args ...any) { lines = append(lines, fmt.Sprintf(f, args...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, step := range []struct {
+		voice string
+		cold  bool
+	}{{"a", true}, {"b", true}, {"a", false}, {"b", false}, {"c", true}, {"a", true}, {"c", false}, {"b", true}} {
+		before := s.Stats().Prefills
+		if w := post(t, s, `{"input":"hi","voice":"`+step.voice+`"}`); w.Code != 200 {
+			t.Fatalf("step %d: %d %s", i, w.Code, w.Body)
+		}
+		if cold := s.Stats().Prefills > before; cold != step.cold {
+			t.Errorf("step %d, voice %s: cold %v, want %v", i, step.voice, cold, step.cold)
+		}
+	}
+	if len(lines) != 5 || !strings.Contains(lines[0], "prefill: a is not in the prefix cache (1ms)") {
+		t.Errorf("prefill lines %q", lines)
+	}
+	// references are a voice of their own
+	refs := `[{"text":"a","vq_codes":[[1],[1],[1],[1],[1],[1],[1],[1],[1],[1]]}]`
+	before := s.Stats().Prefills
+	post(t, s, `{"input":"hi","voice":"c","references":`+refs+`}`)
+	if s.Stats().Prefills != before+1 {
+		t.Error("a voice with references was taken for the voice alone")
+	}
+	// no cache: every synthesis prefills
+	off, _ := NewServer(Options{PrefixCache: -1})
+	post(t, off, `{"input":"hi"}`)
+	post(t, off, `{"input":"hi"}`)
+	if n := off.Stats().Prefills; n != 2 {
+		t.Errorf("prefix cache off: %d prefills, want 2", n)
+	}
+}
+
+// TestPrefillDelaysFirstAudio: a cold voice's audio waits the prefill, a
+// warm one's does not; a client that leaves during the prefill cancels.
+func TestPrefillDelaysFirstAudio(t *testing.T) {
+	s, _ := NewServer(Options{Prefill: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	w := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.ServeHTTP(w, httptest.NewRequest("POST", native.SpeechPath, strings.NewReader(`{"input":"hi","stream":true,"response_format":"pcm"}`)).WithContext(ctx))
+	}()
+	for s.Stats().Prefills == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if w.Body.Len() != 0 {
+		t.Fatal("audio before the prefill ended")
+	}
+	cancel()
+	<-done
+	if st := s.Stats(); st.Cancelled != 1 || st.Completed != 0 {
+		t.Errorf("stats %+v, want the prefill cancelled", st)
+	}
+}
+
+// TestServeLogsDevice: the binary's log names the GPUs it was started
+// with, and a cold voice's prefill.
+func TestServeLogsDevice(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "serve", "--port", "0", "--load-time", "1ms")
+	cmd.Env = append(os.Environ(), "STANDIN_TEST_MAIN=1", "CUDA_VISIBLE_DEVICES=3", EnvPrefill+"=1ms", "DRAMA_PREFIX_CACHE=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	var seen []string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "standin: ready") {
+		seen = append(seen, sc.Text())
+	}
+	if !slicesContains(seen, "standin: device: CUDA_VISIBLE_DEVICES=3") || !slicesContains(seen, "standin: prefix cache: 1") {
+		t.Errorf("log %q: want the device and the prefix cache", seen)
+	}
+}
+
+func slicesContains(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDeviceID(t *testing.T) {
+	t.Setenv("CUDA_VISIBLE_DEVICES", "1")
+	if got := deviceID(); got != "CUDA_VISIBLE_DEVICES=1" {
+		t.Errorf("deviceID %q", got)
+	}
+	os.Unsetenv("CUDA_VISIBLE_DEVICES")
+	if got := deviceID(); !strings.Contains(got, "unset") {
+		t.Errorf("deviceID %q without CUDA_VISIBLE_DEVICES", got)
 	}
 }

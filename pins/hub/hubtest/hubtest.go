@@ -1,16 +1,19 @@
 // Package hubtest lays out drama roots and Hugging Face caches as drama
-// fetch leaves them, for the tests of the commands that read them.
+// fetch leaves them, and serves repositories from a loopback mirror, for
+// the tests of the commands that read them.
 package hubtest
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
 // Layout is a drama root and the cache its installs link into.
@@ -89,4 +92,26 @@ func (x *Layout) Blob(repo string, f pins.File, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		x.T.Fatal(err)
 	}
+}
+
+// Mirror serves repo at commit holding files (path to content) from a
+// loopback mirror whose files lie under dir; files of lfsMin bytes or more
+// are LFS files. It returns the server, for its counts, and its address;
+// the server stops when the test ends.
+func Mirror(t testing.TB, dir, repo, commit string, files map[string][]byte, lfsMin int64) (*mirror.Server, string) {
+	t.Helper()
+	for name, b := range files {
+		fp := filepath.Join(dir, filepath.FromSlash(repo), commit, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := mirror.New(mirror.DirSource{Dir: dir})
+	srv.LFSMinSize = lfsMin
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return srv, ts.URL
 }

@@ -1,4 +1,4 @@
-package fetchcmd
+package pinscmd
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -24,12 +25,13 @@ type LockOptions struct {
 	CommandLine string
 }
 
-// NewCmdLock returns drama pins lock, which the pins command group adds.
+// NewCmdLock returns drama pins lock, which writes the lock file: the pins
+// completed from the Hub's listing.
 func NewCmdLock(f *cmdutil.Factory, runF func(context.Context, *LockOptions) error) *cobra.Command {
 	opts := &LockOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "lock",
-		Short: "Fill unlocked pins with sizes and digests from the Hub's listing of the pinned commit",
+		Short: "Fill in a pins file's sizes and digests from the Hub's listing of the pinned commit",
 		Long: `Read the Hub's file listing of the exact commit a pins file names and fill
 every file's size and digests: an LFS file's sha256 is its LFS oid; a small
 file's git blob sha1 is its oid and its sha256 is computed from its bytes
@@ -38,13 +40,13 @@ the result must agree with the totals the pins carry. A revision that is not
 a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
 		Example: `  $ drama pins lock --variant nvfp4
   $ drama pins lock --pins my.json --output -`,
-		Args: noArgs,
+		Args: shared.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkEndpoint(f, opts.Endpoint); err != nil {
+			if err := shared.CheckEndpoint(f, opts.Endpoint); err != nil {
 				return err
 			}
 			opts.VariantSet = cmd.Flags().Changed("variant")
-			opts.CommandLine = commandLine(cmd)
+			opts.CommandLine = shared.CommandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -54,30 +56,27 @@ a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Endpoint, "endpoint", "", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)")
 	fl.StringVar(&opts.PinsFile, "pins", "", "pins file to lock (default: the variant's built-in pins)")
-	fl.StringVarP(&opts.Output, "output", "o", "", "where to write the locked pins (default <root>/<variant>/pins.lock.json; - for stdout)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "where to write the lock file (default <root>/<variant>/pins.lock.json; - for stdout)")
 	return cmd
 }
 
 func runLock(ctx context.Context, opts *LockOptions) error {
 	f := opts.F
-	e, err := newEnv(&FetchOptions{F: f, Endpoint: opts.Endpoint, Workers: 1})
+	h, err := shared.NewHub(f, opts.Endpoint, 1, false)
 	if err != nil {
 		return err
 	}
-	p, err := readPins(f, opts.PinsFile, opts.VariantSet)
+	p, err := shared.ReadPins(f, opts.PinsFile, opts.VariantSet)
 	if err != nil {
 		return err
 	}
-	q, err := e.client.Complete(ctx, p)
+	q, err := h.Complete(ctx, p, opts.CommandLine)
 	if err != nil {
-		return unreachableError(fetchError(err), e.endpoint, e.endpointFrom, opts.CommandLine)
-	}
-	if err := q.CheckExpected(); err != nil {
-		return cmdutil.MismatchError(err)
+		return err
 	}
 	out := opts.Output
 	if out == "" {
-		out = filepath.Join(e.variantDir(p), pins.LockFileName)
+		out = filepath.Join(h.VariantDir(p), pins.LockFileName)
 	}
 	if out == "-" {
 		data, err := q.Marshal()

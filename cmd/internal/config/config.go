@@ -1,11 +1,12 @@
-// Package configcmd reads drama's config file, applies it to the flags of
-// the command that runs, and implements `drama config show`.
+// Package config reads drama's config file and applies it to the flags of
+// the command that runs; `drama config show` (configcmd) and `drama doctor`
+// read it through here too.
 //
 // The file is YAML, read with go.yaml.in/yaml/v3 (the YAML organisation's
 // maintained line of yaml.v3), whose node tree keeps the line of every key:
 // an unknown key, or a value a flag refuses, is reported as PATH:LINE, and
 // drama config show names the line each setting comes from.
-package configcmd
+package config
 
 import (
 	"errors"

@@ -1,4 +1,7 @@
-package benchcmd
+// Package shared holds what drama bench and drama qualify both do: start
+// a drama serve for a run, load the corpus, count requests on a progress
+// display and write the reports.
+package shared
 
 import (
 	"bytes"

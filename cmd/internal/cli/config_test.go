@@ -1,4 +1,4 @@
-package configcmd
+package cli
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/config"
+	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 )
@@ -50,7 +52,7 @@ type tree struct {
 func newTree(f *cmdutil.Factory) *tree {
 	tr := &tree{}
 	root := &cobra.Command{Use: "drama", SilenceErrors: true, SilenceUsage: true,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return Apply(cmd, f) }}
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return config.Apply(cmd, f) }}
 	root.PersistentFlags().StringVar(&f.Global.Variant, "variant", "full", "")
 	root.PersistentFlags().StringVar(&f.Global.Root, "root", "", "")
 	root.PersistentFlags().BoolVar(&f.Global.JSON, "json", false, "")
@@ -58,7 +60,7 @@ func newTree(f *cmdutil.Factory) *tree {
 		servecmd.NewCmd(f, func(_ context.Context, o *servecmd.Options) error { tr.serve = o; return nil }),
 		servecmd.NewCmdSay(f, func(_ context.Context, o *servecmd.SayOptions) error { tr.say = o; return nil }),
 		fetchcmd.NewCmd(f, func(_ context.Context, o *fetchcmd.FetchOptions) error { tr.fetch = o; return nil }),
-		NewCmd(f),
+		configcmd.NewCmd(f),
 	)
 	tr.root = root
 	return tr
@@ -66,7 +68,7 @@ func newTree(f *cmdutil.Factory) *tree {
 
 func TestFileSetsFlagsNotGiven(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, sample))
+	f := cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, sample))
 	tr := newTree(f)
 	if err := cmdutil.Execute(tr.root, "serve", "--max-queue", "5"); err != nil {
 		t.Fatal(err)
@@ -85,7 +87,7 @@ func TestFileSetsFlagsNotGiven(t *testing.T) {
 
 func TestEnvironmentBeatsTheFileAndFlagsBeatBoth(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, sample), EnvAddr, "127.0.0.1:7000", "HF_ENDPOINT", "http://127.0.0.1:2")
+	f := cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, sample), config.EnvAddr, "127.0.0.1:7000", "HF_ENDPOINT", "http://127.0.0.1:2")
 	tr := newTree(f)
 	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
@@ -118,7 +120,7 @@ func TestEnvironmentBeatsTheFileAndFlagsBeatBoth(t *testing.T) {
 func TestUnknownKeyNamesFileLineAndKey(t *testing.T) {
 	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9000\n  adress: x\n")
 	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
 	err := cmdutil.Execute(newTree(f).root, "serve")
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+":3: unknown key serve.adress: known keys are serve.addr,") {
 		t.Fatalf("err = %v", err)
@@ -128,7 +130,7 @@ func TestUnknownKeyNamesFileLineAndKey(t *testing.T) {
 func TestBadValueNamesFileLine(t *testing.T) {
 	path := writeConfig(t, "fetch:\n  workers: many\n")
 	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
 	err := cmdutil.Execute(newTree(f).root, "fetch")
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+":2: fetch.workers: ") {
 		t.Fatalf("err = %v", err)
@@ -139,58 +141,10 @@ func TestBadValueNamesFileLine(t *testing.T) {
 	}
 }
 
-func TestParseShapes(t *testing.T) {
-	for text, want := range map[string]string{
-		"- a\n":                          ":1: want sections",
-		"serve: 3\n":                     ":1: serve: want a section of keys",
-		"serve:\n  addr: [1, 2]\n":       ":2: serve.addr: want a value, got a list",
-		"serve:\n  voice_aliases: x\n":   ":2: serve.voice_aliases: want NAME: VOICE pairs",
-		"serve:\n  addr: a\n  addr: b\n": ":3: serve.addr is set twice",
-		"a: [":                           "yaml:",
-	} {
-		_, err := Parse("c.yaml", []byte(text))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Parse(%q) = %v, want %q", text, err, want)
-		}
-	}
-	cf, err := Parse("c.yaml", []byte("serve:\n  voice_aliases:\n    alloy: narrator\n    echo: anna\n"))
-	if err != nil || cf.Values["serve.voice_aliases"].String() != "alloy=narrator,echo=anna" || cf.Values["serve.voice_aliases"].Line != 2 {
-		t.Fatalf("%+v %v", cf, err)
-	}
-}
-
-func TestConfigPath(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	if p, explicit := Path(env(EnvConfig, "/etc/d.yaml", "XDG_CONFIG_HOME", "/x")); p != "/etc/d.yaml" || !explicit {
-		t.Errorf("DRAMA_CONFIG: %s", p)
-	}
-	if p, _ := Path(env("XDG_CONFIG_HOME", "/x", "HOME", "/h")); p != "/x/drama/config.yaml" {
-		t.Errorf("XDG: %s", p)
-	}
-	if p, _ := Path(env("HOME", "/h")); p != "/h/.config/drama/config.yaml" {
-		t.Errorf("HOME: %s", p)
-	}
-	if _, err := Load(env(EnvConfig, filepath.Join(t.TempDir(), "none.yaml"))); err == nil {
-		t.Error("a missing file named by DRAMA_CONFIG is no error")
-	}
-	if cf, err := Load(env("HOME", t.TempDir())); err != nil || len(cf.Values) != 0 {
-		t.Errorf("no file at the default place: %v %v", cf, err)
-	}
-}
-
 func showFixture(t *testing.T, extraEnv ...string) (*cmdutil.Factory, *cmdutil.IOStreams, *tree, string) {
 	path := writeConfig(t, sample+"  \nsay:\n  server: http://127.0.0.1:9000\n")
 	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, append([]string{EnvConfig, path, EnvAddr, "127.0.0.1:7000"}, extraEnv...)...)
+	f := cmdutil.TestFactory(ios, append([]string{config.EnvConfig, path, config.EnvAddr, "127.0.0.1:7000"}, extraEnv...)...)
 	return f, ios, newTree(f), path
 }
 
@@ -241,7 +195,7 @@ func TestShowTTY(t *testing.T) {
 func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 	path := writeConfig(t, "serve:\n  log_file: /var/log/drama.log\n")
 	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
 	f.Global.JSON = true
 	tr := newTree(f)
 	if serveCmd(tr).Flags().Lookup("log-file") != nil {
@@ -250,7 +204,7 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 	if err := cmdutil.Execute(tr.root, "config", "show", "--json"); err != nil {
 		t.Fatal(err)
 	}
-	var rep ShowReport
+	var rep configcmd.ShowReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +222,7 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9001\n  log_file: /var/log/drama.log\n")
 	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
 	tr := newTree(f)
 	if serveCmd(tr).Flags().Lookup("log-file") != nil {
 		t.Skip("serve has --log-file now: the setting applies")
@@ -284,7 +238,7 @@ func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 // The example file of drama config --help and the README parses and applies.
 func TestHelpExampleFileApplies(t *testing.T) {
 	ios, _, _, _ := cmdutil.Test()
-	help := NewCmd(cmdutil.TestFactory(ios)).Long
+	help := configcmd.NewCmd(cmdutil.TestFactory(ios)).Long
 	i := strings.Index(help, "An example file:\n\n")
 	j := strings.Index(help, "\n\nAn unknown key")
 	if i < 0 || j < i {
@@ -294,7 +248,7 @@ func TestHelpExampleFileApplies(t *testing.T) {
 	for _, l := range strings.Split(help[i+len("An example file:\n\n"):j], "\n") {
 		lines = append(lines, strings.TrimPrefix(l, "  "))
 	}
-	f := cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, strings.Join(lines, "\n")+"\n"))
+	f := cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, strings.Join(lines, "\n")+"\n"))
 	tr := newTree(f)
 	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
@@ -314,7 +268,7 @@ func serveCmd(tr *tree) *cobra.Command {
 func TestLogFileSettingApplies(t *testing.T) {
 	path := writeConfig(t, "serve:\n  log_file: /var/log/drama.log\n")
 	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, EnvConfig, path)
+	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
 	tr := newTree(f)
 	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
@@ -329,7 +283,7 @@ func TestLogFileSettingApplies(t *testing.T) {
 func TestServeLoadSettingsApply(t *testing.T) {
 	path := writeConfig(t, "serve:\n  verify: sha256\n  require_qualified: true\n  long_form_chars: 320\n  long_form_history: 0\n  prefix_cache: 0\n")
 	ios, _, _, _ := cmdutil.Test()
-	tr := newTree(cmdutil.TestFactory(ios, EnvConfig, path))
+	tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, path))
 	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +296,7 @@ func TestServeLoadSettingsApply(t *testing.T) {
 		"serve:\n  prefix_cache: -1\n":   "--prefix-cache must be 0 (off) or more",
 		"serve:\n  long_form_chars: 0\n": "--long-form-chars must be 1 or more",
 	} {
-		tr := newTree(cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, file)))
+		tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, file)))
 		if err := cmdutil.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", file, err, want)
 		}
@@ -361,7 +315,7 @@ func TestKeepAliveSettingApplies(t *testing.T) {
 		"serve:\n  keep_alive: -1\n":       -1,
 		"serve:\n  addr: 127.0.0.1:8793\n": -1, // the default
 	} {
-		tr := newTree(cmdutil.TestFactory(ios, EnvConfig, writeConfig(t, file)))
+		tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, file)))
 		if err := cmdutil.Execute(tr.root, "serve"); err != nil {
 			t.Fatalf("%q: %v", file, err)
 		}
@@ -370,12 +324,12 @@ func TestKeepAliveSettingApplies(t *testing.T) {
 		}
 	}
 	path := writeConfig(t, "serve:\n  keep_alive: soon\n")
-	tr := newTree(cmdutil.TestFactory(ios, EnvConfig, path))
+	tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, path))
 	if err := cmdutil.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "want a duration") {
 		t.Fatalf("a bad keep_alive: %v", err)
 	}
 	var found bool
-	for _, k := range Keys {
+	for _, k := range config.Keys {
 		found = found || (k.Name == "serve.keep_alive" && serveCmd(tr).Flags().Lookup(k.Flag) != nil)
 	}
 	if !found {

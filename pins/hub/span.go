@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +23,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b 
 // fetchSpan downloads one span of a chunk, retrying transient failures;
 // a partly received span resumes from its last byte. When the chunk's last
 // span is done the chunk is. It returns only fatal errors.
-func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
+func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 	j := s.j
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
@@ -52,7 +51,7 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		}
 		off, last := s.bounds()
 		if fatal(err) {
-			return fmt.Errorf("fetch %s: bytes %d-%d: %w", j.t.File.Path, off, last, err)
+			return wrap(err, "%s: bytes %d-%d", j.t.File.Path, off, last)
 		}
 		if n > 0 {
 			attempt, waited = 0, 0 // progress: the stream was alive
@@ -61,16 +60,16 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		// of tries, not the data's: it will not come back in a minute.
 		limit := d.attempts()
 		if n == 0 && isDial(err) {
-			limit = min(limit, d.Client.Retries+1)
+			limit = min(limit, d.client.Retries+1)
 		}
 		if attempt+1 >= limit {
 			if isNetwork(err) {
 				err = &NetError{Host: origin(meta.URL), What: fmt.Sprintf("GET %s bytes %d-%d", j.t.File.Path, off, last), Attempts: attempt + 1, Waited: waited, Err: err}
-				return fmt.Errorf("fetch %s: %w", j.t.File.Path, err)
+				return wrap(err, "%s", j.t.File.Path)
 			}
-			return fmt.Errorf("fetch %s: bytes %d-%d: gave up after %d attempts: %w", j.t.File.Path, off, last, limit, err)
+			return wrap(err, "%s: bytes %d-%d: gave up after %d attempts", j.t.File.Path, off, last, limit)
 		}
-		delay := d.Client.delay(attempt, err)
+		delay := d.client.delay(attempt, err)
 		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
 		if err := sleep(ctx, delay); err != nil {
 			return err
@@ -81,7 +80,7 @@ func (d *Downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 
 // afterFailure records a transient failure: an expired URL or a 416 asks
 // for a fresh HEAD; repeated failures lower the number of streams.
-func (d *Downloader) afterFailure(q *queue, j *job, meta FileMeta, r Retry) {
+func (d *downloader) afterFailure(q *queue, j *job, meta FileMeta, r Retry) {
 	var se *StatusError
 	if err := r.Err; errors.Is(err, ErrExpired) || (errors.As(err, &se) && se.Status == http.StatusRequestedRangeNotSatisfiable) {
 		j.invalidate(meta.URL)
@@ -107,20 +106,20 @@ func fatal(err error) bool {
 
 // metaFor returns the file's HEAD answer, asking once per file (and again
 // after invalidate), and checks it against the pin.
-func (d *Downloader) metaFor(ctx context.Context, j *job) (FileMeta, error) {
+func (d *downloader) metaFor(ctx context.Context, j *job) (FileMeta, error) {
 	j.metaMu.Lock()
 	defer j.metaMu.Unlock()
 	if j.meta != nil {
 		return *j.meta, nil
 	}
 	f := j.t.File
-	m, err := d.Client.Head(ctx, d.Repo, d.Commit, f.Path)
+	m, err := d.client.Head(ctx, d.repo, d.commit, f.Path)
 	if err != nil {
 		return m, err
 	}
 	switch {
-	case m.Commit != d.Commit:
-		return m, fmt.Errorf("%w: %s: X-Repo-Commit: want %s, got %s", ErrMismatch, f.Path, d.Commit, m.Commit)
+	case m.Commit != d.commit:
+		return m, fmt.Errorf("%w: %s: X-Repo-Commit: want %s, got %s", ErrMismatch, f.Path, d.commit, m.Commit)
 	case m.Size >= 0 && m.Size != f.Size:
 		return m, fmt.Errorf("%w: %s: size: want %d, got %d", ErrMismatch, f.Path, f.Size, m.Size)
 	case m.LFS && m.ETag != f.SHA256:
@@ -148,7 +147,7 @@ func (j *job) invalidate(url string) {
 // stream GETs what remains of a span and writes it in place, returning
 // how many bytes it wrote. It stops early, without error, when a split
 // has taken the rest. A stream idle for the idle timeout is cut.
-func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) (int64, error) {
+func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) (int64, error) {
 	first, last := s.bounds()
 	if first > last {
 		return 0, nil
@@ -159,7 +158,7 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
 	defer timer.Stop()
 	j := s.j
-	body, err := d.Client.GetRange(rctx, d.Repo, url, first, last, j.t.File.Size)
+	body, err := d.client.GetRange(rctx, d.repo, url, first, last, j.t.File.Size)
 	if err != nil {
 		return 0, stallErr(err, idled.Load())
 	}
@@ -197,8 +196,8 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 			}
 			wrote += int64(m)
 			q.moved.Add(int64(m))
-			if d.Progress != nil && m > 0 {
-				d.Progress(j.t.File.Path, int64(m))
+			if d.o.Progress != nil && m > 0 {
+				d.o.Progress(j.t.File.Path, int64(m))
 			}
 		}
 		if rerr != nil {
@@ -222,7 +221,7 @@ func (d *Downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 // it takes from the queue, so such a server costs one pass over the file
 // rather than one per chunk; the bytes nobody needs are read and dropped.
 // Chunks it took but did not finish go back to the queue.
-func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, alive func(), idled func() bool) (int64, error) {
+func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, alive func(), idled func() bool) (int64, error) {
 	j := s.j
 	claimed := q.claim(j) // ascending chunk indexes
 	next := 0             // claimed[next] is the first claimed chunk not finished
@@ -275,16 +274,16 @@ func (d *Downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 				}
 				wrote += int64(m)
 				q.moved.Add(int64(m))
-				if d.Progress != nil && m > 0 {
-					d.Progress(j.t.File.Path, int64(m))
+				if d.o.Progress != nil && m > 0 {
+					d.o.Progress(j.t.File.Path, int64(m))
 				}
 			case 2:
 				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
 					return wrote, diskError(j.t.Partial, werr)
 				}
 				q.moved.Add(int64(n))
-				if d.Progress != nil {
-					d.Progress(j.t.File.Path, int64(n))
+				if d.o.Progress != nil {
+					d.o.Progress(j.t.File.Path, int64(n))
 				}
 				if int64(n) == limit { // the chunk is whole
 					idx := claimed[next]
@@ -313,149 +312,4 @@ func stallErr(err error, idled bool) error {
 		return fmt.Errorf("%w: no bytes for the idle timeout: %v", errStalled, err)
 	}
 	return err
-}
-
-// chunkDone marks a chunk finished, saves the sidecar and, unless another
-// goroutine is at it, advances the file's hash.
-func (d *Downloader) chunkDone(q *queue, j *job, idx int) error {
-	j.mu.Lock()
-	setBit(j.done, idx)
-	j.lastByte = time.Now()
-	err := j.saveLocked()
-	busy := j.hashing
-	j.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if busy {
-		return nil
-	}
-	return d.advanceHash(q, j)
-}
-
-// advanceHash feeds the contiguous finished prefix to the file's hashes
-// (from the page cache) and finishes the file when the prefix is whole.
-func (d *Downloader) advanceHash(q *queue, j *job) error {
-	j.mu.Lock()
-	if j.hashing {
-		j.mu.Unlock()
-		return nil
-	}
-	j.hashing = true
-	for {
-		end := j.hashed
-		for i := numChunks(j.hashed, j.chunk); i < j.n && bit(j.done, i); i++ {
-			end += j.chunkLen(i)
-		}
-		if end == j.hashed {
-			break
-		}
-		from := j.hashed
-		j.mu.Unlock()
-		err := hashRange(j.f, j.dig, from, end)
-		// Start writeback of the hashed bytes now, so the fsync before the
-		// rename has little left to flush.
-		j.wb.add(from, end-from)
-		s256, s1 := j.dig.marshal()
-		j.mu.Lock()
-		if err != nil {
-			j.hashing = false
-			j.mu.Unlock()
-			return fmt.Errorf("fetch %s: read back: %w", j.t.File.Path, err)
-		}
-		j.hashed, j.hstate = end, [2][]byte{s256, s1}
-		j.hashedChunks.Store(int64(numChunks(end, j.chunk)))
-		q.cond.Broadcast() // chunks further on may now be taken
-		if err := j.saveLocked(); err != nil {
-			j.hashing = false
-			j.mu.Unlock()
-			return err
-		}
-	}
-	complete := j.hashed == j.t.File.Size
-	j.mu.Unlock()
-	if complete {
-		return d.finish(q, j)
-	}
-	j.mu.Lock()
-	j.hashing = false
-	j.mu.Unlock()
-	// A chunk may have finished between the last check and the release.
-	if j.nextDone() {
-		return d.advanceHash(q, j)
-	}
-	return nil
-}
-
-func (j *job) nextDone() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	i := numChunks(j.hashed, j.chunk)
-	return !j.hashing && i < j.n && bit(j.done, i)
-}
-
-func hashRange(f *os.File, w io.Writer, from, to int64) error {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	_, err := io.CopyBuffer(w, io.NewSectionReader(f, from, to-from), *bp)
-	return err
-}
-
-// finish checks the digest and, when it matches, syncs the partial and
-// renames it to its final name; a mismatch starts the file over once.
-func (d *Downloader) finish(q *queue, j *job) error {
-	f := j.t.File
-	if err := j.dig.check(f); err != nil {
-		return d.restart(q, j, err)
-	}
-	j.wb.stop()
-	if err := j.f.Sync(); err != nil {
-		return diskError(j.t.Partial, err)
-	}
-	if err := os.Chmod(j.t.Partial, 0o644); err != nil {
-		return diskError(j.t.Partial, err)
-	}
-	if err := os.Rename(j.t.Partial, j.t.Final); err != nil {
-		return diskError(j.t.Final, err)
-	}
-	_ = os.Remove(j.statePath())
-	j.mu.Lock()
-	lag := time.Duration(0)
-	if !j.lastByte.IsZero() {
-		lag = time.Since(j.lastByte)
-	}
-	j.mu.Unlock()
-	d.emit(Event{Kind: EventVerified, Path: f.Path, Size: f.Size, VerifyLag: lag})
-	q.jobDone()
-	return nil
-}
-
-// restart throws away a file whose digest did not match and queues it
-// again; a second mismatch is fatal.
-func (d *Downloader) restart(q *queue, j *job, cause error) error {
-	j.mu.Lock()
-	j.restarts++
-	if j.restarts > 1 {
-		j.mu.Unlock()
-		_ = os.Remove(j.statePath())
-		_ = os.Remove(j.t.Partial)
-		return fmt.Errorf("fetch: %w (after downloading it again)", cause)
-	}
-	d.emit(Event{Kind: EventRestart, Path: j.t.File.Path, Error: cause.Error()})
-	if d.Progress != nil {
-		d.Progress(j.t.File.Path, -j.t.File.Size)
-	}
-	j.done = make([]byte, len(j.done))
-	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false
-	j.hashedChunks.Store(0)
-	err := j.saveLocked() // the old sidecar vouches for the bad bytes
-	j.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	j.metaMu.Lock()
-	j.meta = nil
-	j.metaMu.Unlock()
-	q.push(j.pending()...) // lock order: the queue's lock is never taken under j.mu
-	return nil
 }

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/realclient"
+)
+
+// The HAProxy tests run Debian's haproxy with the shipped
+// docs/deploy/haproxy.cfg (its addresses moved to loopback) in front of two
+// drama serve on stand-in engines, send a steady stream of speech requests
+// through it, and make one host fail.
+
+// lbSetup is haproxy in front of two drama serve.
+type lbSetup struct {
+	url   string // haproxy's frontend
+	sock  string // its stats socket
+	hosts [2]*server
+	roots [2]string
+	log   *syncBuffer
+}
+
+// haproxyConfig is the shipped configuration with its frontend bound to
+// bind, its servers at addrs, its stats socket at sock, and logging to
+// stderr with no chroot or user change (haproxy runs as the test's user).
+// Every line it changes must be there, so the test fails if the shipped
+// file drifts from what it tests.
+func haproxyConfig(t *testing.T, bind, sock string, addrs [2]string) string {
+	t.Helper()
+	shipped, err := os.ReadFile(filepath.Join(realclient.ModuleRoot(t), "docs", "deploy", "haproxy.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	changed := map[string]int{}
+	for _, line := range strings.Split(string(shipped), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+		case f[0] == "chroot" || f[0] == "user" || f[0] == "group":
+			changed[f[0]]++
+			continue
+		case f[0] == "log" && len(f) > 1 && f[1] != "global":
+			line, changed["log"] = "    log stderr local0", changed["log"]+1
+		case f[0] == "bind":
+			line, changed["bind"] = "    bind "+bind, changed["bind"]+1
+		case f[0] == "stats" && len(f) > 2 && f[1] == "socket":
+			line, changed["stats"] = "    stats socket "+sock+" "+strings.Join(f[3:], " "), changed["stats"]+1
+		case f[0] == "server" && len(f) > 2:
+			n := strings.TrimPrefix(f[1], "gpu")
+			i := map[string]int{"1": 0, "2": 1}[n]
+			if n != "1" && n != "2" {
+				t.Fatalf("docs/deploy/haproxy.cfg: server %s: the test knows gpu1 and gpu2", f[1])
+			}
+			line, changed["server"] = "    server "+f[1]+" "+addrs[i]+" "+strings.Join(f[3:], " "), changed["server"]+1
+		}
+		out = append(out, line)
+	}
+	for what, want := range map[string]int{"chroot": 1, "user": 1, "group": 1, "log": 1, "bind": 1, "stats": 1, "server": 4} {
+		if changed[what] != want {
+			t.Fatalf("docs/deploy/haproxy.cfg: %d %s lines, the test expects %d", changed[what], what, want)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// startLB starts two drama serve (env and extra for each) and haproxy in
+// front of them, and waits until haproxy holds both up.
+func startLB(t *testing.T, env [2][]string, extra ...string) *lbSetup {
+	t.Helper()
+	bin := realclient.HAProxy(t)
+	lb := &lbSetup{log: &syncBuffer{}}
+	var addrs [2]string
+	for i := range lb.hosts {
+		lb.roots[i] = t.TempDir()
+		os.MkdirAll(filepath.Join(lb.roots[i], "full"), 0o755)
+		lb.hosts[i] = launchServe(t, "", lb.roots[i], env[i], extra...)
+		addrs[i] = strings.TrimPrefix(lb.hosts[i].url, "http://")
+	}
+	dir := t.TempDir()
+	front := freeAddr(t)
+	lb.url, lb.sock = "http://"+front, filepath.Join(dir, "admin.sock")
+	cfg := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(cfg, []byte(haproxyConfig(t, front, lb.sock, addrs)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-c", "-f", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-db", "-f", cfg)
+	cmd.Stdout, cmd.Stderr = lb.log, lb.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("haproxy's log:\n%s", lb.log)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for lb.state(t, "gpu1") != "UP" || lb.state(t, "gpu2") != "UP" {
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy never held both hosts up\n%s", lb.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return lb
+}
+
+// stat returns haproxy's statistics line of the engines' backend for
+// server srv, by column name.
+func (lb *lbSetup) stat(t *testing.T, srv string) map[string]string {
+	t.Helper()
+	c, err := net.Dial("unix", lb.sock)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	fmt.Fprint(c, "show stat\n")
+	rows, err := csv.NewReader(bufio.NewReader(c)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return nil
+	}
+	head := rows[0]
+	head[0] = strings.TrimPrefix(head[0], "# ")
+	for _, r := range rows[1:] {
+		if len(r) == len(head) && r[0] == "drama_engines" && r[1] == srv {
+			m := map[string]string{}
+			for i, h := range head {
+				m[h] = r[i]
+			}
+			return m
+		}
+	}
+	return nil
+}
+
+// state is haproxy's view of server srv: UP, DOWN, "UP 1/2" and so on.
+func (lb *lbSetup) state(t *testing.T, srv string) string { return lb.stat(t, srv)["status"] }
+
+// lbResult is one request sent through haproxy.
+type lbResult struct {
+	id         string
+	start, end time.Time
+	status     int
+	finish     string // the X-Finish-Reason trailer: "stop" when whole
+	retryAfter string
+	err        error
+}
+
+func (r lbResult) ok() bool { return r.err == nil && r.status == 200 && r.finish == "stop" }
+
+// load sends streamed speech requests through haproxy from workers clients
+// until stop is closed, and returns every result.
+func (lb *lbSetup) load(t *testing.T, name string, workers int, stop <-chan struct{}) func() []lbResult {
+	var mu sync.Mutex
+	var results []lbResult
+	var wg sync.WaitGroup
+	n := 0
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: time.Minute}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				n++
+				id := fmt.Sprintf("%s-%d", name, n)
+				mu.Unlock()
+				r := lbResult{id: id, start: time.Now()}
+				body := fmt.Sprintf(`{"input":"worker %d says request %s.","response_format":"pcm"}`, w, id)
+				req, _ := http.NewRequest("POST", lb.url+"/v1/audio/speech", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Request-Id", id)
+				resp, err := client.Do(req)
+				if err == nil {
+					r.status, r.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+					_, r.err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					r.finish = resp.Trailer.Get("X-Finish-Reason")
+				} else {
+					r.err = err
+				}
+				r.end = time.Now()
+				mu.Lock()
+				results = append(results, r)
+				mu.Unlock()
+			}
+		}()
+	}
+	return func() []lbResult { wg.Wait(); return results }
+}
+
+// served returns the ids of the speech requests in a drama serve's access
+// log.
+func served(s *server) map[string]bool {
+	ids := map[string]bool{}
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		var rec struct {
+			Source, ID, Path string
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Source == "access" && rec.Path == "/v1/audio/speech" {
+			ids[rec.ID] = true
+		}
+	}
+	return ids
+}
+
+// lbEnv paces the stand-ins so that a request holds its engine about a
+// quarter of a second.
+var lbEnv = []string{"TENSORFOLD_STANDIN_RTF=0.1"}
+
+// checkFailover runs the steady stream, fails host gpu2 with fail, and
+// checks that only requests in flight at that moment failed: the one the
+// host held and one haproxy was handing it as it failed (cut or never
+// answered, at most two), and those haproxy handed it from its queue in
+// the moment before its passive check took the host out (answered 503
+// with Retry-After by then); that haproxy took the host out; and that no
+// request reached it afterwards.
+func checkFailover(t *testing.T, lb *lbSetup, fail func()) {
+	stop := make(chan struct{})
+	wait := lb.load(t, t.Name(), 4, stop)
+	time.Sleep(1500 * time.Millisecond)
+	failed := time.Now()
+	fail()
+	deadline := time.Now().Add(30 * time.Second)
+	for lb.state(t, "gpu2") != "DOWN" {
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy did not take the failed host out: %q", lb.state(t, "gpu2"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	down := time.Now()
+	time.Sleep(3 * time.Second)
+	close(stop)
+	results := wait()
+	atB := served(lb.hosts[1])
+	var lost, refused, after int
+	for _, r := range results {
+		if r.start.After(down) {
+			after++
+			if atB[r.id] {
+				t.Errorf("request %s reached the failed host after haproxy took it out", r.id)
+			}
+		}
+		if r.ok() {
+			continue
+		}
+		lost++
+		if r.status == 503 && r.retryAfter != "" {
+			refused++
+			if r.end.After(down) {
+				t.Errorf("request %s was refused (503) after haproxy took the host out", r.id)
+			}
+		}
+		if !r.start.Before(failed) || !r.end.After(failed) {
+			t.Errorf("request %s failed (status %d, finish %q, %v) but was not in flight when the host failed (%v to %v, failure at %v)",
+				r.id, r.status, r.finish, r.err, r.start.Format("15:04:05.000"), r.end.Format("15:04:05.000"), failed.Format("15:04:05.000"))
+		}
+	}
+	if lost-refused > 2 {
+		t.Errorf("%d requests cut or unanswered: want at most the one the host held and one haproxy handed it as it failed", lost-refused)
+	}
+	if after == 0 {
+		t.Error("no request was sent after the host was taken out: the test proves nothing")
+	}
+	st := lb.stat(t, "gpu2")
+	t.Logf("%d requests, %d lost (%d refused with Retry-After); host taken out %v after the failure; gpu2: %s retries, %s redispatches",
+		len(results), lost, refused, down.Sub(failed).Round(time.Millisecond), st["wretr"], st["wredis"])
+}
+
+// TestHAProxyKilledHost: drama serve on one host is killed outright; the
+// request it held is lost, the connections haproxy then tries are refused
+// and sent to the other host, and the checks take the host out.
+func TestHAProxyKilledHost(t *testing.T) {
+	lb := startLB(t, [2][]string{lbEnv, lbEnv})
+	checkFailover(t, lb, func() {
+		lb.hosts[1].cmd.Process.Kill()
+		<-lb.hosts[1].done // reaped: the cleanup's stop sees it gone
+	})
+}
+
+// TestHAProxyFailedEngine: the engine on one host dies and will not start
+// again (its restarts crash); drama serve there stays up and answers GET
+// /ready 503, so haproxy takes the host out.
+func TestHAProxyFailedEngine(t *testing.T) {
+	fault := filepath.Join(t.TempDir(), "fault")
+	lb := startLB(t, [2][]string{lbEnv, append([]string{"TENSORFOLD_STANDIN_FAULT_FILE=" + fault}, lbEnv...)})
+	checkFailover(t, lb, func() {
+		if err := os.WriteFile(fault, []byte("crash-on-start"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// one engine: its runtime file is in the run directory itself
+		if err := syscall.Kill(enginePID(t, lb.roots[1], ""), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	})
+	resp, err := http.Get(lb.hosts[1].url + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Errorf("GET /ready on the host whose engine failed: %d, want 503", resp.StatusCode)
+	}
+}
+
+// TestHAProxyDrain: SIGTERM to one drama serve under a steady stream loses
+// no request: GET /ready turns 503 and haproxy takes the host out, the
+// request in flight there finishes, and drama serve exits 0.
+func TestHAProxyDrain(t *testing.T) {
+	lb := startLB(t, [2][]string{lbEnv, lbEnv}, "--grace", "20s")
+	stop := make(chan struct{})
+	wait := lb.load(t, t.Name(), 4, stop)
+	time.Sleep(1500 * time.Millisecond)
+	termed := time.Now()
+	b := lb.hosts[1]
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	var exit error
+	select {
+	case exit = <-b.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("drama serve did not stop within 30 s of SIGTERM\n%s", b.stderr)
+	}
+	time.Sleep(3 * time.Second)
+	close(stop)
+	results := wait()
+	if exit != nil {
+		t.Errorf("drama serve after SIGTERM: %v, want exit status 0\n%s", exit, b.stderr)
+	}
+	var after int
+	for _, r := range results {
+		if r.start.After(termed) {
+			after++
+		}
+		if !r.ok() {
+			t.Errorf("request %s lost at a graceful stop: status %d, finish %q, %v", r.id, r.status, r.finish, r.err)
+		}
+	}
+	if after == 0 || len(served(b)) == 0 {
+		t.Errorf("%d requests after SIGTERM, %d served by the stopped host: the test proves nothing", after, len(served(b)))
+	}
+	t.Logf("%d requests, none lost; the stopped host served %d and exited %v after SIGTERM", len(results), len(served(b)), time.Since(termed).Round(time.Millisecond))
+}

@@ -1,0 +1,57 @@
+package shared
+
+import (
+	"bytes"
+	"path/filepath"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/bench"
+	"github.com/drama-tts/drama/pins/atomicfile"
+)
+
+// LoadCorpus returns --corpus's corpus, or the built-in one.
+func LoadCorpus(name string) (*bench.Corpus, error) {
+	if name == "" {
+		return bench.DefaultCorpus(), nil
+	}
+	return bench.ReadCorpus(name)
+}
+
+// ProgressFor sets cfg.Progress to count requests on a progress display
+// and warn of each reply that is not valid audio; the caller finishes it.
+func ProgressFor(f *cmdutil.Factory, cfg *bench.Config) cmdutil.Progress {
+	voices := max(1, len(cfg.Voices))
+	warm := max(cfg.Warmup, 0)
+	if cfg.Warmup == 0 {
+		warm = bench.DefaultWarmup
+	}
+	passes := cfg.Passes
+	if passes <= 0 {
+		passes = bench.DefaultPasses
+	}
+	bar := f.NewCountProgress("bench", int64(1+2*(warm+passes)*voices*len(cfg.Corpus.Texts)))
+	cfg.Progress = func(done, total int, r *bench.Request) {
+		bar.SetTotal(int64(total))
+		bar.Add(1)
+		if !r.Valid() {
+			f.Warnf("%s %s %s %s: %s", r.Pass, r.Mode, r.TextID, bench.VoiceLabel(r.Voice), r.Error)
+		}
+	}
+	return bar
+}
+
+// WriteReports writes report.json and report.html into dir.
+func WriteReports(rep *bench.Report, dir string) error {
+	data, err := rep.MarshalIndent()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, "report.json"), data, 0o644); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, "report.html"), page.Bytes(), 0o644)
+}

@@ -1,0 +1,124 @@
+package servecmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/pool"
+)
+
+func TestParseNvidiaSMI(t *testing.T) {
+	got, err := parseNvidiaSMI([]byte("0, 143771, 512\n 1,143771,100000 \n\n"))
+	if err != nil || len(got) != 2 || got[0] != (gpuMemory{0, 143771, 512}) || got[1] != (gpuMemory{1, 143771, 100000}) {
+		t.Fatalf("parse: %+v %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"":                  "no GPU",
+		"0, 143771":         "want index, memory.total, memory.used",
+		"0, [N/A], 512":     "field 2 is not a number ([N/A])",
+		"0, 1, 2\nGPU 1, 2": "line 2",
+	} {
+		if _, err := parseNvidiaSMI([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error about %s", in, err, want)
+		}
+	}
+}
+
+// fakeSMI writes an nvidia-smi that prints out.
+func fakeSMI(t *testing.T, out string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "nvidia-smi")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\ncat <<'EOF'\n"+out+"EOF\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func names(plan []plannedEngine) string {
+	var n []string
+	for _, p := range plan {
+		n = append(n, p.name)
+	}
+	return strings.Join(n, ",")
+}
+
+func TestPlanEngines(t *testing.T) {
+	root := t.TempDir()
+	req := engine.StartRequest{Install: engine.Install{Variant: "full"}, RuntimeDir: filepath.Join(root, ".drama", "run"), Env: []string{"DRAMA_PREFIX_CACHE=2"}}
+	plan := func(args string) ([]plannedEngine, error) {
+		opts := serveOptions(t, root, args)
+		opts.nvidiaSMI = fakeSMI(t, "0, 143771, 512\n1, 143771, 100000\n2, 81559, 80000\n")
+		return planEngines(context.Background(), opts.F, opts, req)
+	}
+	// the default: one engine, started as before
+	p, err := plan("")
+	if err != nil || names(p) != "engine-0" || p[0].req.RuntimeDir != req.RuntimeDir || len(p[0].req.Env) != 1 {
+		t.Fatalf("default plan %+v %v", p, err)
+	}
+	p, err = plan("--gpus 0,1 --engines-per-gpu 2")
+	if err != nil || names(p) != "gpu0-0,gpu0-1,gpu1-0,gpu1-1" {
+		t.Fatalf("plan %s %v", names(p), err)
+	}
+	if e := p[2]; e.req.RuntimeDir != filepath.Join(req.RuntimeDir, "gpu1-0") || !slices.Contains(e.req.Env, "CUDA_VISIBLE_DEVICES=1") ||
+		slices.Contains(e.req.Env, "CUDA_VISIBLE_DEVICES=0") || len(req.Env) != 1 {
+		t.Fatalf("gpu1-0 %+v", e.req)
+	}
+	// auto: (143771-512 MiB - 2 GiB) / 40 GiB = 3 on GPU 0; 1 on GPU 1
+	p, err = plan("--gpus 0,1 --engines-per-gpu auto")
+	if err != nil || names(p) != "gpu0-0,gpu0-1,gpu0-2,gpu1-0" {
+		t.Fatalf("auto plan %s %v", names(p), err)
+	}
+	for args, want := range map[string]string{
+		"--gpus 2 --engines-per-gpu auto": "GPU 2 has 1.5 GiB free",
+		"--gpus 7 --engines-per-gpu auto": "GPU 7 is not among those nvidia-smi lists (0, 1, 2)",
+		"--engines-per-gpu auto":          "--engines-per-gpu auto needs --gpus",
+	} {
+		if _, err := plan(args); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+	// no nvidia-smi: the flag named, and a number suggested with the user's flags
+	opts := serveOptions(t, root, "--gpus 0 --engines-per-gpu auto")
+	opts.Given = []string{"--gpus", "0", "--engines-per-gpu", "auto"}
+	opts.nvidiaSMI = filepath.Join(t.TempDir(), "nvidia-smi")
+	_, err = planEngines(context.Background(), opts.F, opts, req)
+	if err == nil || !strings.Contains(err.Error(), "--engines-per-gpu auto reads each GPU's memory with nvidia-smi, which is not on the PATH") ||
+		!strings.Contains(err.Error(), "--engines-per-gpu 1") || !strings.Contains(err.Error(), "--gpus 0") {
+		t.Fatalf("without nvidia-smi: %v", err)
+	}
+}
+
+func TestEngineFlagsRefused(t *testing.T) {
+	for args, want := range map[string]string{
+		"--gpus 0,x":                         "--gpus 0,x: want GPU indexes",
+		"--gpus 0,0":                         "GPU 0 given twice",
+		"--engines-per-gpu 0":                "want a number from 1, or auto",
+		"--engine metal --gpus 0":            "the metal engine runs one engine",
+		"--dispatch fastest":                 `--dispatch "fastest": want affinity or round-robin`,
+		"--affinity-wait -1s":                "--affinity-wait must be 0 or more",
+		"--engine metal --engines-per-gpu 2": "the metal engine runs one engine",
+	} {
+		ios, _, _, _ := cmdutil.Test()
+		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(context.Context, *Options) error { return nil }), strings.Fields(args)...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}
+
+func TestDispatchOptions(t *testing.T) {
+	o := serveOptions(t, t.TempDir(), "--max-queue 0 --affinity-wait 0 --prefix-cache 0 --dispatch round-robin")
+	if got := dispatchOptions(o); got != (pool.Options{MaxQueue: 0, AffinityWait: -1, WarmVoices: -1, Policy: pool.RoundRobin}) {
+		t.Fatalf("options %+v", got)
+	}
+	o = serveOptions(t, t.TempDir(), "")
+	if got := dispatchOptions(o); got != (pool.Options{MaxQueue: 32, AffinityWait: pool.DefaultAffinityWait, WarmVoices: 2, Policy: pool.Affinity}) {
+		t.Fatalf("default options %+v", got)
+	}
+}

@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/supervise"
+)
+
+// poolMember is one fake engine of a pool, recording the voices it spoke
+// and the failures reported to it.
+type poolMember struct {
+	eng      *recordingEngine
+	mu       sync.Mutex
+	st       supervise.Status
+	failures int
+}
+
+func (m *poolMember) Engine() engine.Engine { return m.eng }
+func (m *poolMember) Status() supervise.Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st
+}
+func (m *poolMember) set(st supervise.Status) { m.mu.Lock(); m.st = st; m.mu.Unlock() }
+func (m *poolMember) failed() int             { m.mu.Lock(); defer m.mu.Unlock(); return m.failures }
+func (m *poolMember) EngineFailed(error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.failures++
+	m.st = supervise.Status{Phase: "restarting", Message: "the engine failed: restarting it"}
+}
+
+type recordingEngine struct {
+	engine.Engine
+	mu     sync.Mutex
+	voices []string
+}
+
+func (r *recordingEngine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
+	r.mu.Lock()
+	r.voices = append(r.voices, req.Voice)
+	r.mu.Unlock()
+	return r.Engine.Synthesize(ctx, req)
+}
+
+func (r *recordingEngine) spoke() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.voices...)
+}
+
+// startPool starts an API server in front of a pool of n fake engines.
+func startPool(t *testing.T, n int) (*httptest.Server, []*poolMember, *pool.Pool) {
+	t.Helper()
+	var named []pool.Named
+	var members []*poolMember
+	for i := range n {
+		fake := enginetest.NewFake()
+		fake.FrameDelay = 0
+		if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
+		m := &poolMember{eng: &recordingEngine{Engine: fake}, st: supervise.Status{Phase: "ready", Ready: true}}
+		members = append(members, m)
+		named = append(named, pool.Named{Name: "gpu" + string(rune('0'+i)) + "-0", Member: m})
+	}
+	p, err := pool.New(named, pool.Options{MaxQueue: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Config{Engine: p.Any(), Pool: p, Caps: enginetest.NewFake().Desc.Capabilities, Model: "drama-3-test"})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts, members, p
+}
+
+func speak(t *testing.T, url, voice string) int {
+	t.Helper()
+	body := `{"input":"hello","stream":false}`
+	if voice != "" {
+		body = `{"input":"hello","voice":"` + voice + `","stream":false}`
+	}
+	r := post(t, url, body)
+	io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	return r.StatusCode
+}
+
+// TestPoolVoiceAffinity: each voice keeps to the engine that spoke it.
+func TestPoolVoiceAffinity(t *testing.T) {
+	ts, ms, _ := startPool(t, 2)
+	for _, v := range []string{"narrator", "alice", "narrator", "alice", "alice", "narrator"} {
+		if code := speak(t, ts.URL, v); code != 200 {
+			t.Fatalf("voice %s: %d", v, code)
+		}
+	}
+	a, b := ms[0].eng.spoke(), ms[1].eng.spoke()
+	if strings.Join(a, ",") != "narrator,narrator,narrator" || strings.Join(b, ",") != "alice,alice,alice" {
+		t.Fatalf("engine 0 spoke %v, engine 1 %v: want each voice on one engine", a, b)
+	}
+}
+
+// TestPoolFailureGoesToItsEngine: a synthesis that finds its engine dead
+// reports the failure to that engine alone; the next request is served by
+// the other engine.
+func TestPoolFailureGoesToItsEngine(t *testing.T) {
+	ts, ms, _ := startPool(t, 2)
+	fake := ms[0].eng.Engine.(*enginetest.Fake)
+	fake.Crash()
+	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	if code := speak(t, ts.URL, ""); code != http.StatusServiceUnavailable && code != http.StatusInternalServerError {
+		t.Fatalf("synthesis on a crashed engine: %d", code)
+	}
+	if ms[0].failed() != 1 || ms[1].failed() != 0 {
+		t.Fatalf("failures %d and %d, want 1 and 0", ms[0].failed(), ms[1].failed())
+	}
+	if code := speak(t, ts.URL, ""); code != 200 {
+		t.Fatalf("after one engine failed: %d, want the other to serve", code)
+	}
+	if got := ms[1].eng.spoke(); len(got) != 1 {
+		t.Fatalf("engine 1 spoke %v", got)
+	}
+}
+
+// TestPoolReadyAndMetrics: /ready counts the ready engines and lists each;
+// /metrics has the per-engine series beside the existing ones.
+func TestPoolReadyAndMetrics(t *testing.T) {
+	ts, ms, _ := startPool(t, 2)
+	ms[1].set(supervise.Status{Phase: "restarting"})
+	var body struct {
+		Ready        bool `json:"ready"`
+		Engines      int  `json:"engines"`
+		EnginesReady int  `json:"engines_ready"`
+		PerEngine    []struct {
+			Name  string `json:"name"`
+			Phase string `json:"phase"`
+			Ready bool   `json:"ready"`
+		} `json:"per_engine"`
+	}
+	r, err := http.Get(ts.URL + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(r.Body).Decode(&body)
+	r.Body.Close()
+	if r.StatusCode != 200 || !body.Ready || body.Engines != 2 || body.EnginesReady != 1 || len(body.PerEngine) != 2 ||
+		body.PerEngine[1].Name != "gpu1-0" || body.PerEngine[1].Phase != "restarting" {
+		t.Fatalf("/ready %d %+v", r.StatusCode, body)
+	}
+	ms[0].set(supervise.Status{Phase: "restarting"})
+	if r, _ := http.Get(ts.URL + "/ready"); r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("/ready with no engine ready: %d", r.StatusCode)
+	}
+	ms[0].set(supervise.Status{Phase: "ready", Ready: true})
+	speak(t, ts.URL, "narrator")
+	r, err = http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	for _, want := range []string{`drama_engine_ready{engine="gpu0-0"} 1`, `drama_engine_ready{engine="gpu1-0"} 0`,
+		`drama_engine_requests_total{engine="gpu0-0"} 1`, `drama_engine_requests_total{engine="gpu1-0"} 0`,
+		"drama_queue_depth 0", `drama_requests_total{status="200"} 1`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
