@@ -16,7 +16,7 @@ import (
 
 // statusEngines runs drama status --json on root and returns the engines
 // of its one server.
-func statusEngines(t *testing.T, root string) []struct {
+func statusEngines(t *testing.T, root, keepAlive string) []struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Loaded bool   `json:"loaded"`
@@ -38,7 +38,7 @@ func statusEngines(t *testing.T, root string) []struct {
 			} `json:"engines"`
 		} `json:"servers"`
 	}
-	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Servers) != 1 || len(rep.Servers[0].Engines) != 1 || rep.Servers[0].KeepAlive != "1s" {
+	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Servers) != 1 || len(rep.Servers[0].Engines) == 0 || rep.Servers[0].KeepAlive != keepAlive {
 		t.Fatalf("drama status --json: %v\n%s", err, out)
 	}
 	return rep.Servers[0].Engines
@@ -86,9 +86,9 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 	if _, err := io.ReadFull(resp.Body, first); err != nil {
 		t.Fatal(err)
 	}
-	engines := statusEngines(t, root)
+	engines := statusEngines(t, root, "1s")
 	pid := engines[0].PID
-	if engines[0].Name != "engine-0" || engines[0].State != "loaded" || !engines[0].Loaded || pid <= 0 {
+	if len(engines) != 1 || engines[0].Name != "engine-0" || engines[0].State != "loaded" || !engines[0].Loaded || pid <= 0 {
 		t.Fatalf("engines while a stream is open: %+v", engines)
 	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
@@ -116,7 +116,7 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if engines := statusEngines(t, root); engines[0].State != "unloaded" || engines[0].Loaded || engines[0].PID != 0 {
+	if engines := statusEngines(t, root, "1s"); engines[0].State != "unloaded" || engines[0].Loaded || engines[0].PID != 0 {
 		t.Fatalf("drama status while unloaded: %+v", engines)
 	}
 	if resp, wav := speak(t, s.url, `{"input":"Loaded again.","stream":false}`); resp.StatusCode != http.StatusOK || len(wav) <= 44 {
@@ -124,5 +124,69 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "loaded the engine on demand") {
 		t.Fatalf("the log does not tell of the load on demand:\n%s", s.stderr)
+	}
+}
+
+// TestKeepAliveWithSeveralEngines: drama serve --gpus 0,1 --keep-alive 3s
+// unloads each idle engine (drama status lists both unloaded, their
+// processes gone); a request loads one of them only, and drama status
+// names it loaded with its pid.
+func TestKeepAliveWithSeveralEngines(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	s := launchServe(t, "", root, nil, "--gpus", "0,1", "--keep-alive", "3s")
+	// the engines start one after another: each one's first pid, once it has one
+	pids := map[string]int{}
+	for _, name := range []string{"gpu0-0", "gpu1-0"} {
+		file := filepath.Join(root, ".drama", "run", name, "engine-cuda.json")
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if _, err := os.Stat(file); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not start in 30 s\n%s", name, s.stderr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		pids[name] = enginePID(t, root, name)
+	}
+	st := waitReady(t, s, "both engines unloaded", func(st readyState) bool {
+		return len(st.PerEngine) == 2 && st.PerEngine[0].Phase == "unloaded" && st.PerEngine[1].Phase == "unloaded"
+	})
+	if !st.Ready || st.EnginesReady != 2 {
+		t.Fatalf("GET /ready with both engines unloaded: %+v", st)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for name, pid := range pids {
+		for !processGone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's process %d still runs after the unload", name, pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	engines := statusEngines(t, root, "3s")
+	if len(engines) != 2 || engines[0].State != "unloaded" || engines[1].State != "unloaded" {
+		t.Fatalf("drama status with both unloaded: %+v", engines)
+	}
+	if resp, wav := speak(t, s.url, `{"input":"One engine loads.","stream":false}`); resp.StatusCode != http.StatusOK || len(wav) <= 44 {
+		t.Fatalf("speech: %d, %d bytes", resp.StatusCode, len(wav))
+	}
+	engines = statusEngines(t, root, "3s")
+	loaded := 0
+	for _, e := range engines {
+		if e.Loaded {
+			loaded++
+			if e.PID <= 0 || e.PID == pids[e.Name] || processGone(e.PID) {
+				t.Fatalf("the engine loaded again, %s: pid %d (before the unload %d)", e.Name, e.PID, pids[e.Name])
+			}
+		}
+	}
+	if loaded != 1 {
+		// the request's engine unloads again 3 s after it: status read in
+		// those seconds names it loaded, later none
+		if loaded != 0 || !strings.Contains(s.stderr.String(), "loaded the engine on demand") {
+			t.Fatalf("%d engines loaded after one request, want 1: %+v", loaded, engines)
+		}
 	}
 }

@@ -16,8 +16,21 @@ func RuntimeDir(root string) string { return filepath.Join(root, model.StateDirN
 // supervises, from the engine runtime files of its root: the one whose
 // supervisor is rec's process or its child (the engine plugin). It returns
 // 0 when none is known.
-func EnginePID(root string, rec Record) int {
-	names, _ := filepath.Glob(filepath.Join(RuntimeDir(root), "engine-*.json"))
+func EnginePID(root string, rec Record) int { return enginePIDIn(RuntimeDir(root), rec) }
+
+// EnginePIDOf returns the pid of the native engine called name (as GET
+// /ready's per_engine names it) of rec's drama serve running several, from
+// the runtime files of <root>/.drama/run/<name>. It returns 0 when none is
+// known, or name is no plain file name.
+func EnginePIDOf(root string, rec Record, name string) int {
+	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
+		return 0
+	}
+	return enginePIDIn(filepath.Join(RuntimeDir(root), name), rec)
+}
+
+func enginePIDIn(dir string, rec Record) int {
+	names, _ := filepath.Glob(filepath.Join(dir, "engine-*.json"))
 	for _, name := range names {
 		rt, err := native.ReadRuntimeFile(name)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/native"
 )
 
 func TestWriteListRemove(t *testing.T) {
@@ -77,5 +79,31 @@ func TestListMissingDir(t *testing.T) {
 	got, err := List(filepath.Join(t.TempDir(), "nothing"))
 	if err != nil || len(got) != 0 {
 		t.Fatalf("List of a root without run/ = %+v, %v", got, err)
+	}
+}
+
+// TestEnginePIDOf reads the pid of one engine of several from the runtime
+// file in its own directory, and nothing for a name that is no plain file
+// name.
+func TestEnginePIDOf(t *testing.T) {
+	root := t.TempDir()
+	rec := Record{PID: os.Getpid()}
+	dir := filepath.Join(RuntimeDir(root), "gpu1-0")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := native.WriteRuntimeFile(filepath.Join(dir, "engine-cuda.json"), native.RuntimeRecord{PID: 4343, Owner: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := EnginePIDOf(root, rec, "gpu1-0"); got != 4343 {
+		t.Fatalf("EnginePIDOf gpu1-0 = %d, want 4343", got)
+	}
+	for _, name := range []string{"gpu0-0", "", "..", "../run", "gpu1-0/.."} {
+		if got := EnginePIDOf(root, rec, name); got != 0 {
+			t.Errorf("EnginePIDOf %q = %d, want 0", name, got)
+		}
+	}
+	if got := EnginePID(root, rec); got != 0 {
+		t.Fatalf("EnginePID (the one engine's file) = %d, want 0: none is there", got)
 	}
 }

@@ -234,6 +234,13 @@ func ask(ctx context.Context, client *http.Client, root string, rec serverec.Rec
 	}
 	s.Ready, s.Phase, s.Progress, s.Message = st.Ready && code == http.StatusOK, st.Phase, st.Progress, st.Message
 	s.Engines = st.engines(rec.Engine, s.EnginePID)
+	if len(s.Engines) > 1 {
+		for i, e := range s.Engines {
+			if e.Loaded {
+				s.Engines[i].PID = serverec.EnginePIDOf(root, rec, e.Name)
+			}
+		}
+	}
 	if body, code, err := get(ctx, client, base+"/metrics"); err == nil && code == http.StatusOK {
 		if n, ok := gauge(body, "drama_queue_depth"); ok {
 			s.QueueDepth = &n
