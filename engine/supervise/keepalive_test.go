@@ -109,7 +109,7 @@ func TestIdleEngineIsUnloadedAndLoadsOnDemand(t *testing.T) {
 	defer cancel()
 	go k.sup.Watch(ctx, time.Millisecond)
 	first := k.lastPID(t)
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	if !enginetest.WaitGone(first, 10*time.Second) {
 		t.Fatalf("the engine's process %d still runs after the unload", first)
 	}
@@ -127,7 +127,7 @@ func TestIdleEngineIsUnloadedAndLoadsOnDemand(t *testing.T) {
 	if second := k.lastPID(t); second == first {
 		t.Fatal("the request was served without a new process")
 	}
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	if n := k.opens.Load(); n != 1 {
 		t.Fatalf("%d plugin opens, want 1", n)
 	}
@@ -143,7 +143,7 @@ func TestALongStreamKeepsTheEngineLoaded(t *testing.T) {
 	k := newKeptAlive(t, 2*time.Millisecond)
 	k.fake.FrameDelay = time.Millisecond
 	speak(t, k.sup, strings.Repeat("a long text ", 40)) // about 120 frames: 60 keep-alive times
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 
 	st, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "held open"})
 	if err != nil {
@@ -162,7 +162,7 @@ func TestALongStreamKeepsTheEngineLoaded(t *testing.T) {
 		}
 	}
 	st.Close()
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 }
 
 // TestInUseHoldsTheEngine: a request holding the engine while it waits
@@ -176,17 +176,17 @@ func TestInUseHoldsTheEngine(t *testing.T) {
 	}
 	done()
 	done() // a second call changes nothing
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	speak(t, k.sup, "again") // the count did not go below zero: the engine loads and unloads as before
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 }
 
 // TestUnloadAtOnce unloads the engine as soon as the request ends.
 func TestUnloadAtOnce(t *testing.T) {
 	k := newKeptAlive(t, UnloadAtOnce)
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	speak(t, k.sup, "one")
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	if n := k.starts.Load(); n != 2 {
 		t.Fatalf("%d starts, want 2", n)
 	}
@@ -215,7 +215,7 @@ func TestVoicesWhileUnloadedLoadNothing(t *testing.T) {
 	if err != nil || len(loaded) != 2 {
 		t.Fatalf("voices: %v %v", loaded, err)
 	}
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	got, err := k.sup.Engine().Voices(context.Background())
 	if err != nil || len(got) != 2 || got[0].ID != loaded[0].ID {
 		t.Fatalf("voices while unloaded: %v %v", got, err)
@@ -229,7 +229,7 @@ func TestVoicesWhileUnloadedLoadNothing(t *testing.T) {
 // request is answered not ready, Stop returns, and no process is left.
 func TestStopDuringALoadOnDemand(t *testing.T) {
 	k := newKeptAlive(t, time.Millisecond)
-	waitFor(t, func() bool { return k.sup.State() == StateUnloaded })
+	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	k.fake.StartDelay = time.Hour
 	errc := make(chan error, 1)
 	go func() {
