@@ -88,6 +88,20 @@ type server struct {
 	url    string
 	stderr *syncBuffer
 	done   chan error
+	exited chan struct{} // closed once the process has been waited for
+}
+
+// watch returns the server of a started drama serve and waits for its
+// process in the background: done gets the exit error once, exited is
+// closed for every later look.
+func watch(cmd *exec.Cmd, url string, stderr *syncBuffer) *server {
+	s := &server{cmd: cmd, url: url, stderr: stderr, done: make(chan error, 1), exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		close(s.exited)
+		s.done <- err
+	}()
+	return s
 }
 
 // startServe runs drama serve on the stand-in and waits until it is ready.
@@ -119,12 +133,12 @@ func launchServe(t testing.TB, drama, root string, env []string, extra ...string
 		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
 	cmd := exec.Command(drama, args...)
 	cmd.Env = append(append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms"), env...)
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &syncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = s.stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { s.done <- cmd.Wait() }()
+	s := watch(cmd, "http://"+addr, stderr)
 	t.Cleanup(func() { s.stop(t) })
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -163,12 +177,14 @@ func (b *syncBuffer) String() string {
 }
 
 func (s *server) stop(t testing.TB) {
-	if s.cmd.ProcessState != nil {
+	select {
+	case <-s.exited:
 		return
+	default:
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-s.exited:
 	case <-time.After(15 * time.Second):
 		s.cmd.Process.Kill()
 		t.Errorf("drama serve did not stop within 15 s of SIGTERM\n%s", s.stderr)

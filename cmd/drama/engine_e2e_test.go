@@ -57,8 +57,7 @@ func TestEngineInstallThenServe(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: &stderr, done: make(chan error, 1)}
-	go func() { s.done <- cmd.Wait() }()
+	s := watch(cmd, "http://"+addr, &stderr)
 	defer s.stop(t)
 	ready := false
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !ready; {

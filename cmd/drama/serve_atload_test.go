@@ -47,8 +47,7 @@ func TestServeRequireQualified(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, url: "http://" + addr, stderr: stderr, done: make(chan error, 1)}
-	go func() { s.done <- cmd.Wait() }()
+	s := watch(cmd, "http://"+addr, stderr)
 	t.Cleanup(func() { s.stop(t) })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
