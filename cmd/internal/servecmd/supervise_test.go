@@ -34,7 +34,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // apiOver serves the HTTP API in front of sup, wired as drama serve wires it.
 func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) string {
 	t.Helper()
-	srv := httpapi.New(httpapi.Config{Engine: sup.Engine(), Caps: caps, Status: engineStatus{sup: sup}, Failures: sup, Restarter: sup})
+	srv := httpapi.New(httpapi.Config{Engine: sup.Engine(), Caps: caps, Status: engineStatus{sup}, Failures: sup, Restarter: sup})
 	sup.OnRestart = srv.EngineRestarted
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
