@@ -36,7 +36,7 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	fx := &fixture{t: t, dir: t.TempDir()}
-	fx.srv = mirror.New(mirror.DirSource{Dir: filepath.Join(fx.dir, "mirror")})
+	fx.srv = &mirror.Server{Source: mirror.DirSource{Dir: filepath.Join(fx.dir, "mirror")}}
 	fx.srv.LFSMinSize = 64 << 10
 	fx.srv.StallFor = 10 * time.Second
 	fx.ts = httptest.NewServer(fx.srv)

@@ -34,7 +34,7 @@ func TestInterruptedFetchSaysTheSameCommandResumes(t *testing.T) {
 		License: "Test Licence", Engine: "cuda", Files: []pins.File{{Path: "model.safetensors", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), LFS: true}}}
 	pinsPath := filepath.Join(dir, "pins.json")
 	p.WriteFile(pinsPath)
-	srv := mirror.New(mirror.DirSource{Dir: filepath.Join(dir, "mirror")})
+	srv := &mirror.Server{Source: mirror.DirSource{Dir: filepath.Join(dir, "mirror")}}
 	srv.BytesPerSec = 1 << 20
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

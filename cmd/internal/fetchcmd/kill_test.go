@@ -54,7 +54,7 @@ func TestKill9Resume(t *testing.T) {
 		License: "Test Licence", Engine: "cuda", Files: []pins.File{{Path: "model.safetensors", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), LFS: true}}}
 	pinsPath := filepath.Join(dir, "pins.json")
 	p.WriteFile(pinsPath)
-	srv := mirror.New(mirror.DirSource{Dir: filepath.Join(dir, "mirror")})
+	srv := &mirror.Server{Source: mirror.DirSource{Dir: filepath.Join(dir, "mirror")}}
 	srv.BytesPerSec = 2 << 20 // per stream: 8 MiB/s over 4 streams, about 3 s in all
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

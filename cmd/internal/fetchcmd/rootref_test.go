@@ -13,6 +13,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
 
 // Two roots fetching one commit into one cache each leave their own ref,
@@ -30,7 +31,7 @@ func TestFetchWritesARefPerRootThatRemovalHonours(t *testing.T) {
 	}
 	cache := hub.Cache{Dir: e.cache}
 	for _, ref := range []string{hub.PinnedRef, hub.RootRef(roots[0]), hub.RootRef(roots[1])} {
-		if c, err := cache.ReadRef("fishaudio/drama-3", ref); err != nil || c != testCommit {
+		if c, err := hubtest.ReadRef(cache, "fishaudio/drama-3", ref); err != nil || c != testCommit {
 			t.Fatalf("ref %s: %q %v", ref, c, err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestFetchWritesARefPerRootThatRemovalHonours(t *testing.T) {
 			t.Fatalf("root b lost %s: %v", name, err)
 		}
 	}
-	if _, err := cache.ReadRef("fishaudio/drama-3", hub.RootRef(roots[0])); !os.IsNotExist(err) {
+	if _, err := hubtest.ReadRef(cache, "fishaudio/drama-3", hub.RootRef(roots[0])); !os.IsNotExist(err) {
 		t.Fatalf("root a's ref is left: %v", err)
 	}
 }

@@ -67,9 +67,6 @@ type Server struct {
 	stats    struct{ bytes, data, heads, api, resolves, cdnAuth atomic.Int64 }
 }
 
-// New returns a Server over src with the defaults.
-func New(src Source) *Server { return &Server{Source: src} }
-
 // SetFaults replaces the fault plan and restarts its count.
 func (s *Server) SetFaults(faults []Fault) {
 	s.plan.mu.Lock()
