@@ -191,13 +191,9 @@ func TestServeFetchedCacheToAnotherHost(t *testing.T) {
 func TestNoSymlinksHardLinksSnapshots(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	f.Cache.NoSymlinks = true
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	for _, p := range pf {
 		snap := f.Cache.SnapshotPath(repoA, commitA, p.Path)
 		li, _ := os.Lstat(snap)

@@ -190,14 +190,10 @@ func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1, body.Last-off+1)])
 		if n > 0 {
 			timer.Reset(d.idle())
-			m, werr := s.write((*bp)[:n])
-			if werr != nil {
-				return wrote, diskError(j.t.Partial, werr)
-			}
+			m, werr := d.land(q, s, (*bp)[:n])
 			wrote += int64(m)
-			q.moved.Add(int64(m))
-			if d.o.Progress != nil && m > 0 {
-				d.o.Progress(j.t.File.Path, int64(m))
+			if werr != nil {
+				return wrote, werr
 			}
 		}
 		if rerr != nil {
@@ -268,14 +264,10 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 			alive()
 			switch kind {
 			case 1:
-				m, werr := s.write(buf[:n])
-				if werr != nil {
-					return wrote, diskError(j.t.Partial, werr)
-				}
+				m, werr := d.land(q, s, buf[:n])
 				wrote += int64(m)
-				q.moved.Add(int64(m))
-				if d.o.Progress != nil && m > 0 {
-					d.o.Progress(j.t.File.Path, int64(m))
+				if werr != nil {
+					return wrote, werr
 				}
 			case 2:
 				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
@@ -305,6 +297,20 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 			return wrote, stallErr(rerr, idled())
 		}
 	}
+}
+
+// land writes p, bytes of s's own range, into its partial file and
+// counts what it wrote toward the queue's total and the progress.
+func (d *downloader) land(q *queue, s *span, p []byte) (int, error) {
+	m, err := s.write(p)
+	if err != nil {
+		return m, diskError(s.j.t.Partial, err)
+	}
+	q.moved.Add(int64(m))
+	if d.o.Progress != nil && m > 0 {
+		d.o.Progress(s.j.t.File.Path, int64(m))
+	}
+	return m, nil
 }
 
 func stallErr(err error, idled bool) error {

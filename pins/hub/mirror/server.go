@@ -233,6 +233,25 @@ func (s *Server) commitOf(w http.ResponseWriter, r *http.Request) (repo, commit 
 	return repo, commit, true
 }
 
+// filesOf resolves the request's repo and rev and lists the commit's
+// files, answering errors itself.
+func (s *Server) filesOf(w http.ResponseWriter, r *http.Request) (repo, commit string, files []Entry, ok bool) {
+	if repo, commit, ok = s.commitOf(w, r); ok {
+		files, ok = s.listFiles(w, repo, commit)
+	}
+	return repo, commit, files, ok
+}
+
+// listFiles lists the files of repo at commit, answering 404 itself.
+func (s *Server) listFiles(w http.ResponseWriter, repo, commit string) ([]Entry, bool) {
+	files, err := s.Source.Files(repo, commit)
+	if err != nil {
+		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
+		return nil, false
+	}
+	return files, true
+}
+
 func (s *Server) lookup(repo, commit, p string) (Entry, error) {
 	files, err := s.Source.Files(repo, commit)
 	if err != nil {
