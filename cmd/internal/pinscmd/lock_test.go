@@ -139,11 +139,7 @@ func TestLockMalformedEndpointIsUsageError(t *testing.T) {
 		ios, _, _, _ := cmdutil.Test()
 		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
-		cmd := NewCmdLock(f, nil)
-		cmd.SetArgs(c.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		err := cmdutil.Execute(NewCmdLock(f, nil), c.args...)
 		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
 			t.Errorf("%v %v: want a usage error naming %s, got %v", c.args, c.env, c.want, err)
 		}

@@ -6,6 +6,7 @@ package hubtest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -122,4 +123,15 @@ func Mirror(t testing.TB, dir, repo, commit string, files map[string][]byte, lfs
 func ReadRef(c hub.Cache, repo, name string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(c.RepoDir(repo), "refs", filepath.FromSlash(name)))
 	return strings.TrimSpace(string(data)), err
+}
+
+// Bytes returns n bytes that depend only on seed, the content of a test
+// file.
+func Bytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
 }
