@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // DefaultEndpoint is the Hub's address when HF_ENDPOINT is not set.
@@ -206,18 +208,6 @@ func shortCommit(c string) string { return c[:min(7, len(c))] }
 
 func httpStatusText(code int) string { return http.StatusText(code) }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // isTransient reports whether err (a network error or a retryable
 // status) is worth retrying.
 func isTransient(err error) bool {
@@ -251,7 +241,7 @@ func (c *Client) withRetry(ctx context.Context, what, u string, call func(contex
 		if c.OnRetry != nil {
 			c.OnRetry(Retry{What: what, N: attempt + 1, Of: c.Retries, Delay: d, Err: err, Network: isNetwork(err)})
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := wait.Sleep(ctx, d); err != nil {
 			return err
 		}
 		waited += d

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // errStalled is a stream that sent nothing for the idle timeout.
@@ -71,7 +73,7 @@ func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		}
 		delay := d.client.delay(attempt, err)
 		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
-		if err := sleep(ctx, delay); err != nil {
+		if err := wait.Sleep(ctx, delay); err != nil {
 			return err
 		}
 		waited += delay
