@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"slices"
@@ -290,7 +291,7 @@ func Make(ctx context.Context, enc Encoder, refs []Reference, c Consent, opts Op
 		return nil, err
 	}
 	res.File = opts.Output
-	res.SHA256, err = voices.WriteFile(opts.Output, res.Voice, nil) // a clone: mode 0600
+	res.SHA256, err = write(opts.Output, res.Voice)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +300,7 @@ func Make(ctx context.Context, enc Encoder, refs []Reference, c Consent, opts Op
 
 // build makes the voice of references and their codes, with its consent,
 // in opts.Format. The voice is checked once: by voices.Convert, or for the
-// cloned format by voices.Marshal as voices.WriteFile writes it.
+// cloned format by voices.Marshal in write.
 func build(id string, refs []Reference, codes []voices.Codes, c Consent, opts Options) (*Result, error) {
 	clock := opts.Now
 	if clock == nil {
@@ -328,4 +329,17 @@ func build(id string, refs []Reference, codes []voices.Codes, c Consent, opts Op
 		return nil, err
 	}
 	return &Result{Voice: conv.Voice, Dropped: conv.Dropped, Joins: conv.Joins}, nil
+}
+
+// write writes v canonically, atomically, mode 0600, and returns the
+// file's sha256.
+func write(path string, v *voices.Voice) (string, error) {
+	data, err := voices.Marshal(v, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+		return "", err
+	}
+	return voices.FileSHA256(data), nil
 }
