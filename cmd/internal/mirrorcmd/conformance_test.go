@@ -307,12 +307,21 @@ func wantTree(t *testing.T, what string, got []treeItem, files confRepoFiles, to
 	}
 }
 
+// confMirrors serves the conformance fixture's repositories, a and b,
+// from two mirrors over one folder: one open, one that wants confToken.
+func confMirrors(t *testing.T) (a, b confRepoFiles, endpoint, tokenEndpoint string) {
+	t.Helper()
+	dir, a, b := confFixture(t)
+	opts := ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour}
+	endpoint = startMirror(t, opts)
+	opts.Token = confToken
+	return a, b, endpoint, startMirror(t, opts)
+}
+
 // huggingface_hub, the Python client, against drama mirror serve.
 func TestConformanceHuggingFaceHub(t *testing.T) {
 	py := realclient.Python(t)
-	dir, a, b := confFixture(t)
-	endpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour})
-	tokenEndpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour, Token: confToken})
+	a, b, endpoint, tokenEndpoint := confMirrors(t)
 	r, _ := runClient(t, py, "scripts/conformance/hf_mirror.py", endpoint, tokenEndpoint)
 
 	if !slices.Equal(r.Files, a.paths()) {
@@ -416,9 +425,7 @@ func TestConformanceHuggingFaceHub(t *testing.T) {
 // without and with a token.
 func TestConformanceHuggingFaceJS(t *testing.T) {
 	node := realclient.Node(t, "@huggingface/hub")
-	dir, a, b := confFixture(t)
-	endpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour})
-	tokenEndpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour, Token: confToken})
+	a, b, endpoint, tokenEndpoint := confMirrors(t)
 	r, _ := runClient(t, node, "scripts/conformance/hfjs_mirror.mjs", endpoint, tokenEndpoint)
 
 	if !slices.Equal(r.Files, a.paths()) {
