@@ -1,6 +1,6 @@
-// Package wait holds the one pause that gives way to a context: every
-// retry loop and paced stream in drama sleeps through Sleep. It imports
-// the standard library alone, and every package may import it.
+// Package wait holds the one pause that gives way to a context: a retry's
+// backoff, a wait for a held flock, a paced stream's next frame. It
+// imports the standard library alone, and every package may import it.
 package wait
 
 import (
