@@ -16,10 +16,6 @@ type grpcServer struct {
 	impl Engine
 }
 
-// NewGRPCServer returns the gRPC service for impl. Plugin mains use Serve;
-// this is for tests and for serving outside go-plugin.
-func NewGRPCServer(impl Engine) pb.EngineServer { return &grpcServer{impl: impl} }
-
 func (s *grpcServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Description, error) {
 	d, err := s.impl.Describe(ctx)
 	if err != nil {

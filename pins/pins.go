@@ -199,19 +199,29 @@ func ValidPath(name string) bool {
 // Parse decodes and validates a pins file. name is used in errors. Unknown
 // fields are refused; a syntax error names its byte offset.
 func Parse(data []byte, name string) (*Pins, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var p Pins
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("pins: %s: %w", name, describeJSONError(err, data, dec.InputOffset()))
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("pins: %s: %w: data after the JSON document at offset %d", name, ErrInvalid, dec.InputOffset())
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("pins: %s: %w", name, err)
+	if err := decodeStrict(data, name, &p); err != nil {
+		return nil, err
 	}
 	return &p, nil
+}
+
+// decodeStrict decodes the JSON document data, named name in errors, into
+// v and validates it: unknown fields and data after the document are
+// refused, and a syntax error names its byte offset.
+func decodeStrict(data []byte, name string, v interface{ Validate() error }) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("pins: %s: %w", name, describeJSONError(err, data, dec.InputOffset()))
+	}
+	if dec.More() {
+		return fmt.Errorf("pins: %s: %w: data after the JSON document at offset %d", name, ErrInvalid, dec.InputOffset())
+	}
+	if err := v.Validate(); err != nil {
+		return fmt.Errorf("pins: %s: %w", name, err)
+	}
+	return nil
 }
 
 func describeJSONError(err error, data []byte, offset int64) error {

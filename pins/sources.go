@@ -1,7 +1,6 @@
 package pins
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -162,17 +161,9 @@ func (s *Sources) Validate() error {
 // ParseSources decodes and validates an engine sources pins file. Unknown
 // fields are refused; a syntax error names its byte offset.
 func ParseSources(data []byte, name string) (*Sources, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var s Sources
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("pins: %s: %w", name, describeJSONError(err, data, dec.InputOffset()))
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("pins: %s: %w: data after the JSON document at offset %d", name, ErrInvalid, dec.InputOffset())
-	}
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("pins: %s: %w", name, err)
+	if err := decodeStrict(data, name, &s); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
@@ -190,13 +181,9 @@ func ReadSourcesFile(name string) (*Sources, error) {
 // Their pinned files carry no digests yet: the model's notes do not give
 // them, so they are completed from the checkout at the pinned commit.
 func BuiltinSources(variant string) (*Sources, error) {
-	if !slices.Contains(Variants, variant) {
-		return nil, fmt.Errorf("pins: unknown variant %q: want one of %v", variant, Variants)
-	}
-	name := "builtin/sources/" + variant + ".json"
-	data, err := sourcesFS.ReadFile(name)
+	data, name, err := readBuiltin(sourcesFS, "builtin/sources/", variant)
 	if err != nil {
-		return nil, fmt.Errorf("pins: %w", err)
+		return nil, err
 	}
 	return ParseSources(data, name)
 }

@@ -304,20 +304,6 @@ func (rd *Reader) collect(v any) error {
 	return nil
 }
 
-// Record returns the zip record with the given name under the archive
-// prefix ("data.pkl", "data/0", "version"), or nil.
-func (rd *Reader) Record(name string) *Record { return rd.byName[name] }
-
-// Tensor returns the tensor with the given name, or nil.
-func (rd *Reader) Tensor(name string) *Tensor {
-	for _, t := range rd.Tensors {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // StripPrefix returns the tensors as the codec's own loader sees them when
 // a training checkpoint nests the model under prefix (e.g. "generator."):
 // when any name starts with prefix, only those tensors are kept, renamed

@@ -203,3 +203,17 @@ func TestGatherWindows(t *testing.T) {
 		}
 	}
 }
+
+// Record returns the zip record with the given name under the archive
+// prefix ("data.pkl", "data/0", "version"), or nil.
+func (rd *Reader) Record(name string) *Record { return rd.byName[name] }
+
+// Tensor returns the tensor with the given name, or nil.
+func (rd *Reader) Tensor(name string) *Tensor {
+	for _, t := range rd.Tensors {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}

@@ -178,23 +178,6 @@ func (c *Checkpoint) ShardNames() []string {
 	return out
 }
 
-// Tensor finds a tensor by name: through the index when there is one.
-func (c *Checkpoint) Tensor(name string) (*Tensor, error) {
-	if c.Index != nil {
-		shard, ok := c.Index.WeightMap[name]
-		if !ok {
-			return nil, fmt.Errorf("%w: %q is not in %s", ErrNotFound, name, IndexName)
-		}
-		return c.Files[shard].Tensor(name)
-	}
-	for _, f := range c.Files {
-		if t, err := f.Tensor(name); err == nil {
-			return t, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
-}
-
 // Tensors returns every tensor of every shard, shards in name order and
 // tensors in file order within each.
 func (c *Checkpoint) Tensors() []*Tensor {

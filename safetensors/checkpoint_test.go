@@ -56,8 +56,8 @@ func TestCheckpointConsistent(t *testing.T) {
 	if ps := c.Check(); len(ps) != 0 {
 		t.Errorf("problems in a consistent checkpoint: %v", ps)
 	}
-	if tn, err := c.Tensor("ids"); err != nil || tn.DType != I64 {
-		t.Errorf("Tensor(ids): %v %v", tn, err)
+	if tn, err := c.Files[c.Index.WeightMap["ids"]].Tensor("ids"); err != nil || tn.DType != I64 {
+		t.Errorf("ids through the index: %v %v", tn, err)
 	}
 	if len(c.Tensors()) != 7 {
 		t.Errorf("Tensors: want 7, got %d", len(c.Tensors()))

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // Fake is an in-memory Engine with the behaviour of a real one: a child
@@ -341,7 +342,7 @@ func (s *fakeStream) Next() ([]byte, error) {
 	n := engine.MaxChunk
 	if s.stream {
 		n = 2 * engine.SamplesPerFrame
-		if err := sleepCtx(s.ctx, s.f.FrameDelay); err != nil {
+		if err := wait.Sleep(s.ctx, s.f.FrameDelay); err != nil {
 			return nil, err
 		}
 	}
@@ -387,18 +388,4 @@ func (f *Fake) Encode(ctx context.Context, req engine.EncodeRequest, progress fu
 		out = append(out, ec)
 	}
 	return out, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -101,12 +101,7 @@ func TestOtherAPIVersionRefused(t *testing.T) {
 }
 
 func TestForeignBinaryExplained(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("Unix exec")
-	}
-	path := filepath.Join(t.TempDir(), "drama-engine-foreign")
-	os.WriteFile(path, []byte("\x00\x01 not a program for this machine"), 0o755)
-	enginetest.WriteChecksum(t, path)
+	path := unixPlugin(t, "Unix exec", "drama-engine-foreign", "\x00\x01 not a program for this machine")
 	_, err := host.Open(context.Background(), path, host.Options{})
 	if !errors.Is(err, host.ErrHandshake) || !strings.Contains(err.Error(), "is not a program for "+runtime.GOOS) {
 		t.Fatalf("err = %v, want a message about the platform", err)
@@ -114,12 +109,7 @@ func TestForeignBinaryExplained(t *testing.T) {
 }
 
 func TestNotAPluginFailsHandshake(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("needs a shell script")
-	}
-	path := filepath.Join(t.TempDir(), "drama-engine-script")
-	os.WriteFile(path, []byte("#!/bin/sh\necho oops >&2\nexit 3\n"), 0o755)
-	enginetest.WriteChecksum(t, path)
+	path := unixPlugin(t, "needs a shell script", "drama-engine-script", "#!/bin/sh\necho oops >&2\nexit 3\n")
 	_, err := host.Open(context.Background(), path, host.Options{StartTimeout: 5 * time.Second})
 	if !errors.Is(err, host.ErrHandshake) || !strings.Contains(err.Error(), "oops") {
 		t.Fatalf("err = %v, want a handshake error with the plugin's stderr", err)
@@ -202,4 +192,20 @@ func startHost(t *testing.T, path string) (int, int) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	return pl, nat
+}
+
+// unixPlugin writes content as an executable plugin file named name, with
+// its checksum beside it, and returns its path; off Unix the test is
+// skipped, for why.
+func unixPlugin(t *testing.T, why, name, content string) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip(why)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.WriteChecksum(t, path)
+	return path
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // MaxChunk is the most PCM bytes the client hands over in one call: the
@@ -479,12 +480,8 @@ func ParseLongFormSegments(v string) (n int, starts []int, err error) {
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("native: synthesis cancelled: %w", ctx.Err())
-	case <-t.C:
-		return nil
+	if err := wait.Sleep(ctx, d); err != nil {
+		return fmt.Errorf("native: synthesis cancelled: %w", err)
 	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package native_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -27,19 +26,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(helperMain())
 	}
-	dir, err := os.MkdirTemp("", "native-test-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	standinBin, err = nativetest.Build(dir, "tensorfold-standin", nativetest.StandinPackage)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	nativetest.RunWithBinaries(m, "native-test-*", func(dir string) (err error) {
+		standinBin, err = nativetest.Build(dir, "tensorfold-standin", nativetest.StandinPackage)
+		return err
+	})
 }
 
 // helperEnv makes the test binary act as a supervisor that launches the

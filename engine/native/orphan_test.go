@@ -3,7 +3,6 @@
 package native_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/native/nativetest"
 )
 
 // helperMain launches the stand-in under a supervisor, prints "pid N" and
@@ -43,17 +43,8 @@ func helperMain() int {
 // engine pid it launched.
 func startHelper(t *testing.T, runtimeFile string) (*exec.Cmd, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1", "NATIVE_TEST_BIN="+standinBin,
+	cmd, line := nativetest.Reexec(t, helperEnv+"=1", "NATIVE_TEST_BIN="+standinBin,
 		"NATIVE_TEST_PORT="+strconv.Itoa(freePort(t)), "NATIVE_TEST_RUNTIME="+runtimeFile)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
 	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "pid ")))
 	if err != nil {
 		cmd.Process.Kill()

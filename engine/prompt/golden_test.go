@@ -22,22 +22,16 @@ func TestGolden(t *testing.T) {
 			if len(cases) < 3000 {
 				t.Fatalf("corpus has %d strings, want at least 3000", len(cases))
 			}
-			bad := 0
+			bad := differences{t: t, show: 20}
 			for i, c := range cases {
 				got, err := tok.Encode(c.Text)
 				if err != nil {
 					t.Errorf("line %d %q: %v", i+1, c.Text, err)
 					continue
 				}
-				if !slices.Equal(got, c.IDs) {
-					if bad++; bad <= 20 {
-						t.Errorf("line %d %q:\n got %v\nwant %v", i+1, c.Text, got, c.IDs)
-					}
-				}
+				bad.check(i, c, got)
 			}
-			if bad > 0 {
-				t.Errorf("%d of %d strings differ", bad, len(cases))
-			}
+			bad.report(len(cases))
 		})
 	}
 }
@@ -51,7 +45,7 @@ func TestGoldenTokens(t *testing.T) {
 	if testing.Short() {
 		cases = cases[:500]
 	}
-	bad := 0
+	bad := differences{t: t, show: 10}
 	for i, c := range cases {
 		toks, err := tok.EncodeTokens(c.Text)
 		if err != nil {
@@ -66,15 +60,9 @@ func TestGoldenTokens(t *testing.T) {
 			}
 			last = k.Start
 		}
-		if !slices.Equal(ids, c.IDs) {
-			if bad++; bad <= 10 {
-				t.Errorf("line %d %q:\n got %v\nwant %v", i+1, c.Text, ids, c.IDs)
-			}
-		}
+		bad.check(i, c, ids)
 	}
-	if bad > 0 {
-		t.Errorf("%d of %d strings differ", bad, len(cases))
-	}
+	bad.report(len(cases))
 }
 
 // TestEncodeConcurrent encodes the golden corpus from several goroutines at
@@ -102,5 +90,30 @@ func TestEncodeConcurrent(t *testing.T) {
 	close(errs)
 	for s := range errs {
 		t.Errorf("concurrent Encode(%q) differs", s)
+	}
+}
+
+// differences counts the corpus strings whose ids are not the golden ones
+// and shows the first few.
+type differences struct {
+	t          *testing.T
+	show, seen int
+}
+
+// check compares the ids got for line i's case with its golden ids.
+func (d *differences) check(i int, c goldenCase, got []int) {
+	d.t.Helper()
+	if slices.Equal(got, c.IDs) {
+		return
+	}
+	if d.seen++; d.seen <= d.show {
+		d.t.Errorf("line %d %q:\n got %v\nwant %v", i+1, c.Text, got, c.IDs)
+	}
+}
+
+// report fails the test when any of n strings differed.
+func (d *differences) report(n int) {
+	if d.seen > 0 {
+		d.t.Errorf("%d of %d strings differ", d.seen, n)
 	}
 }

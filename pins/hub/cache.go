@@ -135,12 +135,6 @@ func (c Cache) WriteRef(repo, name, commit string) error {
 	return atomicfile.WriteFile(p, []byte(commit), 0o644)
 }
 
-// ReadRef returns the commit refs/name holds, trimmed.
-func (c Cache) ReadRef(repo, name string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(c.RepoDir(repo), "refs", filepath.FromSlash(name)))
-	return strings.TrimSpace(string(data)), err
-}
-
 // linkOrCopy makes dst the same file as src: a hard link on the same
 // filesystem, else a copy. It goes through a temporary name and a rename,
 // so whatever was at dst (a truncated blob, an older snapshot entry) is

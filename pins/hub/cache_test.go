@@ -154,8 +154,8 @@ func TestFindsHFLaidOutCache(t *testing.T) {
 			t.Errorf("%s: want present, got %s", r.Path, r.How)
 		}
 	}
-	if c, err := cache.ReadRef(repoA, "main"); err != nil || c != commitA {
-		t.Errorf("ReadRef strips the newline: got %q %v", c, err)
+	if data, err := os.ReadFile(filepath.Join(cache.RepoDir(repoA), "refs", "main")); err != nil || strings.TrimSpace(string(data)) != commitA {
+		t.Errorf("refs/main: want %s, got %q %v", commitA, data, err)
 	}
 }
 
@@ -169,7 +169,7 @@ func TestServeFetchedCacheToAnotherHost(t *testing.T) {
 	if _, err := fx.fetcher(first).Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 		t.Fatal(err)
 	}
-	srv := mirror.New(mirror.CacheSource{Dir: first})
+	srv := &mirror.Server{Source: mirror.CacheSource{Dir: first}}
 	srv.LFSMinSize = 64 << 10
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -191,13 +191,9 @@ func TestServeFetchedCacheToAnotherHost(t *testing.T) {
 func TestNoSymlinksHardLinksSnapshots(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	f.Cache.NoSymlinks = true
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	for _, p := range pf {
 		snap := f.Cache.SnapshotPath(repoA, commitA, p.Path)
 		li, _ := os.Lstat(snap)

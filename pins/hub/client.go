@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // DefaultEndpoint is the Hub's address when HF_ENDPOINT is not set.
@@ -206,18 +208,6 @@ func shortCommit(c string) string { return c[:min(7, len(c))] }
 
 func httpStatusText(code int) string { return http.StatusText(code) }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // isTransient reports whether err (a network error or a retryable
 // status) is worth retrying.
 func isTransient(err error) bool {
@@ -251,7 +241,7 @@ func (c *Client) withRetry(ctx context.Context, what, u string, call func(contex
 		if c.OnRetry != nil {
 			c.OnRetry(Retry{What: what, N: attempt + 1, Of: c.Retries, Delay: d, Err: err, Network: isNetwork(err)})
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := wait.Sleep(ctx, d); err != nil {
 			return err
 		}
 		waited += d
@@ -394,22 +384,33 @@ func (c *Client) getJSONPage(ctx context.Context, repo, u string) ([]treeEntry, 
 	return entries, next, err
 }
 
+// get GETs u through the API client; any answer but 200 is an error of
+// statusError's. The caller closes the body.
+func (c *Client) get(ctx context.Context, repo, u string) (*http.Response, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, u)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.API.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, c.statusError(resp, repo, false)
+	}
+	return resp, nil
+}
+
 // getJSON GETs an API URL of the endpoint, decodes at most limit bytes of
 // its body into v, and returns the absolute URL of its Link rel="next"
 // ("" when there is none).
 func (c *Client) getJSON(ctx context.Context, repo, u string, limit int64, v any) (next string, err error) {
-	req, err := c.newRequest(ctx, http.MethodGet, u)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.API.Do(req)
+	resp, err := c.get(ctx, repo, u)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", c.statusError(resp, repo, false)
-	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(v); err != nil {
 		return "", fmt.Errorf("%w: %s: %v", ErrBadResponse, redact(u), err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/drama-tts/drama/pins"
 )
@@ -111,18 +110,11 @@ func (c *Client) smallFileSHA256(ctx context.Context, p *pins.Pins, t TreeFile) 
 }
 
 func (c *Client) getSmall(ctx context.Context, repo, commit string, t TreeFile) (string, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, c.resolveURL(repo, commit, t.Path))
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.API.Do(req)
+	resp, err := c.get(ctx, repo, c.resolveURL(repo, commit, t.Path))
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", c.statusError(resp, repo, false)
-	}
 	s2, s1 := sha256.New(), sha1.New()
 	fmt.Fprintf(s1, "blob %d\x00", t.Size)
 	n, err := io.Copy(io.MultiWriter(s2, s1), io.LimitReader(resp.Body, t.Size+1))

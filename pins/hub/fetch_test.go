@@ -24,13 +24,8 @@ const repoA = "org/model"
 func TestFetchClean(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
-	res, err := f.Fetch(ctxT(t), repoA, commitA, pf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	pf, f := fx.setup(files)
+	res := fetchOK(t, f, pf, files)
 	for _, r := range res.Files {
 		if r.How != HowDownloaded {
 			t.Errorf("%s: want downloaded, got %s", r.Path, r.How)
@@ -40,15 +35,12 @@ func TestFetchClean(t *testing.T) {
 	if st.HeadRequests != 3 {
 		t.Errorf("HEADs: want one per file (3), got %d", st.HeadRequests)
 	}
-	var total int64
-	for _, b := range files {
-		total += int64(len(b))
-	}
+	total := totalSize(files)
 	if st.BytesServed != total {
 		t.Errorf("bytes served: want %d, got %d", total, st.BytesServed)
 	}
 	// A second run asks nothing, not even the API.
-	res, err = f.Fetch(ctxT(t), repoA, commitA, pf)
+	res, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	if err != nil || fx.srv.Stats().Resolves != st.Resolves || fx.srv.Stats().DataRequests != st.DataRequests || fx.srv.Stats().APIRequests != st.APIRequests {
 		t.Fatalf("second run: err %v, stats %+v", err, fx.srv.Stats())
 	}
@@ -117,14 +109,9 @@ func TestPersistentFaults(t *testing.T) {
 		t.Run(c.fault, func(t *testing.T) {
 			fx := newFixture(t)
 			files := threeFiles()
-			pf := fx.addRepo(repoA, commitA, files)
-			fault, err := mirror.ParseFault(strings.ReplaceAll(c.fault, " ", ""))
-			if err != nil {
-				t.Fatal(err)
-			}
-			fx.srv.SetFaults([]mirror.Fault{fault})
-			f := fx.fetcher(filepath.Join(fx.dir, "cache"))
-			_, err = f.Fetch(ctxT(t), repoA, commitA, pf)
+			pf, f := fx.setup(files)
+			fx.fault(strings.ReplaceAll(c.fault, " ", ""))
+			_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 			if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
 				t.Fatalf("want %v, got %v", c.want, err)
 			}
@@ -142,15 +129,11 @@ func TestPersistentFaults(t *testing.T) {
 func TestExpiringURLs(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
+	pf, f := fx.setup(files)
 	fx.srv.URLTTL = 30 * time.Millisecond
 	fx.srv.BytesPerSec = 4 << 20 // 300 KiB takes ~75 ms per stream
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	f.Download.Workers = 1
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	if st := fx.srv.Stats(); st.HeadRequests <= 3 {
 		t.Errorf("want fresh HEADs after expiry, got %d HEADs", st.HeadRequests)
 	}
@@ -158,9 +141,8 @@ func TestExpiringURLs(t *testing.T) {
 
 func TestWorkersReducedOnErrors(t *testing.T) {
 	fx := newFixture(t)
-	pf := fx.addRepo(repoA, commitA, threeFiles())
+	pf, f := fx.setup(threeFiles())
 	fx.srv.SetFaults([]mirror.Fault{{Kind: mirror.Fault5xx, Times: 4}})
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	f.Download.Workers = 1 // serial, so the failures are consecutive
 	f.Download.MaxAttempts = 10
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
@@ -193,9 +175,8 @@ func TestWorkersReducedOnErrors(t *testing.T) {
 func TestResumeAfterCancel(t *testing.T) {
 	fx := newFixture(t)
 	files := map[string][]byte{"big.safetensors": content(7, 2<<20)}
-	pf := fx.addRepo(repoA, commitA, files)
+	pf, f := fx.setup(files)
 	fx.srv.BytesPerSec = 8 << 20
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	ctx, cancel := contextWithCancel(t)
 	var got atomic.Int64
 	f.Download.Progress = func(_ string, n int64) {
@@ -209,10 +190,7 @@ func TestResumeAfterCancel(t *testing.T) {
 	noFinal(t, f.Cache, repoA, pf[0].SHA256)
 	served := fx.srv.Stats().BytesServed
 	f.Download.Progress = nil
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	again := fx.srv.Stats().BytesServed - int64(len(files["big.safetensors"]))
 	if limit := int64(f.Download.Workers) * f.Download.ChunkSize; again > limit {
 		t.Errorf("downloaded again %d bytes (first run served %d), want at most workers x chunk = %d", again, served, limit)
@@ -229,8 +207,7 @@ func noFinal(t *testing.T, c Cache, repo, name string) {
 func TestCompletePartialIsVerifiedNotRequested(t *testing.T) {
 	fx := newFixture(t)
 	files := map[string][]byte{"w.safetensors": content(9, 200<<10)}
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	// A run killed after the last chunk landed but before the rename.
 	blob := f.Cache.BlobPath(repoA, pf[0].SHA256)
 	os.MkdirAll(filepath.Dir(blob), 0o755)
@@ -253,8 +230,7 @@ func TestCompletePartialIsVerifiedNotRequested(t *testing.T) {
 func TestCorruptPartialRestarts(t *testing.T) {
 	fx := newFixture(t)
 	files := map[string][]byte{"w.safetensors": content(9, 200<<10)}
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	blob := f.Cache.BlobPath(repoA, pf[0].SHA256)
 	os.MkdirAll(filepath.Dir(blob), 0o755)
 	bad := append([]byte(nil), files["w.safetensors"]...)
@@ -266,10 +242,7 @@ func TestCorruptPartialRestarts(t *testing.T) {
 		setBit(st.Done, i)
 	}
 	writeState(t, blob+".drama.incomplete.state", &st)
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	if fx.count(EventRestart) != 1 {
 		t.Errorf("want one restart, got %d", fx.count(EventRestart))
 	}
@@ -277,9 +250,8 @@ func TestCorruptPartialRestarts(t *testing.T) {
 
 func TestPinMismatchRefused(t *testing.T) {
 	fx := newFixture(t)
-	pf := fx.addRepo(repoA, commitA, threeFiles())
+	pf, f := fx.setup(threeFiles())
 	pf[1].SHA256 = strings.Repeat("0", 64) // the LFS file, by sorted path
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "want "+strings.Repeat("0", 64)) {
 		t.Fatalf("want an etag mismatch naming the pin, got %v", err)
@@ -295,9 +267,8 @@ func TestPinMismatchRefused(t *testing.T) {
 func TestTokenOnlyToEndpoint(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
+	pf, f := fx.setup(files)
 	fx.srv.Token = "hf_secret"
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	f.Client.Token = "hf_secret"
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
 		t.Fatal(err)
@@ -312,9 +283,8 @@ func TestTokenOnlyToEndpoint(t *testing.T) {
 
 func TestAuthErrors(t *testing.T) {
 	fx := newFixture(t)
-	pf := fx.addRepo(repoA, commitA, threeFiles())
+	pf, f := fx.setup(threeFiles())
 	fx.srv.Token = "hf_secret"
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "HF_TOKEN") {
 		t.Errorf("no token: want ErrUnauthorized with advice, got %v", err)
@@ -338,8 +308,7 @@ func TestAuthErrors(t *testing.T) {
 func TestOffline(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	f.Offline = true
 	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); !errors.Is(err, ErrOffline) {
 		t.Fatalf("offline, empty cache: want ErrOffline, got %v", err)
@@ -360,9 +329,8 @@ func TestOffline(t *testing.T) {
 
 func TestNoSpaceBeforeFirstByte(t *testing.T) {
 	fx := newFixture(t)
-	pf := fx.addRepo(repoA, commitA, threeFiles())
+	pf, f := fx.setup(threeFiles())
 	pf[0].Size = 1 << 60 // more than any disk
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	if !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("want ErrNoSpace, got %v", err)
@@ -384,11 +352,7 @@ func TestSharedBlobsAcrossRepos(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fx.srv.Stats().BytesServed
-	res, err := f.Fetch(ctxT(t), "org/nvfp4", commitB, pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, "org/nvfp4", commitB, filesB)
+	res := fetchInto(t, f, "org/nvfp4", commitB, pb, filesB)
 	if got := fx.srv.Stats().BytesServed - before; got != 100<<10 {
 		t.Errorf("second repo: want only b.safetensors (%d bytes) downloaded, got %d", 100<<10, got)
 	}
@@ -491,17 +455,13 @@ func TestDelayHonoursServer(t *testing.T) {
 func TestStragglerIsSplit(t *testing.T) {
 	fx := newFixture(t)
 	files := map[string][]byte{"w.safetensors": content(12, 1<<20)}
-	pf := fx.addRepo(repoA, commitA, files)
+	pf, f := fx.setup(files)
 	fx.srv.SlowBytesPerSec = 32 << 10 // the slow chunk alone would take 8 s
 	fx.srv.SetFaults([]mirror.Fault{{Kind: mirror.FaultSlow, Times: 1}})
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
 	f.Download.ChunkSize = 256 << 10
 	f.Download.SplitAfter, f.Download.SplitMin = 20*time.Millisecond, 8<<10
 	f.Download.IdleTimeout = 5 * time.Second
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	if fx.count(EventSplit) == 0 {
 		t.Error("want the straggler split")
 	}
@@ -514,13 +474,8 @@ func fetchUnderFault(t *testing.T, fs string, tune func(*fixture, *Fetcher)) (*f
 	t.Helper()
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	fault, err := mirror.ParseFault(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.srv.SetFaults([]mirror.Fault{fault})
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
+	fault := fx.fault(fs)
 	if fault.Kind == mirror.FaultStall {
 		f.Download.IdleTimeout = stallIdle
 	}
@@ -567,11 +522,7 @@ func TestSharedBlobReplacesTruncatedOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fx.srv.Stats().BytesServed
-	res, err := f.Fetch(ctxT(t), "org/nvfp4", commitB, pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, "org/nvfp4", commitB, filesB)
+	res := fetchInto(t, f, "org/nvfp4", commitB, pb, filesB)
 	if res.Files[0].How != HowShared || fx.srv.Stats().BytesServed != before {
 		t.Errorf("want codec.pth shared without a download, got %s and %d bytes served", res.Files[0].How, fx.srv.Stats().BytesServed-before)
 	}
@@ -584,12 +535,8 @@ func TestSameContentTwoPaths(t *testing.T) {
 	fx := newFixture(t)
 	same := content(11, 200<<10)
 	files := map[string][]byte{"a/weights.safetensors": same, "b/weights.safetensors": same, "config.json": []byte("{}"), "copy.json": []byte("{}")}
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	pf, f := fx.setup(files)
+	fetchOK(t, f, pf, files)
 	if got, want := fx.srv.Stats().BytesServed, int64(len(same)+2); got != want {
 		t.Errorf("bytes served: want each blob once (%d), got %d", want, got)
 	}
@@ -606,8 +553,7 @@ func TestSameContentTwoPaths(t *testing.T) {
 func TestCorruptBlobOfRightSizeIsFetchedAgain(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	var big, small pins.File
 	for _, p := range pf {
 		if p.Path == "model-00001.safetensors" {
@@ -628,25 +574,16 @@ func TestCorruptBlobOfRightSizeIsFetchedAgain(t *testing.T) {
 	}
 	// Another tool left a corrupt blob of the right size.
 	corrupt(big)
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	served := fx.srv.Stats().BytesServed
-	var total int64
-	for _, b := range files {
-		total += int64(len(b))
-	}
+	total := totalSize(files)
 	if served != total {
 		t.Errorf("want the corrupt blob downloaded again (%d bytes in all), got %d", total, served)
 	}
 	// A blob drama verified, changed since (same size).
 	corrupt(small)
 	corrupt(big)
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	if got, want := fx.srv.Stats().BytesServed-served, big.Size+small.Size; got != want {
 		t.Errorf("second run: want both changed blobs downloaded again (%d bytes), got %d", want, got)
 	}
@@ -668,21 +605,10 @@ func TestCorruptBlobOfRightSizeIsFetchedAgain(t *testing.T) {
 func TestRangeIgnored(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	fault, err := mirror.ParseFault("full200x100000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.srv.SetFaults([]mirror.Fault{fault})
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
-	var total int64
-	for _, b := range files {
-		total += int64(len(b))
-	}
+	pf, f := fx.setup(files)
+	fx.fault("full200x100000")
+	fetchOK(t, f, pf, files)
+	total := totalSize(files)
 	st := fx.srv.Stats()
 	if st.Faults[mirror.FaultFull200] == 0 {
 		t.Fatal("the fault never fired")
@@ -721,8 +647,7 @@ func stateTmps(t *testing.T, cache string) []string {
 func TestDiskFullAfterPreallocation(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	f.Download.Workers = 1
 	var full atomic.Bool
 	setDiskFault(t, func(path string, off, n int64) error {
@@ -749,8 +674,7 @@ func TestDiskFullAfterPreallocation(t *testing.T) {
 func TestResumeAfterDiskFull(t *testing.T) {
 	fx := newFixture(t)
 	files := threeFiles()
-	pf := fx.addRepo(repoA, commitA, files)
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(files)
 	f.Download.Workers = 1
 	var saves atomic.Int64
 	setDiskFault(t, func(path string, off, n int64) error {
@@ -771,10 +695,7 @@ func TestResumeAfterDiskFull(t *testing.T) {
 	fx.mu.Lock()
 	fx.events = nil
 	fx.mu.Unlock()
-	if _, err := f.Fetch(ctxT(t), repoA, commitA, pf); err != nil {
-		t.Fatal(err)
-	}
-	checkCache(t, f.Cache, repoA, commitA, files)
+	fetchOK(t, f, pf, files)
 	var total, onDisk int64 // of the files still to download
 	fx.mu.Lock()
 	for _, e := range fx.events {
@@ -809,8 +730,7 @@ func closedPort(t *testing.T) string {
 // names the server, the reason and how long it was tried.
 func TestUnreachableEndpoint(t *testing.T) {
 	fx := newFixture(t)
-	pf := fx.addRepo(repoA, commitA, threeFiles())
-	f := fx.fetcher(filepath.Join(fx.dir, "cache"))
+	pf, f := fx.setup(threeFiles())
 	f.Client.Endpoint = "http://" + closedPort(t)
 	_, err := f.Fetch(ctxT(t), repoA, commitA, pf)
 	var ne *NetError

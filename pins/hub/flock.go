@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drama-tts/drama/internal/wait"
 )
 
-// Flock takes an exclusive flock on path, waiting at most wait, and writes
+// Flock takes an exclusive flock on path, waiting at most patience, and writes
 // the process id into it. The flock goes with the process, so a killed
 // fetch never leaves it held. The error on timeout wraps ErrFlockHeld and
 // names the holder's pid.
-func Flock(ctx context.Context, path string, wait time.Duration) (release func(), err error) {
+func Flock(ctx context.Context, path string, patience time.Duration) (release func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("hub: flock: %w", err)
 	}
@@ -25,7 +27,7 @@ func Flock(ctx context.Context, path string, wait time.Duration) (release func()
 	if err != nil {
 		return nil, fmt.Errorf("hub: flock: %w", err)
 	}
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(patience)
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
@@ -38,9 +40,9 @@ func Flock(ctx context.Context, path string, wait time.Duration) (release func()
 		if time.Now().After(deadline) {
 			holder := flockHolder(path)
 			f.Close()
-			return nil, &heldError{path: path, holder: holder, waited: wait}
+			return nil, &heldError{path: path, holder: holder, waited: patience}
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, 100*time.Millisecond); err != nil {
 			f.Close()
 			return nil, err
 		}

@@ -36,7 +36,7 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	fx := &fixture{t: t, dir: t.TempDir()}
-	fx.srv = mirror.New(mirror.DirSource{Dir: filepath.Join(fx.dir, "mirror")})
+	fx.srv = &mirror.Server{Source: mirror.DirSource{Dir: filepath.Join(fx.dir, "mirror")}}
 	fx.srv.LFSMinSize = 64 << 10
 	fx.srv.StallFor = 10 * time.Second
 	fx.ts = httptest.NewServer(fx.srv)
@@ -180,4 +180,49 @@ func writeState(t *testing.T, name string, st *partState) {
 	if err := sf.save(st); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setup serves files as repoA at commitA and returns their pins and a
+// fetcher into the fixture's cache.
+func (fx *fixture) setup(files map[string][]byte) ([]pins.File, *Fetcher) {
+	return fx.addRepo(repoA, commitA, files), fx.fetcher(filepath.Join(fx.dir, "cache"))
+}
+
+// fault makes the mirror inject the fault spec s (see mirror.ParseFault).
+func (fx *fixture) fault(s string) mirror.Fault {
+	fx.t.Helper()
+	f, err := mirror.ParseFault(s)
+	if err != nil {
+		fx.t.Fatal(err)
+	}
+	fx.srv.SetFaults([]mirror.Fault{f})
+	return f
+}
+
+// fetchOK fetches pf as repoA at commitA and checks that the cache then
+// holds files.
+func fetchOK(t *testing.T, f *Fetcher, pf []pins.File, files map[string][]byte) *Result {
+	t.Helper()
+	return fetchInto(t, f, repoA, commitA, pf, files)
+}
+
+// fetchInto fetches pf as repo at commit and checks that the cache then
+// holds files.
+func fetchInto(t *testing.T, f *Fetcher, repo, commit string, pf []pins.File, files map[string][]byte) *Result {
+	t.Helper()
+	res, err := f.Fetch(ctxT(t), repo, commit, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCache(t, f.Cache, repo, commit, files)
+	return res
+}
+
+// totalSize is the number of bytes in files.
+func totalSize(files map[string][]byte) int64 {
+	var n int64
+	for _, b := range files {
+		n += int64(len(b))
+	}
+	return n
 }

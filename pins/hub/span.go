@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // errStalled is a stream that sent nothing for the idle timeout.
@@ -71,7 +73,7 @@ func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		}
 		delay := d.client.delay(attempt, err)
 		d.afterFailure(q, j, meta, Retry{What: j.t.File.Path, N: attempt + 1, Of: limit - 1, Delay: delay, Err: err})
-		if err := sleep(ctx, delay); err != nil {
+		if err := wait.Sleep(ctx, delay); err != nil {
 			return err
 		}
 		waited += delay
@@ -190,14 +192,10 @@ func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1, body.Last-off+1)])
 		if n > 0 {
 			timer.Reset(d.idle())
-			m, werr := s.write((*bp)[:n])
-			if werr != nil {
-				return wrote, diskError(j.t.Partial, werr)
-			}
+			m, werr := d.land(q, s, (*bp)[:n])
 			wrote += int64(m)
-			q.moved.Add(int64(m))
-			if d.o.Progress != nil && m > 0 {
-				d.o.Progress(j.t.File.Path, int64(m))
+			if werr != nil {
+				return wrote, werr
 			}
 		}
 		if rerr != nil {
@@ -268,14 +266,10 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 			alive()
 			switch kind {
 			case 1:
-				m, werr := s.write(buf[:n])
-				if werr != nil {
-					return wrote, diskError(j.t.Partial, werr)
-				}
+				m, werr := d.land(q, s, buf[:n])
 				wrote += int64(m)
-				q.moved.Add(int64(m))
-				if d.o.Progress != nil && m > 0 {
-					d.o.Progress(j.t.File.Path, int64(m))
+				if werr != nil {
+					return wrote, werr
 				}
 			case 2:
 				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
@@ -305,6 +299,20 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 			return wrote, stallErr(rerr, idled())
 		}
 	}
+}
+
+// land writes p, bytes of s's own range, into its partial file and
+// counts what it wrote toward the queue's total and the progress.
+func (d *downloader) land(q *queue, s *span, p []byte) (int, error) {
+	m, err := s.write(p)
+	if err != nil {
+		return m, diskError(s.j.t.Partial, err)
+	}
+	q.moved.Add(int64(m))
+	if d.o.Progress != nil && m > 0 {
+		d.o.Progress(s.j.t.File.Path, int64(m))
+	}
+	return m, nil
 }
 
 func stallErr(err error, idled bool) error {

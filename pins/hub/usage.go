@@ -200,18 +200,8 @@ func Holders(placed []Placed, own map[string]bool, ownRefs map[string]bool) (map
 			return nil, err
 		}
 		snaps := filepath.Join(repo, "snapshots")
-		err = filepath.WalkDir(snaps, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			rel, _ := filepath.Rel(snaps, p)
-			commit, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		err = walkFiles(snaps, func(p, rel string) error {
+			commit, _, _ := strings.Cut(rel, "/")
 			var why string
 			if !own[p] {
 				why = "snapshot " + commit + " of " + repoName(repo)
@@ -247,7 +237,26 @@ func Holders(placed []Placed, own map[string]bool, ownRefs map[string]bool) (map
 func readRefs(repo string) (map[string][]string, error) {
 	out := map[string][]string{}
 	dir := filepath.Join(repo, "refs")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := walkFiles(dir, func(p, rel string) error {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		c := strings.TrimSpace(string(data))
+		out[c] = append(out[c], rel)
+		return nil
+	})
+	for c := range out {
+		sort.Strings(out[c])
+	}
+	return out, err
+}
+
+// walkFiles calls fn with the path of every file under dir and its
+// slash-separated name relative to dir; a dir that does not exist holds
+// none.
+func walkFiles(dir string, fn func(p, rel string) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -257,19 +266,9 @@ func readRefs(repo string) (map[string][]string, error) {
 		if d.IsDir() {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		rel, _ := filepath.Rel(dir, p)
-		c := strings.TrimSpace(string(data))
-		out[c] = append(out[c], filepath.ToSlash(rel))
-		return nil
+		return fn(p, filepath.ToSlash(rel))
 	})
-	for c := range out {
-		sort.Strings(out[c])
-	}
-	return out, err
 }
 
 // repoName turns models--owner--name back into owner/name.

@@ -1,6 +1,7 @@
 // Package dtype converts numbers between float32 and the narrow floating-point
-// formats that safetensors checkpoints store: BF16, F16, F8_E4M3 (E4M3FN),
-// F8_E5M2 and the 4-bit E2M1 element of NVFP4.
+// formats drama computes with in safetensors checkpoints: BF16, F16,
+// F8_E4M3 (E4M3FN) and the 4-bit E2M1 element of NVFP4. (F8_E5M2 tensors
+// are carried as bytes; nothing in drama computes with them.)
 //
 // Every encoder rounds to nearest with ties to even and follows PyTorch's CPU
 // casts bit for bit, so a tensor converted here has the same bytes as one
@@ -14,8 +15,6 @@
 //   - F8_E4M3 (E4M3FN): bias 7, no infinity, 0x7F and 0xFF are NaN, largest
 //     finite 448 (0x7E). The cast is not saturating: magnitudes above 464, and
 //     infinities and NaN, become sign|0x7F (NaN). Subnormals are kept.
-//   - F8_E5M2: bias 15, IEEE-like: 0x7C is infinity, magnitudes from 61440 on
-//     round to infinity, NaN becomes sign|0x7F.
 //   - E2M1: 1 sign, 2 exponent, 1 mantissa bit; values 0, 0.5, 1, 1.5, 2, 3,
 //     4, 6 and their negatives, no infinity or NaN. Magnitudes above 5
 //     saturate to 6. The sign bit is set for every x < 0, so a small negative

@@ -58,8 +58,6 @@ func grids() []grid {
 			func(f float32) uint32 { return uint32(F16FromF32(f)) }),
 		makeGrid("e4m3", 0x7E, func(c uint32) float64 { return float64(E4M3ToF32(uint8(c))) }, 480,
 			func(f float32) uint32 { return uint32(E4M3FromF32(f)) }),
-		makeGrid("e5m2", 0x7B, func(c uint32) float64 { return float64(E5M2ToF32(uint8(c))) }, 65536,
-			func(f float32) uint32 { return uint32(E5M2FromF32(f)) }),
 	}
 }
 
@@ -88,7 +86,7 @@ func (g grid) check(t *testing.T, u uint32) bool {
 // TestEncodersAgainstOracle checks every float32 whose low 16 bits are one
 // of the patterns around rounding boundaries (ties, just below, just above),
 // for every high half: every exponent, sign and leading mantissa pattern.
-// Set DRAMA_EXHAUSTIVE=1 (or to one format name: bf16, f16, e4m3, e5m2)
+// Set DRAMA_EXHAUSTIVE=1 (or to one format name: bf16, f16, e4m3)
 // to check all 2^32 inputs instead.
 func TestEncodersAgainstOracle(t *testing.T) {
 	lows := []uint32{0, 1, 0x0FFF, 0x1000, 0x1001, 0x7FFF, 0x8000, 0x8001, 0xEFFF, 0xF000, 0xFFFF, 0x5A5A}
@@ -196,11 +194,6 @@ func TestSpecialValues(t *testing.T) {
 		{"e4m3 2^-9", uint32(E4M3FromF32(1.0 / 512)), 0x01},
 		{"e4m3 2^-10 tie to zero", uint32(E4M3FromF32(1.0 / 1024)), 0x00},
 		{"e4m3 -0", uint32(E4M3FromF32(negZero)), 0x80},
-		{"e5m2 NaN", uint32(E5M2FromF32(nan)), 0x7F},
-		{"e5m2 Inf", uint32(E5M2FromF32(-inf)), 0xFC},
-		{"e5m2 max", uint32(E5M2FromF32(57344)), 0x7B},
-		{"e5m2 61440 to Inf", uint32(E5M2FromF32(61440)), 0x7C},
-		{"e5m2 61439 to max", uint32(E5M2FromF32(61439)), 0x7B},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -224,9 +217,6 @@ func TestDecodeGoldens(t *testing.T) {
 	if v := E4M3ToF32(0x80); v != 0 || !math.Signbit(float64(v)) {
 		t.Errorf("E4M3ToF32(0x80): want -0, got %g", v)
 	}
-	if v := E5M2ToF32(0x7C); !math.IsInf(float64(v), 1) {
-		t.Errorf("E5M2ToF32(0x7C): want +Inf, got %g", v)
-	}
 	// Every finite code survives a round trip.
 	for b := range 256 {
 		if b&0x7F == 0x7F {
@@ -234,11 +224,6 @@ func TestDecodeGoldens(t *testing.T) {
 		}
 		if got := E4M3FromF32(E4M3ToF32(uint8(b))); got != uint8(b) {
 			t.Errorf("e4m3 round trip 0x%02X: got 0x%02X", b, got)
-		}
-		if b&0x7F < 0x7C {
-			if got := E5M2FromF32(E5M2ToF32(uint8(b))); got != uint8(b) {
-				t.Errorf("e5m2 round trip 0x%02X: got 0x%02X", b, got)
-			}
 		}
 	}
 }

@@ -8,9 +8,6 @@ const E4M3NaN uint8 = 0x7F
 // E4M3Max is the largest finite F8_E4M3 value (code 0x7E).
 const E4M3Max = 448
 
-// E5M2Max is the largest finite F8_E5M2 value (code 0x7B).
-const E5M2Max = 57344
-
 var e4m3Table = func() (t [256]float32) {
 	for b := range 256 {
 		t[b] = e4m3Value(uint8(b))
@@ -49,25 +46,6 @@ func E4M3FromF32(f float32) uint8 {
 		return sign | E4M3NaN
 	}
 	return sign | roundMini(u, 3, 7)
-}
-
-// E5M2ToF32 returns the value of the F8_E5M2 code b (exact).
-func E5M2ToF32(b uint8) float32 { return F16ToF32(uint16(b) << 8) }
-
-// E5M2FromF32 rounds f to F8_E5M2 (nearest, ties to even, subnormals kept)
-// as torch's .to(torch.float8_e5m2) does: magnitudes from 61440 on become
-// infinity (sign|0x7C); NaN becomes sign|0x7F.
-func E5M2FromF32(f float32) uint8 {
-	u := math.Float32bits(f)
-	sign := uint8(u>>24) & 0x80
-	u &= 0x7FFFFFFF
-	switch {
-	case u > 0x7F800000:
-		return sign | 0x7F
-	case u >= 0x47800000: // 65536.0, and infinity
-		return sign | 0x7C
-	}
-	return sign | roundMini(u, 2, 15)
 }
 
 // roundMini rounds the non-negative float32 bits u to a minifloat with mbits

@@ -44,10 +44,7 @@ type CheckReport struct {
 // returns the report, and an error matching ErrCheckFailed if any
 // projection has a problem.
 func Check(ctx context.Context, inDir, outDir string, opts Options) (*CheckReport, error) {
-	if err := opts.normalize(); err != nil {
-		return nil, err
-	}
-	in, err := safetensors.OpenCheckpoint(inDir)
+	in, err := opts.open(inDir)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +74,15 @@ func Check(ctx context.Context, inDir, outDir string, opts Options) (*CheckRepor
 		return nil, err
 	}
 	return rep, rep.finish(opts.Recipe, opts.MaxNMSE)
+}
+
+// open normalizes o, the options of a run, and opens the checkpoint in
+// dir, the run's input.
+func (o *Options) open(dir string) (*safetensors.Checkpoint, error) {
+	if err := o.normalize(); err != nil {
+		return nil, err
+	}
+	return safetensors.OpenCheckpoint(dir)
 }
 
 // forEach runs fn(0..n-1) on workers goroutines.

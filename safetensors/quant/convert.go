@@ -84,10 +84,7 @@ var ErrOutputExists = errors.New("quant: output directory is not empty")
 // directory beside outDir and renamed into place at the end, so a failure
 // leaves nothing behind. outDir must not exist or be empty.
 func Quantize(ctx context.Context, inDir, outDir string, opts Options) (*Result, error) {
-	if err := opts.normalize(); err != nil {
-		return nil, err
-	}
-	in, err := safetensors.OpenCheckpoint(inDir)
+	in, err := opts.open(inDir)
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func checkOutput(t *testing.T, in, out string, src map[string][]byte, keep KeepL
 		if _, isExpert := r.Expert(name); isExpert {
 			continue
 		}
-		tn, err := c.Tensor(name)
+		tn, err := tensorIn(c, name)
 		if err != nil {
 			t.Fatalf("pass-through %s: %v", name, err)
 		}
@@ -193,10 +193,10 @@ func checkOutput(t *testing.T, in, out string, src map[string][]byte, keep KeepL
 			t.Errorf("pass-through %s is not byte-identical", name)
 		}
 	}
-	if _, err := c.Tensor("model.layers.0.mlp.experts.1.gate_proj.weight"); !errors.Is(err, safetensors.ErrNotFound) {
+	if _, err := tensorIn(c, "model.layers.0.mlp.experts.1.gate_proj.weight"); !errors.Is(err, safetensors.ErrNotFound) {
 		t.Errorf("pruned expert present: %v", err)
 	}
-	tn, err := c.Tensor("model.layers.1.mlp.experts.7.down_proj.weight_scale")
+	tn, err := tensorIn(c, "model.layers.1.mlp.experts.7.down_proj.weight_scale")
 	if err != nil || tn.DType != safetensors.F8E4M3 || !reflect.DeepEqual(tn.Shape, []int64{256, 8}) {
 		t.Errorf("down_proj scale: %v %v", tn, err)
 	}
@@ -238,8 +238,8 @@ func TestQuantizeExpertBytes(t *testing.T) {
 	defer oc.Close()
 	load := func(mod string) *BlockFP8 {
 		m := &module{tensors: map[string]*safetensors.Tensor{}}
-		m.tensors["weight"], _ = ic.Tensor(mod + ".weight")
-		m.tensors["weight_scale_inv"], _ = ic.Tensor(mod + ".weight_scale_inv")
+		m.tensors["weight"], _ = tensorIn(ic, mod+".weight")
+		m.tensors["weight_scale_inv"], _ = tensorIn(ic, mod+".weight_scale_inv")
 		m.ref.Module = mod
 		if err := m.classify(); err != nil {
 			t.Fatal(err)
@@ -255,9 +255,9 @@ func TestQuantizeExpertBytes(t *testing.T) {
 	g := GlobalScale(max(gate.Amax(true), up.Amax(true)))
 	q, _ := NewNVFP4(up.Rows, up.Cols)
 	QuantizeBlockFP8(q, up, g, true)
-	tn, _ := oc.Tensor(p + "up_proj.weight_packed")
+	tn, _ := tensorIn(oc, p+"up_proj.weight_packed")
 	packed, _ := tn.Bytes()
-	tn, _ = oc.Tensor(p + "gate_proj.weight_global_scale")
+	tn, _ = tensorIn(oc, p+"gate_proj.weight_global_scale")
 	gs, _ := tn.Bytes()
 	if string(packed) != string(q.Packed) {
 		t.Error("up_proj packed bytes differ from the kernel's")
@@ -303,7 +303,7 @@ func TestFP8BlockAndDequantize(t *testing.T) {
 	}
 	c, _ := safetensors.OpenCheckpoint(back)
 	defer c.Close()
-	if tn, err := c.Tensor("model.layers.0.mlp.experts.0.up_proj.weight"); err != nil || tn.DType != safetensors.BF16 {
+	if tn, err := tensorIn(c, "model.layers.0.mlp.experts.0.up_proj.weight"); err != nil || tn.DType != safetensors.BF16 {
 		t.Errorf("dequantized expert: %v %v", tn, err)
 	}
 }
@@ -483,14 +483,14 @@ func TestQuantizeSingleFile(t *testing.T) {
 	if c.Index == nil || len(c.Check()) != 0 {
 		t.Errorf("single-file output: index %v, problems %v", c.Index, c.Check())
 	}
-	tn, err := c.Tensor("model.layers.0.mlp.experts.0.gate_proj.weight_scale")
+	tn, err := tensorIn(c, "model.layers.0.mlp.experts.0.gate_proj.weight_scale")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := tn.Bytes(); b[0] != 0x38 {
 		t.Errorf("all-zero weight: scale byte want 0x38, got 0x%02X", b[0])
 	}
-	if _, err := c.Tensor("model.layers.0.mlp.experts.0.gate_proj.bias"); err != nil {
+	if _, err := tensorIn(c, "model.layers.0.mlp.experts.0.gate_proj.bias"); err != nil {
 		t.Errorf("bias of a kept expert should pass through: %v", err)
 	}
 }
@@ -555,4 +555,22 @@ func TestFP8PassThroughCounted(t *testing.T) {
 	if err != nil || res.FP8PassThrough != 1 {
 		t.Errorf("want 1 FP8 pass-through tensor, got %+v, %v", res, err)
 	}
+}
+
+// tensorIn finds a tensor of c by name: through the index when there is
+// one, else in the first shard that holds it.
+func tensorIn(c *safetensors.Checkpoint, name string) (*safetensors.Tensor, error) {
+	if c.Index != nil {
+		shard, ok := c.Index.WeightMap[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: %q is not in %s", safetensors.ErrNotFound, name, safetensors.IndexName)
+		}
+		return c.Files[shard].Tensor(name)
+	}
+	for _, f := range c.Files {
+		if t, err := f.Tensor(name); err == nil {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", safetensors.ErrNotFound, name)
 }

@@ -28,9 +28,10 @@ var (
 		"github.com/mattn/go-isatty", "github.com/hashicorp/go-hclog", "go.yaml.in/yaml/v3", "golang.org/x/sys"}
 	domain = []string{"pins/...", "pth/...", "safetensors/...", "voices/...", "engine/..."}
 	// leaves import the standard library alone (atomicfile: and proc), and
-	// every package may import them: atomic files, the model's facts, and
-	// what /proc/PID/stat says of a process.
-	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc"}
+	// every package may import them: atomic files, the model's facts, what
+	// /proc/PID/stat says of a process, and a pause that gives way to a
+	// context.
+	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc", "internal/wait"}
 )
 
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
@@ -40,6 +41,7 @@ var layers = []layer{
 	{"pins", nil, []string{"golang.org/x/sys"}},         // mapped reads for hashing
 	{"pins/atomicfile", []string{"internal/proc"}, nil}, // an owner's start time names its temporaries
 	{"internal/proc", nil, nil},
+	{"internal/wait", nil, nil},
 	{"engine/model", nil, nil},
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
@@ -161,6 +163,7 @@ func TestImportTableRefuses(t *testing.T) {
 		{"engine/model", module + "pins/atomicfile"},
 		{"internal/proc", module + "pins/atomicfile"},
 		{"engine/model", module + "internal/proc"},
+		{"internal/wait", module + "internal/proc"},
 	} {
 		l, ok := layerOf(c[0])
 		if !ok || allowed(l, c[0], c[1]) {

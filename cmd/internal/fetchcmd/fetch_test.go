@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -78,8 +77,8 @@ func newTestEnv(t *testing.T, complete bool) *testEnv {
 	e := &testEnv{dir: t.TempDir()}
 	e.root, e.cache = filepath.Join(e.dir, "root"), filepath.Join(e.dir, "hfcache")
 	e.files = map[string][]byte{
-		"model-00001-of-00001.safetensors": randBytes(1, 3<<20+5),
-		"codec.pth":                        randBytes(2, 1<<20),
+		"model-00001-of-00001.safetensors": hubtest.Bytes(1, 3<<20+5),
+		"codec.pth":                        hubtest.Bytes(2, 1<<20),
 		"config.json":                      []byte(`{"arch":"drama"}`),
 		"tokenizer/tokenizer.json":         []byte(`{"v":1}`),
 	}
@@ -100,15 +99,6 @@ func newTestEnv(t *testing.T, complete bool) *testEnv {
 	}
 	e.srv, e.url = hubtest.Mirror(t, filepath.Join(e.dir, "mirror"), p.Repo, testCommit, e.files, 1000)
 	return e
-}
-
-func randBytes(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
 }
 
 func (e *testEnv) factory(ios *cmdutil.IOStreams, extraEnv ...string) *cmdutil.Factory {
@@ -304,7 +294,7 @@ func TestOfflineVerifiesBySHA256(t *testing.T) {
 func TestNVFP4AfterFullDownloadsNoSharedBytes(t *testing.T) {
 	e := newTestEnv(t, true) // full: fishaudio/drama-3
 	const nvCommit = "dddddddddddddddddddddddddddddddddddddddd"
-	own := randBytes(3, 2<<20)
+	own := hubtest.Bytes(3, 2<<20)
 	nvFiles := map[string][]byte{"codec.pth": e.files["codec.pth"], "config.json": e.files["config.json"], "model-nvfp4.safetensors": own}
 	p := &pins.Pins{Format: pins.Format, Variant: "nvfp4", Repo: "plotarmordev/drama-3-NVFP4-Pruned", RepoType: "model",
 		Revision: nvCommit, License: "Test Licence 1.0", Engine: "cuda"}
@@ -430,11 +420,7 @@ func TestMalformedEndpointIsUsageError(t *testing.T) {
 		ios, _, _, _ := cmdutil.Test()
 		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
-		cmd := NewCmd(f, nil)
-		cmd.SetArgs(c.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		err := cmdutil.Execute(NewCmd(f, nil), c.args...)
 		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
 			t.Errorf("%v %v: want a usage error naming %s, got %v", c.args, c.env, c.want, err)
 		}

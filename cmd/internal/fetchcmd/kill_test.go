@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -46,21 +46,10 @@ func TestKill9Resume(t *testing.T) {
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
-	fp := filepath.Join(dir, "mirror", "fishaudio", "drama-3", killCommit, "model.safetensors")
-	os.MkdirAll(filepath.Dir(fp), 0o755)
-	os.WriteFile(fp, data, 0o644)
-	sum := sha256.Sum256(data)
-	p := &pins.Pins{Format: pins.Format, Variant: "full", Repo: "fishaudio/drama-3", RepoType: "model", Revision: killCommit,
-		License: "Test Licence", Engine: "cuda", Files: []pins.File{{Path: "model.safetensors", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), LFS: true}}}
-	pinsPath := filepath.Join(dir, "pins.json")
-	p.WriteFile(pinsPath)
-	srv := mirror.New(mirror.DirSource{Dir: filepath.Join(dir, "mirror")})
-	srv.BytesPerSec = 2 << 20 // per stream: 8 MiB/s over 4 streams, about 3 s in all
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	srv, pinsPath, url := killMirror(t, dir, data, 2<<20) // per stream: 8 MiB/s over 4 streams, about 3 s in all
 
 	run := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "fetch", "--root", filepath.Join(dir, "root"), "--pins", pinsPath, "--endpoint", ts.URL,
+		cmd := exec.Command(os.Args[0], "fetch", "--root", filepath.Join(dir, "root"), "--pins", pinsPath, "--endpoint", url,
 			"--workers", "4", "--chunk-size", "1", "--accept-license", "--json")
 		cmd.Env = append(os.Environ(), "DRAMA_FETCHCMD_TEST_MAIN=1", "HF_HUB_CACHE="+filepath.Join(dir, "cache"), "HOME="+dir)
 		var stderr bytes.Buffer
@@ -80,6 +69,7 @@ func TestKill9Resume(t *testing.T) {
 	}
 	first.Wait()
 	servedFirst := srv.Stats().BytesServed
+	sum := sha256.Sum256(data)
 	blob := filepath.Join(dir, "cache", "models--fishaudio--drama-3", "blobs", hex.EncodeToString(sum[:]))
 	if _, err := os.Stat(blob); err == nil {
 		t.Fatal("the killed fetch left a file under its final name")
@@ -100,4 +90,22 @@ func TestKill9Resume(t *testing.T) {
 	if again > killWorkers*killChunk {
 		t.Errorf("fetched twice %d bytes, want at most workers x chunk = %d", again, killWorkers*killChunk)
 	}
+}
+
+// killMirror serves data as model.safetensors of fishaudio/drama-3 at
+// killCommit, an LFS file, from a loopback mirror under dir that sends
+// bytesPerSec a stream, and writes its pins under dir. It returns the mirror,
+// the pins file and the mirror's address.
+func killMirror(t *testing.T, dir string, data []byte, bytesPerSec int64) (srv *mirror.Server, pinsPath, url string) {
+	t.Helper()
+	srv, url = hubtest.Mirror(t, filepath.Join(dir, "mirror"), "fishaudio/drama-3", killCommit, map[string][]byte{"model.safetensors": data}, 1)
+	srv.BytesPerSec = bytesPerSec
+	sum := sha256.Sum256(data)
+	p := &pins.Pins{Format: pins.Format, Variant: "full", Repo: "fishaudio/drama-3", RepoType: "model", Revision: killCommit,
+		License: "Test Licence", Engine: "cuda", Files: []pins.File{{Path: "model.safetensors", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), LFS: true}}}
+	pinsPath = filepath.Join(dir, "pins.json")
+	if err := p.WriteFile(pinsPath); err != nil {
+		t.Fatal(err)
+	}
+	return srv, pinsPath, url
 }

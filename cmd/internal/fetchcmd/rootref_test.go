@@ -13,24 +13,15 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
 
 // Two roots fetching one commit into one cache each leave their own ref,
 // so removing the install of one keeps every blob the other links to.
 func TestFetchWritesARefPerRootThatRemovalHonours(t *testing.T) {
-	e := newTestEnv(t, true)
-	roots := []string{filepath.Join(e.dir, "a"), filepath.Join(e.dir, "b")}
-	for _, root := range roots {
-		ios, _, _, errOut := cmdutil.Test()
-		f := e.factory(ios)
-		f.Global.Root = root
-		if err := runFetch(context.Background(), e.opts(f)); err != nil {
-			t.Fatalf("%v\n%s", err, errOut)
-		}
-	}
-	cache := hub.Cache{Dir: e.cache}
+	e, roots, cache := fetchIntoTwoRoots(t)
 	for _, ref := range []string{hub.PinnedRef, hub.RootRef(roots[0]), hub.RootRef(roots[1])} {
-		if c, err := cache.ReadRef("fishaudio/drama-3", ref); err != nil || c != testCommit {
+		if c, err := hubtest.ReadRef(cache, "fishaudio/drama-3", ref); err != nil || c != testCommit {
 			t.Fatalf("ref %s: %q %v", ref, c, err)
 		}
 	}
@@ -55,7 +46,7 @@ func TestFetchWritesARefPerRootThatRemovalHonours(t *testing.T) {
 			t.Fatalf("root b lost %s: %v", name, err)
 		}
 	}
-	if _, err := cache.ReadRef("fishaudio/drama-3", hub.RootRef(roots[0])); !os.IsNotExist(err) {
+	if _, err := hubtest.ReadRef(cache, "fishaudio/drama-3", hub.RootRef(roots[0])); !os.IsNotExist(err) {
 		t.Fatalf("root a's ref is left: %v", err)
 	}
 }
@@ -65,17 +56,7 @@ func TestFetchWritesARefPerRootThatRemovalHonours(t *testing.T) {
 // the last goes, the repository is gone and the scan has no warnings.
 func TestRemovalLeavesACacheHuggingFaceHubReads(t *testing.T) {
 	py := realclient.Python(t)
-	e := newTestEnv(t, true)
-	roots := []string{filepath.Join(e.dir, "a"), filepath.Join(e.dir, "b")}
-	for _, root := range roots {
-		ios, _, _, errOut := cmdutil.Test()
-		f := e.factory(ios)
-		f.Global.Root = root
-		if err := runFetch(context.Background(), e.opts(f)); err != nil {
-			t.Fatalf("%v\n%s", err, errOut)
-		}
-	}
-	cache := hub.Cache{Dir: e.cache}
+	e, roots, cache := fetchIntoTwoRoots(t)
 	remove := func(root string) {
 		installs, err := pins.Installed(root)
 		if err != nil || len(installs) != 1 {
@@ -127,4 +108,21 @@ func TestRemovalLeavesACacheHuggingFaceHubReads(t *testing.T) {
 	if len(s.Warnings) != 0 || len(s.Repos) != 0 || s.Resolved != nil {
 		t.Fatalf("after removing both: %+v", s)
 	}
+}
+
+// fetchIntoTwoRoots fetches the test pins into two roots, a and b, that
+// share one cache, and returns the environment, the roots and the cache.
+func fetchIntoTwoRoots(t *testing.T) (*testEnv, []string, hub.Cache) {
+	t.Helper()
+	e := newTestEnv(t, true)
+	roots := []string{filepath.Join(e.dir, "a"), filepath.Join(e.dir, "b")}
+	for _, root := range roots {
+		ios, _, _, errOut := cmdutil.Test()
+		f := e.factory(ios)
+		f.Global.Root = root
+		if err := runFetch(context.Background(), e.opts(f)); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+	}
+	return e, roots, hub.Cache{Dir: e.cache}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
+	"github.com/drama-tts/drama/pins/hub/hubtest"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
@@ -42,30 +42,21 @@ type confFile struct {
 
 type confRepoFiles map[string]confFile
 
-func randBytes(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
 func confFixture(t *testing.T) (dir string, a, b confRepoFiles) {
 	t.Helper()
 	a = confRepoFiles{
 		"config.json":                      {[]byte(`{"model_type":"drama","layers":2}`), false},
 		"README.md":                        {[]byte("# conformance model\n"), false},
-		"model.safetensors":                {randBytes(1, 200<<10), true},
-		"weights/shard 1.bin":              {randBytes(2, 150<<10), true},
-		"data/big.dat":                     {randBytes(3, 80<<10), true}, // LFS by size
+		"model.safetensors":                {hubtest.Bytes(1, 200<<10), true},
+		"weights/shard 1.bin":              {hubtest.Bytes(2, 150<<10), true},
+		"data/big.dat":                     {hubtest.Bytes(3, 80<<10), true}, // LFS by size
 		"nested/deeper/tokenizer.json":     {[]byte(`{"vocab":{"a":0}}`), false},
 		"nested/deeper/ünïcode naïve.txt":  {[]byte("naïve\n"), false},
 		"nested/with space/notes file.txt": {[]byte("notes\n"), false},
 	}
 	b = confRepoFiles{
 		"config.json":       {[]byte(`{"model_type":"drama","layers":1}`), false},
-		"model.safetensors": {randBytes(4, 100<<10), true},
+		"model.safetensors": {hubtest.Bytes(4, 100<<10), true},
 		"nested/old.txt":    {[]byte("old\n"), false},
 	}
 	dir = t.TempDir()
@@ -316,12 +307,21 @@ func wantTree(t *testing.T, what string, got []treeItem, files confRepoFiles, to
 	}
 }
 
+// confMirrors serves the conformance fixture's repositories, a and b,
+// from two mirrors over one folder: one open, one that wants confToken.
+func confMirrors(t *testing.T) (a, b confRepoFiles, endpoint, tokenEndpoint string) {
+	t.Helper()
+	dir, a, b := confFixture(t)
+	opts := ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour}
+	endpoint = startMirror(t, opts)
+	opts.Token = confToken
+	return a, b, endpoint, startMirror(t, opts)
+}
+
 // huggingface_hub, the Python client, against drama mirror serve.
 func TestConformanceHuggingFaceHub(t *testing.T) {
 	py := realclient.Python(t)
-	dir, a, b := confFixture(t)
-	endpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour})
-	tokenEndpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour, Token: confToken})
+	a, b, endpoint, tokenEndpoint := confMirrors(t)
 	r, _ := runClient(t, py, "scripts/conformance/hf_mirror.py", endpoint, tokenEndpoint)
 
 	if !slices.Equal(r.Files, a.paths()) {
@@ -425,9 +425,7 @@ func TestConformanceHuggingFaceHub(t *testing.T) {
 // without and with a token.
 func TestConformanceHuggingFaceJS(t *testing.T) {
 	node := realclient.Node(t, "@huggingface/hub")
-	dir, a, b := confFixture(t)
-	endpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour})
-	tokenEndpoint := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour, Token: confToken})
+	a, b, endpoint, tokenEndpoint := confMirrors(t)
 	r, _ := runClient(t, node, "scripts/conformance/hfjs_mirror.mjs", endpoint, tokenEndpoint)
 
 	if !slices.Equal(r.Files, a.paths()) {

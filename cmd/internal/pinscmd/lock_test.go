@@ -139,11 +139,7 @@ func TestLockMalformedEndpointIsUsageError(t *testing.T) {
 		ios, _, _, _ := cmdutil.Test()
 		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
-		cmd := NewCmdLock(f, nil)
-		cmd.SetArgs(c.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
+		err := cmdutil.Execute(NewCmdLock(f, nil), c.args...)
 		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
 			t.Errorf("%v %v: want a usage error naming %s, got %v", c.args, c.env, c.want, err)
 		}
@@ -174,11 +170,7 @@ func TestLockUnreachableRepeatsTheCommand(t *testing.T) {
 	top.SetOut(&bytes.Buffer{})
 	top.SetErr(&bytes.Buffer{})
 	err = top.Execute()
-	for _, want := range []string{dead, "--endpoint", "\n    drama pins lock --root " + root + " ", "--pins " + e.pinsPath} {
-		if !strings.Contains(fmt.Sprint(err), want) {
-			t.Errorf("message lacks %q:\n%v", want, err)
-		}
-	}
+	wantAll(t, "message", fmt.Sprint(err), dead, "--endpoint", "\n    drama pins lock --root "+root+" ", "--pins "+e.pinsPath)
 	if strings.Contains(fmt.Sprint(err), "HF_HUB_OFFLINE") {
 		t.Errorf("the cache cannot lock pins, yet the message offers it:\n%v", err)
 	}

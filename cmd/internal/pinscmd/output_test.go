@@ -26,7 +26,7 @@ func showBuiltin(t *testing.T, tty, jsonFlag bool) (string, string) {
 
 func TestShowBuiltinOnATerminal(t *testing.T) {
 	out, _ := showBuiltin(t, true, false)
-	for _, want := range []string{
+	wantAll(t, "stdout", out,
 		"variant:   nvfp4\n",
 		"repo:      plotarmordev/drama-3-NVFP4-Pruned@494db08481db952f834b2241bce63fb3dfa72554\n",
 		"licence:   Fish Audio Community License v1.0\n",
@@ -35,11 +35,7 @@ func TestShowBuiltinOnATerminal(t *testing.T) {
 		"files:     none listed until the pins are complete\n",
 		"expected:  17 files\n",
 		"expected:  20.8 GiB (22294649076 bytes) in *.safetensors, codec.pth\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout %q\nwant %q", out, want)
-		}
-	}
+	)
 }
 
 func TestShowBuiltinPiped(t *testing.T) {
@@ -81,17 +77,13 @@ func TestDiffBuiltinComparesTheFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	wantAll(t, "piped diff", piped,
 		"variant\tchanged\tfull\tnvfp4\n",
 		"repo\tchanged\tfishaudio/drama-3\tplotarmordev/drama-3-NVFP4-Pruned\n",
 		"license\tsame\tFish Audio Community License v1.0\tFish Audio Community License v1.0\n",
 		"engine\tsame\tcuda\tcuda\n",
 		"serve_flags\tchanged\t-\t--cfg-gamma 1.5 --cfg-batched\n",
-	} {
-		if !strings.Contains(piped, want) {
-			t.Errorf("piped diff %q\nwant %q", piped, want)
-		}
-	}
+	)
 	tty, _ := diffBuiltin(t, true, false, "full", "nvfp4")
 	if !strings.HasPrefix(tty, "FIELD OR PATH") || !strings.Contains(tty, "fishaudio/drama-3") {
 		t.Errorf("terminal diff %q", tty)
@@ -116,5 +108,15 @@ func TestDiffUnknownVariantIsAUsageError(t *testing.T) {
 	_, err := diffBuiltin(t, false, false, "full", "nvfp5")
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), `"nvfp5" is neither a variant (full, nvfp4, macos) nor a pins file`) {
 		t.Fatalf("exit %d: %v", cmdutil.ExitCode(err), err)
+	}
+}
+
+// wantAll reports each of wants that the output named what lacks.
+func wantAll(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s %q\nwant %q", what, out, want)
+		}
 	}
 }

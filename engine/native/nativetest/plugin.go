@@ -42,12 +42,23 @@ const hostEnv = "NATIVETEST_HOST"
 // tests, removes the directory and exits with the tests' code.
 func PluginMain(m *testing.M, name, pkg, standinName string, plugin, standin *string) {
 	HostMain()
-	dir, err := os.MkdirTemp("", name+"-plugin-test-*")
+	RunWithBinaries(m, name+"-plugin-test-*", func(dir string) (err error) {
+		if *plugin, err = BuildPlugin(dir, name, pkg); err == nil {
+			*standin, err = Build(dir, standinName, StandinPackage)
+		}
+		return err
+	})
+}
+
+// RunWithBinaries is the end of a TestMain whose tests need binaries
+// built first: build builds them into a new temporary directory (named
+// by pattern, as os.MkdirTemp takes it), the tests run, the directory is
+// removed and the process exits with the tests' code. A failed build
+// exits 1 with its error.
+func RunWithBinaries(m *testing.M, pattern string, build func(dir string) error) {
+	dir, err := os.MkdirTemp("", pattern)
 	if err == nil {
-		*plugin, err = BuildPlugin(dir, name, pkg)
-	}
-	if err == nil {
-		*standin, err = Build(dir, standinName, StandinPackage)
+		err = build(dir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -98,16 +109,7 @@ func HostMain() {
 func StartHost(t testing.TB, path string, req engine.StartRequest) (host *exec.Cmd, pluginPID, nativePID int) {
 	t.Helper()
 	spec, _ := json.Marshal(map[string]any{"Plugin": path, "Start": req})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), hostEnv+"="+string(spec))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	cmd, line := Reexec(t, hostEnv+"="+string(spec))
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "pids" {
 		cmd.Process.Kill()
@@ -117,4 +119,22 @@ func StartHost(t testing.TB, path string, req engine.StartRequest) (host *exec.C
 	pluginPID, _ = strconv.Atoi(f[1])
 	nativePID, _ = strconv.Atoi(f[2])
 	return cmd, pluginPID, nativePID
+}
+
+// Reexec starts the test binary again, running no test, with env added to
+// its environment (a TestMain that sees it becomes a helper process), and
+// returns it with the first line it prints. The caller kills it.
+func Reexec(t testing.TB, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	return cmd, line
 }

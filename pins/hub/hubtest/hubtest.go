@@ -6,9 +6,11 @@ package hubtest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/drama-tts/drama/pins"
@@ -109,9 +111,27 @@ func Mirror(t testing.TB, dir, repo, commit string, files map[string][]byte, lfs
 			t.Fatal(err)
 		}
 	}
-	srv := mirror.New(mirror.DirSource{Dir: dir})
+	srv := &mirror.Server{Source: mirror.DirSource{Dir: dir}}
 	srv.LFSMinSize = lfsMin
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	return srv, ts.URL
+}
+
+// ReadRef returns the commit that refs/name of repo holds in c, trimmed as
+// huggingface_hub reads it.
+func ReadRef(c hub.Cache, repo, name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(c.RepoDir(repo), "refs", filepath.FromSlash(name)))
+	return strings.TrimSpace(string(data)), err
+}
+
+// Bytes returns n bytes that depend only on seed, the content of a test
+// file.
+func Bytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
 }

@@ -86,13 +86,8 @@ func treeEntries(files []Entry, dir string, recursive bool) (out []Entry, dirs [
 }
 
 func (s *Server) handleTree(w http.ResponseWriter, r *http.Request) {
-	repo, commit, ok := s.commitOf(w, r)
+	repo, commit, files, ok := s.filesOf(w, r)
 	if !ok {
-		return
-	}
-	files, err := s.Source.Files(repo, commit)
-	if err != nil {
-		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
 		return
 	}
 	q := r.URL.Query()
@@ -201,9 +196,8 @@ func (s *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Paths, req.Expand = r.PostForm["paths"], truthy(r.PostForm.Get("expand"))
 	}
-	files, err := s.Source.Files(repo, commit)
-	if err != nil {
-		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
+	files, ok := s.listFiles(w, repo, commit)
+	if !ok {
 		return
 	}
 	byPath := make(map[string]Entry, len(files))
@@ -298,13 +292,8 @@ type siblingLFS struct {
 }
 
 func (s *Server) handleRevision(w http.ResponseWriter, r *http.Request) {
-	repo, commit, ok := s.commitOf(w, r)
+	repo, commit, files, ok := s.filesOf(w, r)
 	if !ok {
-		return
-	}
-	files, err := s.Source.Files(repo, commit)
-	if err != nil {
-		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
 		return
 	}
 	blobs := r.URL.Query().Get("blobs") == "true"

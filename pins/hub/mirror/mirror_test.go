@@ -40,7 +40,7 @@ func newRepo(t *testing.T) (*Server, *httptest.Server, map[string][]byte) {
 	}
 	os.MkdirAll(filepath.Join(dir, "org", "model", "refs"), 0o755)
 	os.WriteFile(filepath.Join(dir, "org", "model", "refs", "main"), []byte(testCommit+"\n"), 0o644)
-	s := New(DirSource{Dir: dir})
+	s := &Server{Source: DirSource{Dir: dir}}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	return s, ts, files

@@ -67,9 +67,6 @@ type Server struct {
 	stats    struct{ bytes, data, heads, api, resolves, cdnAuth atomic.Int64 }
 }
 
-// New returns a Server over src with the defaults.
-func New(src Source) *Server { return &Server{Source: src} }
-
 // SetFaults replaces the fault plan and restarts its count.
 func (s *Server) SetFaults(faults []Fault) {
 	s.plan.mu.Lock()
@@ -234,6 +231,25 @@ func (s *Server) commitOf(w http.ResponseWriter, r *http.Request) (repo, commit 
 		return repo, "", false
 	}
 	return repo, commit, true
+}
+
+// filesOf resolves the request's repo and rev and lists the commit's
+// files, answering errors itself.
+func (s *Server) filesOf(w http.ResponseWriter, r *http.Request) (repo, commit string, files []Entry, ok bool) {
+	if repo, commit, ok = s.commitOf(w, r); ok {
+		files, ok = s.listFiles(w, repo, commit)
+	}
+	return repo, commit, files, ok
+}
+
+// listFiles lists the files of repo at commit, answering 404 itself.
+func (s *Server) listFiles(w http.ResponseWriter, repo, commit string) ([]Entry, bool) {
+	files, err := s.Source.Files(repo, commit)
+	if err != nil {
+		hubError(w, http.StatusNotFound, "RevisionNotFound", err.Error())
+		return nil, false
+	}
+	return files, true
 }
 
 func (s *Server) lookup(repo, commit, p string) (Entry, error) {
