@@ -341,6 +341,13 @@ ex 'drama say "Hello there." -o hello.wav'
 ex 'echo "Read from a pipe." | drama say - -o pipe.wav --force'
 ex "drama say \"[whispering] I'm fine.\" --server 127.0.0.1:8793 -o whisper.wav --force"
 stop
+cd "$clone"
+bgex 'drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                     # an engine per GPU, one queue' \
+	'drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1' http://127.0.0.1:8793/ready
+stop
+bgex 'drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3   # three engines on GPU 0' \
+	'drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3' http://127.0.0.1:8793/ready
+stop
 
 say "help: drama st inspect"
 fresh st-help
@@ -438,6 +445,9 @@ fresh qualify
 ex 'drama qualify --variant nvfp4 --accept-native-numerics'
 ex 'drama qualify --variant nvfp4 --accept-native-numerics     # writes <root>/.drama/qualified-nvfp4.json when every check passes'
 ex 'drama qualify --check --variant nvfp4'
+bgex 'drama serve --variant nvfp4 --require-qualified            # speech answers 503 until that marker holds; GET /v1/models says "qualified"' \
+	'drama serve --variant nvfp4 --require-qualified' http://127.0.0.1:8793/ready
+stop
 ex 'drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external'
 
 say "help and README: drama list, doctor, config show"
