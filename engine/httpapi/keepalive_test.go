@@ -43,7 +43,7 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 	}
 	srv := New(Config{Engine: p.Any(), Pool: p, Caps: fake.Desc.Capabilities})
 	ts := httptestServer(t, srv)
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 
 	resp, err := http.Get(ts + "/ready")
 	if err != nil {
@@ -76,7 +76,7 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 	if n := starts.Load(); n != 2 {
 		t.Fatalf("%d starts, want 2 (the first and the load for the request)", n)
 	}
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 }
 
 func httptestServer(t *testing.T, srv *Server) string {

@@ -118,7 +118,7 @@ func TestPoolFailureGoesToItsEngine(t *testing.T) {
 	ts, ms, _ := startPool(t, 2)
 	fake := ms[0].eng.Engine.(*enginetest.Fake)
 	fake.Crash()
-	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
 	if code := speak(t, ts.URL, ""); code != http.StatusServiceUnavailable && code != http.StatusInternalServerError {
 		t.Fatalf("synthesis on a crashed engine: %d", code)
 	}

@@ -49,7 +49,7 @@ func TestStalledClientIsCut(t *testing.T) {
 			conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
 			body := `{"input":"` + strings.Repeat("word ", 20) + `",` + mode + `}`
 			fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-			waitFor(t, func() bool { return ce.peak.Load() == 1 })
+			enginetest.WaitFor(t, func() bool { return ce.peak.Load() == 1 })
 
 			client := &http.Client{Timeout: 30 * time.Second}
 			resp, err := client.Post(ts.URL+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"the next client"}`))

@@ -15,17 +15,6 @@ import (
 	"github.com/drama-tts/drama/engine/enginetest"
 )
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // within fails the test when done is not closed in 10 s: a guard against a
 // hang, not a measure of speed.
 func within(t *testing.T, done <-chan struct{}, what string) {
@@ -71,7 +60,7 @@ func crashed(t *testing.T, fake *enginetest.Fake, open func(ctx context.Context,
 	}
 	t.Cleanup(func() { _, _ = fake.Stop(context.Background(), engine.StopRequest{}) })
 	fake.Crash()
-	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
 	return sup
 }
 
@@ -137,7 +126,7 @@ func TestStopEndsTheWaitBetweenAttempts(t *testing.T) {
 	})
 	sup.Backoff, sup.MaxBackoff = time.Hour, time.Hour
 	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
+	enginetest.WaitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
 	stopped := make(chan struct{})
 	go func() { sup.Stop(context.Background()); close(stopped) }()
 	within(t, stopped, "Stop waited for the hour between attempts")
@@ -271,7 +260,7 @@ func TestRestartFailureIsLoggedInFull(t *testing.T) {
 	sup.Logger = newTextLogger(&log)
 	sup.Backoff, sup.MaxBackoff = time.Hour, time.Hour
 	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
+	enginetest.WaitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
 	msg := sup.Status().Message
 	sup.Stop(context.Background())
 	if st := log.String(); !strings.Contains(st, "secret-tail-line") || !strings.Contains(st, dir) {
