@@ -86,7 +86,7 @@ func TestServeWithKeepAlive(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	url := "http://" + ln.Addr().String()
 
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 	code, body := get(t, url+"/ready")
 	var ready struct {
 		httpapi.Status
@@ -101,5 +101,5 @@ func TestServeWithKeepAlive(t *testing.T) {
 	if code, body := speech(t, url, `{"input":"back again","stream":false}`); code != http.StatusOK {
 		t.Fatalf("speech while unloaded: %d %s", code, body)
 	}
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 }

@@ -20,17 +20,6 @@ import (
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // apiOver serves the HTTP API in front of sup, wired as drama serve wires it.
 func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) string {
 	t.Helper()
@@ -78,12 +67,12 @@ func TestEngineCrashAndRecovery(t *testing.T) {
 		t.Fatalf("before the crash: %d", code)
 	}
 	fake.Crash()
-	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
 	code, body := speech(t, url, `{"input":"during"}`)
 	if code != 503 || !strings.Contains(body, "engine") || len(body) > 2000 {
 		t.Fatalf("request in flight at the crash: %d %s", code, body)
 	}
-	waitFor(t, func() bool { return sup.Status().Ready })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Ready })
 	if code, _ := speech(t, url, `{"input":"after"}`); code != 200 {
 		t.Fatalf("after the restart: %d", code)
 	}
@@ -153,9 +142,9 @@ func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flaky
 	url := apiOver(t, sup, first.Desc.Capabilities)
 	op.fails.Store(1 << 20) // fails until told otherwise
 	first.Crash()
-	waitFor(t, func() bool { h, _ := first.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := first.Health(context.Background()); return !h.Ready })
 	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return sup.Status().Phase == "failed" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "failed" })
 	return sup, op, url
 }
 
@@ -170,7 +159,7 @@ func TestRestartsGoOnAndHealthTellsTheTruth(t *testing.T) {
 		}
 	}
 	op.fails.Store(0) // the plugin starts again
-	waitFor(t, func() bool { return sup.Status().Ready })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Ready })
 	for _, path := range []string{"/health", "/ready"} {
 		if code, body := get(t, url+path); code != http.StatusOK {
 			t.Fatalf("%s after the engine came back: %d %s", path, code, body)
