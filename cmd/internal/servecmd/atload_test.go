@@ -20,10 +20,8 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/qualify"
-	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -50,21 +48,6 @@ func installedRoot(t *testing.T) string {
 	}
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
 	return root
-}
-
-// serveOptions parses a drama serve command line on root as the command
-// does.
-func serveOptions(t *testing.T, root, args string) *Options {
-	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	f.Global.Root = root // --root, a flag of drama itself
-	var opts *Options
-	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-		t.Fatal(err)
-	}
-	return opts
 }
 
 func bufLogger() (*slog.Logger, *bytes.Buffer) {
@@ -186,22 +169,9 @@ func TestQualificationServed(t *testing.T) {
 		t.Fatalf("no marker: %+v (%s)", st, reason)
 	}
 
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	fake, sup := supervisedFake(0)
+	_, api, addr := serveOver(t, opts, sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(fake.Desc.Capabilities)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	addr := ln.Addr().String()
 
 	models := func() (bool, string) {
 		t.Helper()

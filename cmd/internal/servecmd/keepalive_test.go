@@ -3,7 +3,6 @@ package servecmd
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -61,30 +60,12 @@ func TestKeepAliveFlag(t *testing.T) {
 // the engine, by its name, as unloaded; a speech request loads it and is
 // served.
 func TestServeWithKeepAlive(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var opts *Options
-	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), "--engine", "cuda", "--keep-alive", "20ms"); err != nil {
-		t.Fatal(err)
-	}
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	opts := serveOptions(t, "", "--engine cuda --keep-alive 20ms")
+	fake, sup := supervisedFake(0)
 	sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	_, api, addr := serveOver(t, opts, sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(fake.Desc.Capabilities)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	url := "http://" + ln.Addr().String()
+	url := "http://" + addr
 
 	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 	code, body := get(t, url+"/ready")

@@ -14,7 +14,6 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
-	"github.com/drama-tts/drama/engine/supervise"
 )
 
 func TestServeFlags(t *testing.T) {
@@ -129,15 +128,4 @@ func TestServeVoiceFlags(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", args, err, want)
 		}
 	}
-}
-
-// oneEngine puts sup alone in an engine set, as drama serve does without
-// --gpus.
-func oneEngine(t *testing.T, opts *Options, sup *supervise.Supervisor) *engineSet {
-	t.Helper()
-	set, err := newEngineSet([]string{"engine-0"}, []*supervise.Supervisor{sup}, dispatchOptions(opts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
 }

@@ -16,40 +16,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/enginetest"
-	"github.com/drama-tts/drama/engine/httpapi"
-	"github.com/drama-tts/drama/engine/supervise"
 )
-
-// serveFake runs newHTTPServer, as drama serve builds it from its flags, in
-// front of a fake engine with slow streamed audio.
-func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string) {
-	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var opts *Options
-	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-		t.Fatal(err)
-	}
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 20 * time.Millisecond
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
-	api.SetCapabilities(fake.Desc.Capabilities)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return srv, api, ln.Addr().String()
-}
 
 // rawSpeech sends a speech request over its own connection and returns
 // the status line and headers, or "" when the connection closed without a

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -20,47 +18,9 @@ import (
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
-// apiOver serves the HTTP API in front of sup, wired as drama serve wires it.
-func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) string {
-	t.Helper()
-	srv := httpapi.New(httpapi.Config{Engine: sup.Engine(), Caps: caps, Status: engineStatus{sup}, Failures: sup, Restarter: sup})
-	sup.OnRestart = srv.EngineRestarted
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-func speech(t *testing.T, url, body string) (int, string) {
-	t.Helper()
-	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 func TestEngineCrashAndRecovery(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	fake, sup := supervisedFake(0)
 	sup.Backoff = 10 * time.Millisecond
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Stop(context.Background())
 	url := apiOver(t, sup, fake.Desc.Capabilities)
 
 	if code, _ := speech(t, url, `{"input":"before"}`); code != 200 {
@@ -135,10 +95,6 @@ func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flaky
 	}
 	sup := supervise.New(open, engine.StartRequest{}, nil)
 	sup.Backoff, sup.MaxBackoff, sup.MaxRestarts = time.Millisecond, 5*time.Millisecond, 3
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
 	url := apiOver(t, sup, first.Desc.Capabilities)
 	op.fails.Store(1 << 20) // fails until told otherwise
 	first.Crash()
@@ -213,10 +169,6 @@ func TestAFailedSynthesisOfALiveEngineIsNoRestart(t *testing.T) {
 		opens.Add(1)
 		return failingInput{fake}, func() {}, nil
 	}, engine.StartRequest{}, nil)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Stop(context.Background())
 	url := apiOver(t, sup, fake.Desc.Capabilities)
 	if code, body := speech(t, url, `{"input":"[fail] this one","stream":false}`); code != 503 || !strings.Contains(body, "engine_failed") {
 		t.Fatalf("the failing request: %d %s", code, body)

@@ -1,0 +1,116 @@
+package servecmd
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/supervise"
+)
+
+// serveOptions parses a drama serve command line on root as the command
+// does.
+func serveOptions(t *testing.T, root, args string) *Options {
+	t.Helper()
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Root = root // --root, a flag of drama itself
+	var opts *Options
+	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
+	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
+
+// oneEngine puts sup alone in an engine set, as drama serve does without
+// --gpus.
+func oneEngine(t *testing.T, opts *Options, sup *supervise.Supervisor) *engineSet {
+	t.Helper()
+	set, err := newEngineSet([]string{"engine-0"}, []*supervise.Supervisor{sup}, dispatchOptions(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// supervisedFake is a fake engine that makes a frame of audio each
+// frameDelay, under a supervisor of its own that is not started yet.
+func supervisedFake(frameDelay time.Duration) (*enginetest.Fake, *supervise.Supervisor) {
+	fake := enginetest.NewFake()
+	fake.FrameDelay = frameDelay
+	open := func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }
+	return fake, supervise.New(open, engine.StartRequest{}, nil)
+}
+
+// serveOver runs drama serve's HTTP server, built by newHTTPServer from
+// opts on root and install, in front of sup alone on a loopback port, and
+// starts sup as drama serve does, once the server is built. It returns the
+// server, its API and the address; both stop at the test's end.
+func serveOver(t *testing.T, opts *Options, sup *supervise.Supervisor, root string, install engine.Install) (*http.Server, *httpapi.Server, string) {
+	t.Helper()
+	engines := oneEngine(t, opts, sup)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), engines, root, install, nil, ln.Addr().String())
+	if err := engines.pool.Start(context.Background(), nil); err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engines.pool.Stop(context.Background()) })
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return srv, api, ln.Addr().String()
+}
+
+// serveFake runs drama serve's HTTP server, as drama serve builds it from
+// the command line args, in front of a fake engine with slow streamed
+// audio.
+func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string) {
+	t.Helper()
+	fake, sup := supervisedFake(20 * time.Millisecond)
+	srv, api, addr := serveOver(t, serveOptions(t, "", args), sup, t.TempDir(), engine.Install{})
+	api.SetCapabilities(fake.Desc.Capabilities)
+	return srv, api, addr
+}
+
+// apiOver serves drama serve's HTTP API with its default flags in front of
+// sup, which it starts, an engine with caps, and returns its URL.
+func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) string {
+	t.Helper()
+	_, api, addr := serveOver(t, serveOptions(t, "", ""), sup, t.TempDir(), engine.Install{})
+	api.SetCapabilities(caps)
+	return "http://" + addr
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func speech(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
