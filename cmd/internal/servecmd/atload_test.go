@@ -136,18 +136,12 @@ func TestEngineSettingsFromFlags(t *testing.T) {
 	if req.Params[native.ParamLongFormChars] != "320" || req.Params[native.ParamLongFormHistory] != "0" || strings.Join(req.Env, " ") != "DRAMA_PREFIX_CACHE=0" {
 		t.Fatalf("set: params %v env %v", req.Params, req.Env)
 	}
-	for args, want := range map[string]string{
+	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--verify all":           `--verify "all": want size, sha256 or none`,
 		"--long-form-chars 0":    "--long-form-chars must be 1 or more",
 		"--long-form-history -1": "--long-form-history must be 0 or more",
 		"--prefix-cache -2":      "--prefix-cache must be 0 (off) or more",
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(context.Context, *Options) error { return nil }), strings.Fields(args)...)
-		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", args, err, want)
-		}
-	}
+	}))
 }
 
 // TestQualificationServed: drama serve's qualification source reads the

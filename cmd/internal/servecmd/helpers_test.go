@@ -31,6 +31,19 @@ func serveOptions(t *testing.T, root, args string) *Options {
 	return opts
 }
 
+// refused turns a table of command lines and what each one's error must
+// hold into cases of cmdutil.CheckFlags, each a usage error (exit 2).
+func refused(table map[string]string) []cmdutil.FlagCase[Options] {
+	var cases []cmdutil.FlagCase[Options]
+	for args, want := range table {
+		cases = append(cases, cmdutil.FlagCase[Options]{Args: strings.Fields(args), WantErr: want, Code: cmdutil.ExitUsage})
+	}
+	return cases
+}
+
+// accepted is the check of a command line that only has to be accepted.
+func accepted(*Options) bool { return true }
+
 // oneEngine puts sup alone in an engine set, as drama serve does without
 // --gpus.
 func oneEngine(t *testing.T, opts *Options, sup *supervise.Supervisor) *engineSet {

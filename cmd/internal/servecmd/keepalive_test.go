@@ -1,7 +1,6 @@
 package servecmd
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -16,8 +15,7 @@ import (
 )
 
 func TestKeepAliveFlag(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	var cases []cmdutil.FlagCase[Options]
 	for args, want := range map[string]time.Duration{
 		"":                              -1,
 		"--keep-alive 10m":              10 * time.Minute,
@@ -32,25 +30,18 @@ func TestKeepAliveFlag(t *testing.T) {
 		"--keep-alive 0s":               0,
 		"--keep-alive 2s --max-queue 1": 2 * time.Second,
 	} {
-		var got *Options
-		runF := func(_ context.Context, o *Options) error { got = o; return nil }
-		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-			t.Fatalf("%s: %v", args, err)
-		}
-		if got.KeepAlive != want {
-			t.Errorf("%s: keep-alive %v, want %v", args, got.KeepAlive, want)
-		}
+		cases = append(cases, cmdutil.FlagCase[Options]{Args: strings.Fields(args), Check: func(got *Options) bool { return got.KeepAlive == want }})
 	}
-	err := cmdutil.Execute(NewCmd(f, func(context.Context, *Options) error { return nil }), "--keep-alive", "soon")
-	if err == nil || !strings.Contains(err.Error(), "--keep-alive") || !strings.Contains(err.Error(), "want a duration") {
-		t.Fatalf("--keep-alive soon: %v", err)
-	}
+	cases = append(cases, cmdutil.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "--keep-alive"},
+		cmdutil.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "want a duration"})
+	cmdutil.CheckFlags(t, NewCmd, cases)
 	for d, want := range map[time.Duration]time.Duration{-1: 0, 0: supervise.UnloadAtOnce, time.Minute: time.Minute} {
 		if got := supervisorKeepAlive(d); got != want {
 			t.Errorf("supervisorKeepAlive(%v) = %v, want %v", d, got, want)
 		}
 	}
-	if help := NewCmd(f, nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
+	ios, _, _, _ := cmdutil.Test()
+	if help := NewCmd(cmdutil.TestFactory(ios), nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
 		t.Fatalf("--keep-alive default shown as %q", help.DefValue)
 	}
 }

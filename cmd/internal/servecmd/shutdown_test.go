@@ -2,7 +2,6 @@ package servecmd
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -131,29 +130,18 @@ func TestMaxQueueZeroMeansNone(t *testing.T) {
 }
 
 func TestGuardAndLimitFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *Options
-	runF := func(_ context.Context, o *Options) error { got = o; return nil }
 	args := "--stall-timeout 3s --allow-origin https://app.example --allow-origin http://localhost:3000 --allow-host tts.lan --max-clip-bytes 1000 --max-upload-bytes 5000 --clone-wait 0"
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-		t.Fatal(err)
-	}
-	if got.StallTimeout != 3*time.Second || len(got.AllowOrigins) != 2 || got.AllowHosts[0] != "tts.lan" || got.MaxClipBytes != 1000 || got.MaxUpload != 5000 || got.CloneWait != 0 {
-		t.Fatalf("%+v", got)
-	}
-	for args, want := range map[string]string{
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{{Args: strings.Fields(args), Check: func(got *Options) bool {
+		return got.StallTimeout == 3*time.Second && len(got.AllowOrigins) == 2 && got.AllowHosts[0] == "tts.lan" && got.MaxClipBytes == 1000 && got.MaxUpload == 5000 && got.CloneWait == 0
+	}}})
+	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--stall-timeout 0":                        "--stall-timeout",
 		"--allow-origin app.example":               "want scheme://host[:port]",
 		"--allow-origin https://app.example/path":  "want scheme://host[:port]",
 		"--max-clip-bytes 10 --max-upload-bytes 5": "raise --max-upload-bytes",
 		"--max-upload-bytes 0":                     "--max-upload-bytes must be more than 0",
 		"--clone-wait -1s":                         "--clone-wait",
-	} {
-		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", args, err, want)
-		}
-	}
+	}))
 }
 
 func TestStaleUploadsRemovedAtStart(t *testing.T) {
