@@ -49,12 +49,7 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body struct {
-		Status
-		Engines      int            `json:"engines"`
-		EnginesReady int            `json:"engines_ready"`
-		PerEngine    []EngineStatus `json:"per_engine"`
-	}
+	var body Readiness
 	err = json.NewDecoder(resp.Body).Decode(&body)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || body.Phase != "unloaded" || !body.Ready || body.Loaded ||

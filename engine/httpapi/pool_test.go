@@ -138,16 +138,7 @@ func TestPoolFailureGoesToItsEngine(t *testing.T) {
 func TestPoolReadyAndMetrics(t *testing.T) {
 	ts, ms, _ := startPool(t, 2)
 	ms[1].set(supervise.Status{Phase: "restarting"})
-	var body struct {
-		Ready        bool `json:"ready"`
-		Engines      int  `json:"engines"`
-		EnginesReady int  `json:"engines_ready"`
-		PerEngine    []struct {
-			Name  string `json:"name"`
-			Phase string `json:"phase"`
-			Ready bool   `json:"ready"`
-		} `json:"per_engine"`
-	}
+	var body Readiness
 	r, err := http.Get(ts.URL + "/ready")
 	if err != nil {
 		t.Fatal(err)

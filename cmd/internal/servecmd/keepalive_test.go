@@ -60,10 +60,7 @@ func TestServeWithKeepAlive(t *testing.T) {
 
 	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 	code, body := get(t, url+"/ready")
-	var ready struct {
-		httpapi.Status
-		PerEngine []httpapi.EngineStatus `json:"per_engine"`
-	}
+	var ready httpapi.Readiness
 	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusOK || ready.Phase != "unloaded" || ready.Loaded {
 		t.Fatalf("GET /ready while unloaded: %d %s", code, body)
 	}
