@@ -126,7 +126,7 @@ func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease,
 	case err == nil:
 		got := time.Now()
 		s.metrics.observeQueueWait(got.Sub(arrived))
-		return lease, func() { s.metrics.observeHold(time.Since(got)); lease.Release() }, nil
+		return lease, func() { s.metrics.hold.add(time.Since(got)); lease.Release() }, nil
 	case errors.Is(err, pool.ErrQueueFull):
 		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
 	case errors.Is(err, pool.ErrDraining):
@@ -145,7 +145,7 @@ func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease,
 // ahead times the measured time the queue takes to move one place (one
 // engine's hold shared by the engines that serve).
 func (s *Server) retryAfter() time.Duration {
-	return max(time.Second, time.Duration(s.pool.Depth()+1)*s.metrics.drainInterval()/time.Duration(max(s.pool.Ready(), 1)))
+	return max(time.Second, time.Duration(s.pool.Depth()+1)*s.metrics.hold.value()/time.Duration(max(s.pool.Ready(), 1)))
 }
 
 // engineError maps an engine error and reports a failed engine to the
