@@ -26,31 +26,17 @@ func within(t *testing.T, done <-chan struct{}, what string) {
 	}
 }
 
-// failingRestart is an engine that starts once; every later Start fails, so
-// a restart must open a new plugin.
-type failingRestart struct {
-	engine.Engine
-	starts atomic.Int32
-}
-
-func (f *failingRestart) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
-	if f.starts.Add(1) > 1 {
-		return engine.Errorf(engine.KindFailed, "the plugin is gone")
-	}
-	return f.Engine.Start(ctx, req, ev)
-}
-
-// crashed starts a supervisor over fake, wrapped so that it cannot start
-// again, and crashes the fake: the next EngineFailed begins a restart that
+// crashed starts a supervisor over fake, made to start only once, and
+// crashes the fake: the next EngineFailed begins a restart that
 // goes to open.
 func crashed(t *testing.T, fake *enginetest.Fake, open func(ctx context.Context, n int32) (engine.Engine, func(), error)) *Supervisor {
 	t.Helper()
-	first := &failingRestart{Engine: fake}
+	fake.StartsOnce = true
 	var opens atomic.Int32
 	sup := New(func(ctx context.Context) (engine.Engine, func(), error) {
 		n := opens.Add(1)
 		if n == 1 {
-			return first, func() {}, nil
+			return fake, func() {}, nil
 		}
 		return open(ctx, n)
 	}, engine.StartRequest{}, nil)

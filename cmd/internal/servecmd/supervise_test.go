@@ -63,25 +63,11 @@ func (o *flakyOpener) open(context.Context) (engine.Engine, func(), error) {
 	return o.fake, func() {}, nil
 }
 
-// crashOnce is an engine whose Start fails after its first, so that a
-// restart must open a new plugin.
-type crashOnce struct {
-	engine.Engine
-	starts atomic.Int32
-}
-
-func (c *crashOnce) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
-	if c.starts.Add(1) > 1 {
-		return engine.Errorf(engine.KindFailed, "gone")
-	}
-	return c.Engine.Start(ctx, req, ev)
-}
-
 // restartsFailing starts an engine that crashes, and whose restarts fail
 // with openErr (nil: a plain error) until op.fails is set to 0.
 func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flakyOpener, string) {
 	first := enginetest.NewFake()
-	first.FrameDelay = 0
+	first.FrameDelay, first.StartsOnce = 0, true
 	second := enginetest.NewFake()
 	second.FrameDelay = 0
 	t.Cleanup(func() { second.Stop(context.Background(), engine.StopRequest{}) })
@@ -89,7 +75,7 @@ func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flaky
 	opens := atomic.Int32{}
 	open := func(ctx context.Context) (engine.Engine, func(), error) {
 		if opens.Add(1) == 1 {
-			return &crashOnce{Engine: first}, func() {}, nil
+			return first, func() {}, nil
 		}
 		return op.open(ctx)
 	}
