@@ -3,7 +3,6 @@ package servecmd
 import (
 	"context"
 	"encoding/binary"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 )
@@ -35,11 +33,7 @@ func TestServeFlags(t *testing.T) {
 }
 
 func TestSaySavesAWAVWithRealSizes(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	defer fake.Stop(context.Background(), engine.StopRequest{})
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
-	defer ts.Close()
+	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
 	ios, _, out, errOut := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	outFile := filepath.Join(t.TempDir(), "hello.wav")
@@ -61,10 +55,7 @@ func TestSaySavesAWAVWithRealSizes(t *testing.T) {
 func TestSayRefusesATruncatedStream(t *testing.T) {
 	fake := enginetest.NewFake()
 	fake.FailAfterFirstChunk = true
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	defer fake.Stop(context.Background(), engine.StopRequest{})
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
-	defer ts.Close()
+	ts := httpServer(t, fakeAPI(t, fake, httpapi.Config{}).Handler())
 	ios, _, _, _ := cmdutil.Test()
 	dir := t.TempDir()
 	err := runSay(context.Background(), &SayOptions{F: cmdutil.TestFactory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
