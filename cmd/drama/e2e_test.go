@@ -235,16 +235,14 @@ func TestServeConcurrentClients(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make([]int, clients)
 	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r, body := speak(t, s.url, fmt.Sprintf(`{"input":"client number %d"}`, i))
 			if body == nil {
 				codes[i] = -1
 				return
 			}
 			codes[i] = r.StatusCode
-		}()
+		})
 	}
 	wg.Wait()
 	for i, c := range codes {
