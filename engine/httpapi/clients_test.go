@@ -271,7 +271,7 @@ func TestInputChecksNameTheField(t *testing.T) {
 // log has the details under that id.
 func TestEngineFailureHidesLogTail(t *testing.T) {
 	for _, midway := range []bool{false, true} {
-		logs := &lockedBuffer{}
+		logs := &enginetest.Buffer{}
 		ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
 			c.Engine = &failingEngine{Engine: c.Engine, midway: midway}
 			c.Logger = slog.New(slog.NewTextHandler(logs, nil))

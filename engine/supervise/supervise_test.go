@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -218,31 +217,13 @@ func TestBrief(t *testing.T) {
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
-// syncBuffer is a buffer safe for a logger's goroutine and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRestartFailureIsLoggedInFull: what Status leaves out of a failed
 // restart (the engine's output, its paths) is in the log.
 func TestRestartFailureIsLoggedInFull(t *testing.T) {
 	dir := t.TempDir()
 	cause := &engine.Error{Kind: engine.KindFailed, Op: "start", Msg: "native: engine exited with code 1", LogTail: "secret-tail-line " + dir}
 	sup := crashed(t, enginetest.NewFake(), func(context.Context, int32) (engine.Engine, func(), error) { return nil, nil, cause })
-	var log syncBuffer
+	var log enginetest.Buffer
 	sup.Logger = newTextLogger(&log)
 	sup.Backoff, sup.MaxBackoff = time.Hour, time.Hour
 	sup.EngineFailed(errors.New("crash"))
