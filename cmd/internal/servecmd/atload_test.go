@@ -1,16 +1,12 @@
 package servecmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"github.com/drama-tts/drama/pins/hub"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -169,7 +165,7 @@ func TestQualificationServed(t *testing.T) {
 
 	models := func() (bool, string) {
 		t.Helper()
-		status, body := rawRequest(t, addr, "GET /v1/models/drama-3-full", "")
+		status, _, body := rawRequest(t, addr, "GET /v1/models/drama-3-full", "", nil)
 		var m struct {
 			Qualified     bool   `json:"qualified"`
 			Qualification string `json:"qualification"`
@@ -181,7 +177,7 @@ func TestQualificationServed(t *testing.T) {
 	}
 	speechStatus := func() (string, string) {
 		t.Helper()
-		status, body := rawRequest(t, addr, "POST /v1/audio/speech", `{"input":"Hello.","stream":false}`)
+		status, _, body := rawRequest(t, addr, "POST /v1/audio/speech", `{"input":"Hello.","stream":false}`, nil)
 		return status, string(body)
 	}
 	if ok, state := models(); ok || state != "unqualified" {
@@ -216,34 +212,6 @@ func TestQualificationServed(t *testing.T) {
 		t.Fatalf("stale marker: %s %s", status, body)
 	}
 }
-
-// rawRequest sends "METHOD PATH" with body over its own connection and
-// returns the status line and the body as sent.
-func rawRequest(t *testing.T, addr, line, body string) (string, []byte) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	req := line + " HTTP/1.1\r\nHost: " + addr + "\r\nConnection: close\r\n"
-	if body != "" {
-		req += "Content-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n"
-	}
-	io.WriteString(conn, req+"\r\n"+body)
-	resp, err := http.ReadResponse(bufioReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.Proto + " " + resp.Status, b
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
 
 // TestGPULock: a --gpu-lock another job holds is waited for at most
 // --gpu-lock-wait, and the error names the holder; once free it is taken

@@ -1,11 +1,13 @@
 package servecmd
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +127,54 @@ func httpServer(t *testing.T, h http.Handler) *httptest.Server {
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// rawRequest sends line ("METHOD PATH") with body over a connection of
+// its own and returns the status line, the headers and the body, or ""
+// when the connection closed without a reply; started, when not nil, is
+// closed once the reply begins (a speech request then holds the engine).
+// It may run on a goroutine of its own: it fails the test with Error.
+func rawRequest(t *testing.T, addr, line, body string, started chan<- struct{}) (string, http.Header, []byte) {
+	t.Helper()
+	begun := func() {
+		if started != nil {
+			close(started)
+		}
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		begun()
+		return "", nil, nil
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	req := line + " HTTP/1.1\r\nHost: " + addr + "\r\nConnection: close\r\n"
+	if body != "" {
+		req += "Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+	}
+	io.WriteString(conn, req+"\r\n"+body)
+	br := bufio.NewReader(conn)
+	_, err = br.Peek(1)
+	begun()
+	if err != nil {
+		return "", nil, nil
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return "", nil, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Proto + " " + resp.Status, resp.Header, b
+}
+
+// rawSpeech is rawRequest's POST /v1/audio/speech: the status line and the
+// headers.
+func rawSpeech(t *testing.T, addr, body string, started chan<- struct{}) (string, http.Header) {
+	t.Helper()
+	line, h, _ := rawRequest(t, addr, "POST /v1/audio/speech", body, started)
+	return line, h
 }
 
 func get(t *testing.T, url string) (int, string) {

@@ -1,8 +1,6 @@
 package servecmd
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,41 +14,6 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 )
-
-// rawSpeech sends a speech request over its own connection and returns
-// the status line and headers, or "" when the connection closed without a
-// reply; started is closed once the status line has come (the request
-// then holds the engine).
-func rawSpeech(t *testing.T, addr, body string, started chan<- struct{}) (string, http.Header) {
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Error(err)
-		return "", nil
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(30 * time.Second))
-	fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", addr, len(body), body)
-	br := bufio.NewReader(conn)
-	line, err := br.ReadString('\n')
-	if started != nil {
-		close(started)
-	}
-	if err != nil {
-		return "", nil
-	}
-	h := http.Header{}
-	for {
-		l, err := br.ReadString('\n')
-		l = strings.TrimRight(l, "\r\n")
-		if err != nil || l == "" {
-			break
-		}
-		k, v, _ := strings.Cut(l, ":")
-		h.Add(k, strings.TrimSpace(v))
-	}
-	io.Copy(io.Discard, br)
-	return strings.TrimSpace(line), h
-}
 
 func metric(t *testing.T, addr, name string) string {
 	resp, err := http.Get("http://" + addr + "/metrics")
