@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/internal/proc"
 )
 
@@ -86,7 +87,7 @@ func freeAddr(t testing.TB) string {
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
+	stderr *enginetest.Buffer
 	done   chan error
 	exited chan struct{} // closed once the process has been waited for
 }
@@ -94,7 +95,7 @@ type server struct {
 // watch returns the server of a started drama serve and waits for its
 // process in the background: done gets the exit error once, exited is
 // closed for every later look.
-func watch(cmd *exec.Cmd, url string, stderr *syncBuffer) *server {
+func watch(cmd *exec.Cmd, url string, stderr *enginetest.Buffer) *server {
 	s := &server{cmd: cmd, url: url, stderr: stderr, done: make(chan error, 1), exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
@@ -133,7 +134,7 @@ func launchServe(t testing.TB, drama, root string, env []string, extra ...string
 		"--addr", addr, "--admission", "off", "--grace", "3s"}, extra...)
 	cmd := exec.Command(drama, args...)
 	cmd.Env = append(append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms"), env...)
-	stderr := &syncBuffer{}
+	stderr := &enginetest.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -156,24 +157,6 @@ func launchServe(t testing.TB, drama, root string, env []string, extra ...string
 	}
 	t.Fatalf("drama serve not ready in 30 s\n%s", s.stderr)
 	return nil
-}
-
-// syncBuffer collects a process's output while tests read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func (s *server) stop(t testing.TB) {
@@ -235,16 +218,14 @@ func TestServeConcurrentClients(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make([]int, clients)
 	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r, body := speak(t, s.url, fmt.Sprintf(`{"input":"client number %d"}`, i))
 			if body == nil {
 				codes[i] = -1
 				return
 			}
 			codes[i] = r.StatusCode
-		}()
+		})
 	}
 	wg.Wait()
 	for i, c := range codes {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/build/buildtest"
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // TestEngineInstallThenServe builds the engine from fixture upstreams with
@@ -52,7 +53,7 @@ func TestEngineInstallThenServe(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(filepath.Join(bin, "drama"), "serve", "--root", root, "--plugin-dir", bin, "--addr", addr, "--admission", "off", "--grace", "3s")
 	cmd.Env = env
-	var stderr syncBuffer
+	var stderr enginetest.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

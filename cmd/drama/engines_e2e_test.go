@@ -10,22 +10,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/httpapi"
 )
 
-// readyState is GET /ready's body behind several engines.
-type readyState struct {
-	Ready        bool `json:"ready"`
-	Engines      int  `json:"engines"`
-	EnginesReady int  `json:"engines_ready"`
-	PerEngine    []struct {
-		Name     string `json:"name"`
-		Phase    string `json:"phase"`
-		Ready    bool   `json:"ready"`
-		Restarts int    `json:"restarts"`
-	} `json:"per_engine"`
-}
+// readyState is GET /ready's body.
+type readyState = httpapi.Readiness
 
-func getReady(t testing.TB, url string) readyState {
+// getReady reads GET /ready: its status code and its body.
+func getReady(t testing.TB, url string) (int, readyState) {
 	t.Helper()
 	resp, err := http.Get(url + "/ready")
 	if err != nil {
@@ -36,7 +29,7 @@ func getReady(t testing.TB, url string) readyState {
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return resp.StatusCode, st
 }
 
 // waitReady waits until cond holds of GET /ready.
@@ -44,7 +37,7 @@ func waitReady(t testing.TB, s *server, what string, cond func(readyState) bool)
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st := getReady(t, s.url)
+		_, st := getReady(t, s.url)
 		if cond(st) {
 			return st
 		}

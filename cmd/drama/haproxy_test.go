@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/realclient"
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // The HAProxy tests run Debian's haproxy with the shipped
@@ -31,7 +32,7 @@ type lbSetup struct {
 	sock  string // its stats socket
 	hosts [2]*server
 	roots [2]string
-	log   *syncBuffer
+	log   *enginetest.Buffer
 }
 
 // haproxyConfig is the shipped configuration with its frontend bound to
@@ -83,7 +84,7 @@ func haproxyConfig(t *testing.T, bind, sock string, addrs [2]string) string {
 func startLB(t *testing.T, env [2][]string, extra ...string) *lbSetup {
 	t.Helper()
 	bin := realclient.HAProxy(t)
-	lb := &lbSetup{log: &syncBuffer{}}
+	lb := &lbSetup{log: &enginetest.Buffer{}}
 	var addrs [2]string
 	for i := range lb.hosts {
 		lb.roots[i] = t.TempDir()

@@ -44,22 +44,6 @@ func statusEngines(t *testing.T, root, keepAlive string) []struct {
 	return rep.Servers[0].Engines
 }
 
-// readyPhase is the phase GET /ready reports, with its status code.
-func readyPhase(t *testing.T, url string) (int, string, bool) {
-	t.Helper()
-	resp, err := http.Get(url + "/ready")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st struct {
-		Phase  string `json:"phase"`
-		Loaded bool   `json:"loaded"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&st)
-	return resp.StatusCode, st.Phase, st.Loaded
-}
-
 func processGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
@@ -98,15 +82,15 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		code, phase, loaded := readyPhase(t, s.url)
-		if phase == "unloaded" {
-			if code != http.StatusOK || loaded {
-				t.Fatalf("GET /ready while unloaded: %d, loaded %v", code, loaded)
+		code, st := getReady(t, s.url)
+		if st.Phase == "unloaded" {
+			if code != http.StatusOK || st.Loaded {
+				t.Fatalf("GET /ready while unloaded: %d, loaded %v", code, st.Loaded)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not unloaded 30 s after the last request (phase %s)\n%s", phase, s.stderr)
+			t.Fatalf("not unloaded 30 s after the last request (phase %s)\n%s", st.Phase, s.stderr)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // qualifyRoot makes a root whose full variant is two small files with
@@ -165,7 +167,7 @@ func TestBenchInterruptedStopsItsServe(t *testing.T) {
 	cmd := exec.Command(filepath.Join(bin, "drama"), "bench", "--root", root, "--start", "--out", t.TempDir(),
 		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s")
 	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms", "TENSORFOLD_STANDIN_RTF=0.5")
-	stderr := &syncBuffer{}
+	stderr := &enginetest.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeRefusesMismatchedFiles: a pinned file of the wrong size stops
@@ -37,31 +36,8 @@ func TestServeRefusesMismatchedFiles(t *testing.T) {
 func TestServeRequireQualified(t *testing.T) {
 	bin := binaries(t)
 	root, _ := qualifyRoot(t)
-	addr := freeAddr(t)
 	standin := filepath.Join(bin, "tensorfold-standin")
-	cmd := exec.Command(filepath.Join(bin, "drama"), "serve", "--root", root, "--plugin-dir", bin, "--engine-bin", standin,
-		"--addr", addr, "--admission", "off", "--grace", "3s", "--require-qualified", "--verify", "sha256")
-	cmd.Env = append(os.Environ(), "TENSORFOLD_STANDIN_LOAD_TIME=50ms")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := watch(cmd, "http://"+addr, stderr)
-	t.Cleanup(func() { s.stop(t) })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get(s.url + "/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready\n%s", stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s := launchServe(t, "", root, nil, "--require-qualified", "--verify", "sha256")
 	resp, err := http.Get(s.url + "/v1/models")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +59,7 @@ func TestServeRequireQualified(t *testing.T) {
 	if r.StatusCode != 503 || !strings.Contains(string(data), want) {
 		t.Fatalf("speech: %d %s\nwant %s", r.StatusCode, data, want)
 	}
-	if !strings.Contains(stderr.String(), "match the pins") {
-		t.Fatalf("no verification in the log:\n%s", stderr)
+	if !strings.Contains(s.stderr.String(), "match the pins") {
+		t.Fatalf("no verification in the log:\n%s", s.stderr)
 	}
 }

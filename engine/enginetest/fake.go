@@ -41,6 +41,10 @@ type Fake struct {
 	// FrameDelay is spent making each frame of a streamed synthesis, as a
 	// real engine makes audio over time.
 	FrameDelay time.Duration
+	// StartsOnce makes every Start after the first fail, as the engine of
+	// a plugin whose process is gone does: a supervisor's restart must
+	// open a new plugin.
+	StartsOnce bool
 
 	mu        sync.Mutex
 	phase     engine.Phase
@@ -51,6 +55,7 @@ type Fake struct {
 	busy      bool
 	busyUntil time.Time
 	stopping  bool
+	starts    int
 }
 
 // NewFake returns a Fake with two voices and every capability.
@@ -88,6 +93,10 @@ func (f *Fake) Start(ctx context.Context, req engine.StartRequest, events func(e
 		}
 	}
 	f.mu.Lock()
+	if f.starts++; f.StartsOnce && f.starts > 1 {
+		f.mu.Unlock()
+		return engine.Errorf(engine.KindFailed, "start: the plugin is gone")
+	}
 	if f.phase == engine.PhaseReady || f.phase == engine.PhaseLoading {
 		f.mu.Unlock()
 		return engine.Invalidf("start: the engine is already %s", f.phase)

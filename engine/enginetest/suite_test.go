@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/drama-tts/drama/engine"
@@ -39,3 +40,24 @@ func TestSuiteSubprocess(t *testing.T) {
 	p := Subprocess(t, path, ServeEnv+"=fake")
 	Run(t, fakeConfig(p))
 }
+
+// TestFakeStartsOnce: with StartsOnce a Fake that crashed cannot be
+// started again (KindFailed); without it, it can.
+func TestFakeStartsOnce(t *testing.T) {
+	for _, once := range []bool{false, true} {
+		f := NewFake()
+		f.StartsOnce = once
+		if err := f.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		f.Crash()
+		WaitFor(t, func() bool { h, _ := f.Health(context.Background()); return !h.Ready })
+		err := f.Start(context.Background(), engine.StartRequest{}, nil)
+		if once && !isFailed(err) || !once && err != nil {
+			t.Errorf("StartsOnce %v: the start after a crash: %v", once, err)
+		}
+		f.Stop(context.Background(), engine.StopRequest{})
+	}
+}
+
+func isFailed(err error) bool { k, ok := engine.KindOf(err); return ok && k == engine.KindFailed }

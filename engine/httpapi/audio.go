@@ -98,7 +98,7 @@ func (*bufferSink) Flush() {}
 // replyWhole makes the reply into memory and sends it once the synthesis
 // is done, with exact sizes, Content-Length and the finish reason as a
 // header. A failure is then always a proper error reply.
-func (s *Server) replyWhole(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, obs *observer) error {
+func (s *Server) replyWhole(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, obs *observer) error {
 	var buf bufferSink
 	if err := s.produce(ctx, &buf, req, stream, obs); err != nil {
 		return err
@@ -120,7 +120,7 @@ func (s *Server) replyWhole(ctx context.Context, w *statusRecorder, req *speech,
 // replyStreamed sends the reply as the engine makes it, chunked, with the
 // finish reason as a declared trailer. Headers go out with the first
 // bytes, so a failure before any audio is still a proper error reply.
-func (s *Server) replyStreamed(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, obs *observer) error {
+func (s *Server) replyStreamed(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, obs *observer) error {
 	h := w.Header()
 	h.Set("Content-Type", replyType(req))
 	h.Set("Cache-Control", "no-store")

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
-	"github.com/drama-tts/drama/engine/prompt"
-	"github.com/drama-tts/drama/engine/prompt/prompttest"
 )
 
 const streamText = "Hello there, this reply is streamed as it is made."
@@ -186,18 +184,7 @@ func TestJSONErrorsOnEveryRoute(t *testing.T) {
 // TestSSEDoneCarriesUsage checks the usage object of speech.audio.done:
 // the prompt's tokens in, one token per frame of audio out.
 func TestSSEDoneCarriesUsage(t *testing.T) {
-	data, err := prompttest.DramaJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := prompt.Read(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := prompt.NewBuilder(tok, prompt.Limits{Max: 4000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := dramaBuilder(t, 4000)
 	want, err := b.Count(streamText, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +271,7 @@ func TestInputChecksNameTheField(t *testing.T) {
 // log has the details under that id.
 func TestEngineFailureHidesLogTail(t *testing.T) {
 	for _, midway := range []bool{false, true} {
-		logs := &lockedBuffer{}
+		logs := &enginetest.Buffer{}
 		ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
 			c.Engine = &failingEngine{Engine: c.Engine, midway: midway}
 			c.Logger = slog.New(slog.NewTextHandler(logs, nil))

@@ -3,16 +3,11 @@ package httpapi
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
@@ -86,55 +81,11 @@ func post(t *testing.T, url, body string) *http.Response {
 	return resp
 }
 
-// rawResponse is a response read byte by byte off the connection, with the
-// chunked body decoded here rather than by net/http, so a missing
-// terminating chunk and the trailers are seen exactly.
-type rawResponse struct {
-	Status     int
-	Header     http.Header
-	Body       []byte
-	Trailer    http.Header
-	Terminated bool // the zero-length chunk arrived
-}
-
-func rawPost(t *testing.T, url, body string) rawResponse {
+// rawPost posts body to /v1/audio/speech over HTTP/1.1 on a fresh
+// connection and reads the response byte by byte (see rawDo).
+func rawPost(t *testing.T, url, body string) rawExchange {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nTE: trailers\r\nConnection: close\r\n\r\n%s", len(body), body)
-	br := bufio.NewReader(conn)
-	var r rawResponse
-	line, _ := br.ReadString('\n')
-	fmt.Sscanf(line, "HTTP/1.1 %d", &r.Status)
-	r.Header = readHeaders(br)
-	if r.Header.Get("Transfer-Encoding") != "chunked" {
-		r.Body, _ = io.ReadAll(br)
-		return r
-	}
-	for {
-		sizeLine, err := br.ReadString('\n')
-		if err != nil {
-			return r
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(sizeLine), 16, 64)
-		if err != nil {
-			t.Fatalf("bad chunk size line %q", sizeLine)
-		}
-		if n == 0 {
-			r.Terminated = true
-			r.Trailer = readHeaders(br)
-			return r
-		}
-		chunk := make([]byte, n+2)
-		if _, err := io.ReadFull(br, chunk); err != nil {
-			return r
-		}
-		r.Body = append(r.Body, chunk[:n]...)
-	}
+	return rawDo(t, url, "HTTP/1.1", http.MethodPost, "/v1/audio/speech", body, nil)
 }
 
 func readHeaders(br *bufio.Reader) http.Header {

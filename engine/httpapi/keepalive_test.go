@@ -43,18 +43,13 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 	}
 	srv := New(Config{Engine: p.Any(), Pool: p, Caps: fake.Desc.Capabilities})
 	ts := httptestServer(t, srv)
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 
 	resp, err := http.Get(ts + "/ready")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body struct {
-		Status
-		Engines      int            `json:"engines"`
-		EnginesReady int            `json:"engines_ready"`
-		PerEngine    []EngineStatus `json:"per_engine"`
-	}
+	var body Readiness
 	err = json.NewDecoder(resp.Body).Decode(&body)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || body.Phase != "unloaded" || !body.Ready || body.Loaded ||
@@ -76,7 +71,7 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 	if n := starts.Load(); n != 2 {
 		t.Fatalf("%d starts, want 2 (the first and the load for the request)", n)
 	}
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 }
 
 func httptestServer(t *testing.T, srv *Server) string {

@@ -49,28 +49,48 @@ type metrics struct {
 	stalled  atomic.Int64 // clients cut for accepting no audio
 	// catalogRestarts counts restarts that loaded a clone into a catalog.
 	catalogRestarts atomic.Int64
+	// hold is how long a request holds the engine's slot, the time the
+	// queue takes to move one place (1 s before anything was measured).
+	hold *movingMean
+	// clone is how long a clone takes (10 s before the first).
+	clone *movingMean
 
 	mu         sync.Mutex
 	byStatus   map[int]uint64
 	firstAudio *histogram
 	rtf        *histogram
 	queueWait  *histogram
-	// hold is a moving mean of how long a request holds the engine's
-	// slot, the time the queue takes to move one place.
-	hold  time.Duration
-	holds int
-	// clone is a moving mean of a clone's duration.
-	clone  time.Duration
-	clones int
 }
 
-// movingMean folds d into a mean over about the last 16 values.
-func movingMean(mean time.Duration, n int, d time.Duration) time.Duration {
-	if n == 0 {
-		return d
+// movingMean is a mean of durations over about the last 16 of them, safe
+// for concurrent use.
+type movingMean struct {
+	mu   sync.Mutex
+	none time.Duration // the value before the first duration
+	mean time.Duration
+	n    int
+}
+
+// add folds d into the mean.
+func (m *movingMean) add(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		m.mean = d
+	} else {
+		m.mean += (d - m.mean) / time.Duration(min(m.n+1, 16))
 	}
-	w := time.Duration(min(n+1, 16))
-	return mean + (d-mean)/w
+	m.n++
+}
+
+// value is the mean, or none before the first duration.
+func (m *movingMean) value() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		return m.none
+	}
+	return m.mean
 }
 
 func newMetrics(p *pool.Pool) *metrics {
@@ -80,6 +100,8 @@ func newMetrics(p *pool.Pool) *metrics {
 		firstAudio: newHistogram(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10),
 		rtf:        newHistogram(0.25, 0.5, 0.75, 1, 1.5, 2, 4),
 		queueWait:  newHistogram(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+		hold:       &movingMean{none: time.Second},
+		clone:      &movingMean{none: 10 * time.Second},
 	}
 }
 
@@ -107,42 +129,6 @@ func (m *metrics) observeQueueWait(d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.queueWait.observe(d.Seconds())
-}
-
-// observeHold records how long a request held the engine's slot.
-func (m *metrics) observeHold(d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.hold = movingMean(m.hold, m.holds, d)
-	m.holds++
-}
-
-// drainInterval is the measured time the queue takes to move one place
-// (1 s before anything was measured).
-func (m *metrics) drainInterval() time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.holds == 0 {
-		return time.Second
-	}
-	return m.hold
-}
-
-func (m *metrics) observeClone(d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.clone = movingMean(m.clone, m.clones, d)
-	m.clones++
-}
-
-// meanClone is the measured time of a clone (10 s before the first).
-func (m *metrics) meanClone() time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.clones == 0 {
-		return 10 * time.Second
-	}
-	return m.clone
 }
 
 func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {

@@ -35,14 +35,14 @@ func TestRetryAfterFromDrainRate(t *testing.T) {
 	s := New(Config{Engine: enginetest.NewFake(), MaxQueue: 4})
 	for range 8 {
 		s.metrics.observeQueueWait(5 * time.Second) // long waits...
-		s.metrics.observeHold(300 * time.Millisecond)
+		s.metrics.hold.add(300 * time.Millisecond)
 	}
 	if got := s.retryAfter(); got != time.Second {
 		t.Fatalf("Retry-After with an empty queue draining every 0.3 s: %v, want 1 s", got)
 	}
-	s.metrics.holds = 0
+	s.metrics.hold = &movingMean{none: time.Second}
 	for range 8 {
-		s.metrics.observeHold(3 * time.Second)
+		s.metrics.hold.add(3 * time.Second)
 	}
 	if got := s.retryAfter(); got != 3*time.Second {
 		t.Fatalf("Retry-After with syntheses of 3 s: %v, want 3 s", got)

@@ -118,7 +118,7 @@ func TestPoolFailureGoesToItsEngine(t *testing.T) {
 	ts, ms, _ := startPool(t, 2)
 	fake := ms[0].eng.Engine.(*enginetest.Fake)
 	fake.Crash()
-	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
 	if code := speak(t, ts.URL, ""); code != http.StatusServiceUnavailable && code != http.StatusInternalServerError {
 		t.Fatalf("synthesis on a crashed engine: %d", code)
 	}
@@ -138,16 +138,7 @@ func TestPoolFailureGoesToItsEngine(t *testing.T) {
 func TestPoolReadyAndMetrics(t *testing.T) {
 	ts, ms, _ := startPool(t, 2)
 	ms[1].set(supervise.Status{Phase: "restarting"})
-	var body struct {
-		Ready        bool `json:"ready"`
-		Engines      int  `json:"engines"`
-		EnginesReady int  `json:"engines_ready"`
-		PerEngine    []struct {
-			Name  string `json:"name"`
-			Phase string `json:"phase"`
-			Ready bool   `json:"ready"`
-		} `json:"per_engine"`
-	}
+	var body Readiness
 	r, err := http.Get(ts.URL + "/ready")
 	if err != nil {
 		t.Fatal(err)

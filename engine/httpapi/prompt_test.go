@@ -12,7 +12,10 @@ import (
 	"github.com/drama-tts/drama/engine/prompt/prompttest"
 )
 
-func TestPromptTooLongIs400(t *testing.T) {
+// dramaBuilder is a prompt builder over the model's tokenizer that takes
+// prompts of at most max tokens.
+func dramaBuilder(t *testing.T, max int) *prompt.Builder {
+	t.Helper()
 	data, err := prompttest.DramaJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -21,10 +24,15 @@ func TestPromptTooLongIs400(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := prompt.NewBuilder(tok, prompt.Limits{Max: 60})
+	b, err := prompt.NewBuilder(tok, prompt.Limits{Max: max})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+func TestPromptTooLongIs400(t *testing.T) {
+	b := dramaBuilder(t, 60)
 	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Prompt = b })
 	if r := post(t, ts.URL, `{"input":"Short enough."}`); r.StatusCode != http.StatusOK {
 		t.Fatalf("short prompt: %d", r.StatusCode)

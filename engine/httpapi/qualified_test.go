@@ -1,17 +1,13 @@
 package httpapi
 
 import (
-	"github.com/drama-tts/drama/engine/enginetest"
-
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // markerState is a QualificationSource whose state a test changes.
@@ -36,20 +32,8 @@ func (m *markerState) set(q Qualification) {
 // and the body as sent.
 func rawGet(t *testing.T, url, path string) (int, []byte) {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path)
-	br := bufio.NewReader(conn)
-	var code int
-	line, _ := br.ReadString('\n')
-	fmt.Sscanf(line, "HTTP/1.1 %d", &code)
-	readHeaders(br)
-	body, _ := io.ReadAll(br)
-	return code, body
+	r := rawDo(t, url, "HTTP/1.1", http.MethodGet, path, "", nil)
+	return r.Status, r.Body
 }
 
 // TestModelsReportQualification: GET /v1/models and /v1/models/{id} carry

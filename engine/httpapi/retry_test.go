@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -51,9 +49,9 @@ func TestNoQueue(t *testing.T) {
 		f.FrameDelay = 20 * time.Millisecond
 	})
 	addr := strings.TrimPrefix(ts.URL, "http://")
-	done := make(chan rawResponse)
+	done := make(chan rawExchange)
 	go func() { done <- rawPost(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 30)+`","stream":true}`) }()
-	waitFor(t, func() bool { return ce.active.Load() == 1 })
+	enginetest.WaitFor(t, func() bool { return ce.active.Load() == 1 })
 	r := rawSend(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json", []byte(`{"input":"second"}`))
 	if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "queue_full") || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("second request with no queue: %d %s", r.Status, r.Body)
@@ -61,22 +59,4 @@ func TestNoQueue(t *testing.T) {
 	if first := <-done; first.Status != 200 || !first.Terminated {
 		t.Fatalf("first request: %d, terminated %v", first.Status, first.Terminated)
 	}
-}
-
-func newServer(t *testing.T, srv *Server) string {
-	t.Helper()
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
-
-func status(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }

@@ -41,6 +41,16 @@ type EngineStatus struct {
 	Busy bool `json:"busy"`
 }
 
+// Readiness is the body of GET /ready: the engines' state as one, how many
+// engines there are and how many of them are ready, and each engine's own
+// state under its name.
+type Readiness struct {
+	Status
+	Engines      int            `json:"engines"`
+	EnginesReady int            `json:"engines_ready"`
+	PerEngine    []EngineStatus `json:"per_engine,omitempty"`
+}
+
 // StatusSource reports the engine's state (drama serve gives the one of
 // package engine/supervise's Supervisor). Its Message is shown to clients:
 // it names no engine output and no local path.
@@ -325,12 +335,7 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
 	}
-	body := struct {
-		Status
-		Engines      int            `json:"engines"`
-		EnginesReady int            `json:"engines_ready"`
-		PerEngine    []EngineStatus `json:"per_engine,omitempty"`
-	}{Status: st, Engines: s.pool.Len()}
+	body := Readiness{Status: st, Engines: s.pool.Len()}
 	for _, e := range s.pool.Engines() {
 		if e.Status.Ready {
 			body.EnginesReady++

@@ -21,9 +21,9 @@ import (
 
 // handleSpeech is POST /v1/audio/speech: check, queue, synthesize, reply.
 func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &Recorder{ResponseWriter: w}
 	start := time.Now()
-	defer func() { s.metrics.observeRequest(rec.code()) }()
+	defer func() { s.metrics.observeRequest(rec.Status()) }()
 	if e := s.notQualified(); e != nil {
 		writeError(rec, e)
 		return
@@ -126,7 +126,7 @@ func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease,
 	case err == nil:
 		got := time.Now()
 		s.metrics.observeQueueWait(got.Sub(arrived))
-		return lease, func() { s.metrics.observeHold(time.Since(got)); lease.Release() }, nil
+		return lease, func() { s.metrics.hold.add(time.Since(got)); lease.Release() }, nil
 	case errors.Is(err, pool.ErrQueueFull):
 		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
 	case errors.Is(err, pool.ErrDraining):
@@ -145,7 +145,7 @@ func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease,
 // ahead times the measured time the queue takes to move one place (one
 // engine's hold shared by the engines that serve).
 func (s *Server) retryAfter() time.Duration {
-	return max(time.Second, time.Duration(s.pool.Depth()+1)*s.metrics.drainInterval()/time.Duration(max(s.pool.Ready(), 1)))
+	return max(time.Second, time.Duration(s.pool.Depth()+1)*s.metrics.hold.value()/time.Duration(max(s.pool.Ready(), 1)))
 }
 
 // engineError maps an engine error and reports a failed engine to the
@@ -172,7 +172,7 @@ func (s *Server) engineError(ctx context.Context, err error, lease *pool.Lease) 
 }
 
 // reply sends the audio in the form the request asked for.
-func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stream engine.AudioStream, start, turn time.Time, lease *pool.Lease) {
+func (s *Server) reply(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, start, turn time.Time, lease *pool.Lease) {
 	h := w.Header()
 	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
 	h.Set("X-Audio-Format", "s16le;channels=1")
@@ -193,7 +193,7 @@ func (s *Server) reply(ctx context.Context, w *statusRecorder, req *speech, stre
 // sent it answers an error; after, it aborts the connection so the chunked
 // body ends without its terminating chunk (an SSE stream first gets an
 // error event, which OpenAI's SDKs raise).
-func (s *Server) failedMidway(ctx context.Context, w *statusRecorder, req *speech, err error, lease *pool.Lease) {
+func (s *Server) failedMidway(ctx context.Context, w *Recorder, req *speech, err error, lease *pool.Lease) {
 	if !w.wroteHeader {
 		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
 			w.Header().Del(k) // set for the audio that never came
@@ -226,47 +226,6 @@ func longFormValue(f engine.Final) string {
 		offs[i] = strconv.FormatInt(o, 10)
 	}
 	return strconv.Itoa(f.LongFormSegments) + ";" + strings.Join(offs, ",")
-}
-
-// statusRecorder remembers what was written, for metrics and for deciding
-// how a failure can still be reported.
-type statusRecorder struct {
-	http.ResponseWriter
-	status      int
-	wroteHeader bool
-	written     int64
-}
-
-func (w *statusRecorder) WriteHeader(code int) {
-	if !w.wroteHeader {
-		w.status, w.wroteHeader = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusRecorder) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.written += int64(n)
-	return n, err
-}
-
-func (w *statusRecorder) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusRecorder) code() int {
-	if !w.wroteHeader {
-		return http.StatusOK
-	}
-	return w.status
 }
 
 // checkPrompt counts the prompt the engine will build (the direction, the

@@ -177,14 +177,12 @@ func TestConcurrentClientsOneAtATimeFIFO(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make([]int, clients)
 	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			resp := post(t, ts.URL, fmt.Sprintf(`{"input":"client %d says hello"}`, i))
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			codes[i] = resp.StatusCode
-		}()
+		})
 	}
 	wg.Wait()
 	close(ce.order)
@@ -209,9 +207,7 @@ func TestQueueBoundGives503WithRetryAfter(t *testing.T) {
 	got := map[int]int{}
 	retry := ""
 	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			resp := post(t, ts.URL, `{"input":"a long enough text to keep the engine busy","stream":true}`)
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -221,7 +217,7 @@ func TestQueueBoundGives503WithRetryAfter(t *testing.T) {
 				retry = resp.Header.Get("Retry-After")
 			}
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	if got[200] < 3 || got[503] == 0 || got[200]+got[503] != clients || retry == "" {

@@ -49,7 +49,7 @@ func TestStalledClientIsCut(t *testing.T) {
 			conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
 			body := `{"input":"` + strings.Repeat("word ", 20) + `",` + mode + `}`
 			fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-			waitFor(t, func() bool { return ce.peak.Load() == 1 })
+			enginetest.WaitFor(t, func() bool { return ce.peak.Load() == 1 })
 
 			client := &http.Client{Timeout: 30 * time.Second}
 			resp, err := client.Post(ts.URL+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"the next client"}`))
@@ -64,21 +64,10 @@ func TestStalledClientIsCut(t *testing.T) {
 			if ce.active.Load() != 0 {
 				t.Fatalf("%d syntheses still running: the stalled client's was not cancelled", ce.active.Load())
 			}
-			m := get(t, ts.URL+"/metrics")
-			if !strings.Contains(m, "drama_stalled_clients_total 1\n") {
+			_, m := rawGet(t, ts.URL, "/metrics")
+			if !strings.Contains(string(m), "drama_stalled_clients_total 1\n") {
 				t.Fatalf("metrics do not count the cut client:\n%s", m)
 			}
 		})
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }

@@ -85,7 +85,7 @@ func (s *Server) cloneTurn(ctx context.Context) (release func(), e *apiError) {
 }
 
 func (s *Server) cloneBusy() *apiError {
-	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "clone_busy", RetryAfter: s.metrics.meanClone(),
+	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "clone_busy", RetryAfter: s.metrics.clone.value(),
 		Message: "another voice is being cloned; one clone runs at a time: retry after the Retry-After seconds"}
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // bigForm is a clone request with one clip of n bytes (and a transcript
@@ -129,7 +131,7 @@ func TestOneCloneAtATime(t *testing.T) {
 		resp, _ := postForm(t, ts.URL, ct, body)
 		first <- resp.StatusCode
 	}()
-	waitFor(t, func() bool { return store.clones.Load() == 1 })
+	enginetest.WaitFor(t, func() bool { return store.clones.Load() == 1 })
 	resp, msg := postForm(t, ts.URL, ct, body)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(msg, "one clone runs at a time") {
 		t.Fatalf("second clone while one runs: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), msg)
@@ -182,7 +184,7 @@ func TestStalledUploadIsCut(t *testing.T) {
 	conn.SetDeadline(time.Now().Add(30 * time.Second))
 	fmt.Fprintf(conn, "POST /v1/voices HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", addr, ct, len(body))
 	conn.Write(body[:len(body)/2]) // and nothing more
-	waitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
+	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
 	resp, msg := postForm(t, ts.URL, ct, body)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("clone after a stalled upload: %d %s", resp.StatusCode, msg)

@@ -168,7 +168,7 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 	}
 	began := time.Now()
 	info, err := s.cfg.Voices.Clone(r.Context(), *req)
-	s.metrics.observeClone(time.Since(began))
+	s.metrics.clone.add(time.Since(began))
 	if err != nil {
 		writeError(w, cloneError(err))
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
@@ -62,17 +63,6 @@ func acquire(t *testing.T, p *Pool, voice string) *Lease {
 		t.Fatalf("acquire %s: %v", voice, err)
 	}
 	return l
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // got runs Acquire in the background and delivers its lease.
@@ -151,7 +141,7 @@ func TestQueueFIFOAndBound(t *testing.T) {
 			mu.Unlock()
 			l.Release()
 		}()
-		waitFor(t, func() bool { return p.Depth() == i+1 })
+		enginetest.WaitFor(t, func() bool { return p.Depth() == i+1 })
 	}
 	if _, err := p.Acquire(context.Background(), "x"); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("4th waiter: %v, want ErrQueueFull", err)
@@ -168,7 +158,7 @@ func TestBoundedWaitForAWarmEngine(t *testing.T) {
 		p := newPool(t, Options{MaxQueue: 4, AffinityWait: time.Hour}, ready(), ready())
 		a := acquire(t, p, "a") // A holds a
 		ch := got(p, context.Background(), "a")
-		waitFor(t, func() bool { return p.Depth() == 1 }) // waits for A although B is idle
+		enginetest.WaitFor(t, func() bool { return p.Depth() == 1 }) // waits for A although B is idle
 		a.Release()
 		if l := <-ch; l == nil || l.Name() != "A" || !l.Warm() {
 			t.Fatalf("lease %+v, want warm A", l)
@@ -224,7 +214,7 @@ func TestWaiterLeavesAndDrain(t *testing.T) {
 	hold := acquire(t, p, "a")
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := got(p, ctx, "a")
-	waitFor(t, func() bool { return p.Depth() == 1 })
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
 	cancel()
 	if l := <-ch; l != nil {
 		t.Fatal("a cancelled waiter got an engine")
@@ -234,7 +224,7 @@ func TestWaiterLeavesAndDrain(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { _, err := p.Acquire(context.Background(), "a"); errc <- err }()
-	waitFor(t, func() bool { return p.Depth() == 1 })
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
 	p.Drain()
 	if err := <-errc; !errors.Is(err, ErrDraining) {
 		t.Fatalf("waiter at drain: %v", err)
@@ -278,7 +268,7 @@ func TestNotReadyEngineIsSkipped(t *testing.T) {
 	// B busy, A restarting: the waiter gets A once it is ready again
 	hold := acquire(t, p, "v")
 	ch := got(p, context.Background(), "w")
-	waitFor(t, func() bool { return p.Depth() == 1 })
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
 	a.set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
 	if l := <-ch; l == nil || l.Name() != "A" || l.Warm() {
 		t.Fatalf("lease %+v, want A (restarted, its cache empty)", l)
@@ -361,7 +351,7 @@ func TestFailedEngineRestartsAloneWhileOthersServe(t *testing.T) {
 	engines[0].healthy.Store(false) // it crashed mid-request
 	l.Failed(engine.Errorf(engine.KindFailed, "the engine exited"))
 	l.Release()
-	waitFor(t, func() bool { return engines[0].starts.Load() == 2 }) // its restart waits at the gate
+	enginetest.WaitFor(t, func() bool { return engines[0].starts.Load() == 2 }) // its restart waits at the gate
 	for range 3 {
 		l := acquire(t, p, "v")
 		if l.Name() != "gpu1-0" {
@@ -376,7 +366,7 @@ func TestFailedEngineRestartsAloneWhileOthersServe(t *testing.T) {
 		t.Fatalf("gpu0-0 %+v while restarting", st)
 	}
 	close(engines[0].gate)
-	waitFor(t, func() bool { return p.Ready() == 2 })
+	enginetest.WaitFor(t, func() bool { return p.Ready() == 2 })
 	hold := acquire(t, p, "v") // gpu1-0 holds v
 	if l := acquire(t, p, "w"); l.Name() != "gpu0-0" {
 		t.Fatalf("engine %s, want the restarted gpu0-0", l.Name())
@@ -419,7 +409,7 @@ func TestALeaseHoldsItsEngine(t *testing.T) {
 		t.Fatalf("%d holds with one lease, want 1", n)
 	}
 	next := got(p, context.Background(), "narrator")
-	waitFor(t, func() bool { return p.Depth() == 1 })
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
 	first.Release()
 	second := <-next
 	if n, idle := h.open.Load(), h.idle.Load(); n != 1 || idle != 0 {

@@ -201,12 +201,7 @@ func (s *Supervisor) load(t *transition, eng engine.Engine) {
 	default:
 		t.err = engine.NotReadyf("the engine did not load (%s): it is being restarted; retry shortly", Summary(err))
 		s.unloaded = false
-		s.restarting, s.why = true, "after a failed load"
-		s.status = Status{Phase: "restarting", Message: "the engine did not load (" + Summary(err) + "): restarting it", Restarts: s.status.Restarts}
-		s.loops.Add(1)
-		s.mu.Unlock()
-		s.logFailure("the engine did not load; restarting it", err)
-		go s.restart()
+		s.restartAfter("after a failed load", "did not load", err)
 	}
 	close(t.done)
 }

@@ -109,7 +109,7 @@ func TestIdleEngineIsUnloadedAndLoadsOnDemand(t *testing.T) {
 	defer cancel()
 	go k.sup.Watch(ctx, time.Millisecond)
 	first := k.lastPID(t)
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	if !enginetest.WaitGone(first, 10*time.Second) {
 		t.Fatalf("the engine's process %d still runs after the unload", first)
 	}
@@ -127,7 +127,7 @@ func TestIdleEngineIsUnloadedAndLoadsOnDemand(t *testing.T) {
 	if second := k.lastPID(t); second == first {
 		t.Fatal("the request was served without a new process")
 	}
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	if n := k.opens.Load(); n != 1 {
 		t.Fatalf("%d plugin opens, want 1", n)
 	}
@@ -143,7 +143,7 @@ func TestALongStreamKeepsTheEngineLoaded(t *testing.T) {
 	k := newKeptAlive(t, 2*time.Millisecond)
 	k.fake.FrameDelay = time.Millisecond
 	speak(t, k.sup, strings.Repeat("a long text ", 40)) // about 120 frames: 60 keep-alive times
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 
 	st, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "held open"})
 	if err != nil {
@@ -162,7 +162,7 @@ func TestALongStreamKeepsTheEngineLoaded(t *testing.T) {
 		}
 	}
 	st.Close()
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 }
 
 // TestInUseHoldsTheEngine: a request holding the engine while it waits
@@ -176,17 +176,17 @@ func TestInUseHoldsTheEngine(t *testing.T) {
 	}
 	done()
 	done() // a second call changes nothing
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	speak(t, k.sup, "again") // the count did not go below zero: the engine loads and unloads as before
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 }
 
 // TestUnloadAtOnce unloads the engine as soon as the request ends.
 func TestUnloadAtOnce(t *testing.T) {
 	k := newKeptAlive(t, UnloadAtOnce)
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	speak(t, k.sup, "one")
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	if n := k.starts.Load(); n != 2 {
 		t.Fatalf("%d starts, want 2", n)
 	}
@@ -215,7 +215,7 @@ func TestVoicesWhileUnloadedLoadNothing(t *testing.T) {
 	if err != nil || len(loaded) != 2 {
 		t.Fatalf("voices: %v %v", loaded, err)
 	}
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	got, err := k.sup.Engine().Voices(context.Background())
 	if err != nil || len(got) != 2 || got[0].ID != loaded[0].ID {
 		t.Fatalf("voices while unloaded: %v %v", got, err)
@@ -229,14 +229,14 @@ func TestVoicesWhileUnloadedLoadNothing(t *testing.T) {
 // request is answered not ready, Stop returns, and no process is left.
 func TestStopDuringALoadOnDemand(t *testing.T) {
 	k := newKeptAlive(t, time.Millisecond)
-	waitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "unloaded" })
 	k.fake.StartDelay = time.Hour
 	errc := make(chan error, 1)
 	go func() {
 		_, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "waits"})
 		errc <- err
 	}()
-	waitFor(t, func() bool { return k.sup.Status().Phase == engine.PhaseSpawned.String() })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == engine.PhaseSpawned.String() })
 	if st, s := k.sup.Status(), k.sup.State(); s != StateLoading || !st.Ready || st.Loaded || !strings.Contains(st.Message, "on demand") {
 		t.Fatalf("state %s, status %+v during a load on demand; want loading, ready to queue, not loaded", s, st)
 	}
@@ -272,12 +272,12 @@ func TestAWaitingRequestMayLeave(t *testing.T) {
 		_, err := k.sup.Engine().Synthesize(ctx, engine.SynthesisRequest{Input: "leaves"})
 		errc <- err
 	}()
-	waitFor(t, func() bool { return k.sup.State() == StateLoading })
+	enginetest.WaitFor(t, func() bool { return k.sup.State() == StateLoading })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the request that left got %v", err)
 	}
-	waitFor(t, func() bool { return k.sup.State() == StateReady })
+	enginetest.WaitFor(t, func() bool { return k.sup.State() == StateReady })
 	speak(t, k.sup, "next")
 	if n := k.starts.Load(); n != 2 {
 		t.Fatalf("%d starts, want 2", n)
@@ -307,12 +307,12 @@ func TestAFailedLoadGoesToTheRestartPath(t *testing.T) {
 	if !engine.IsNotReady(err) || !strings.Contains(err.Error(), "did not load") || !strings.Contains(err.Error(), "out of memory") {
 		t.Fatalf("a failed load answered %v", err)
 	}
-	waitFor(t, func() bool { return strings.Contains(k.sup.Status().Message, "attempt") })
+	enginetest.WaitFor(t, func() bool { return strings.Contains(k.sup.Status().Message, "attempt") })
 	if st := k.sup.Status(); st.Ready || st.Loaded {
 		t.Fatalf("status while restarting after a failed load: %+v", st)
 	}
 	k.failAt.Store(false)
-	waitFor(t, func() bool { return k.sup.State() == StateReady })
+	enginetest.WaitFor(t, func() bool { return k.sup.State() == StateReady })
 	speak(t, k.sup, "served")
 	if st := k.sup.Status(); st.Restarts != 1 {
 		t.Fatalf("status after the restart: %+v, want 1 restart", st)
@@ -346,7 +346,7 @@ func TestRestartDuringALoadWaitsForIt(t *testing.T) {
 	k.fake.StartDelay = 40 * time.Millisecond
 	listed := make(chan error, 1)
 	go func() { _, err := k.sup.Engine().Voices(context.Background()); listed <- err }() // no list kept yet: it loads
-	waitFor(t, func() bool { return k.sup.State() == StateLoading })
+	enginetest.WaitFor(t, func() bool { return k.sup.State() == StateLoading })
 	k.restartStops.Store(true) // as the native engine's Start does, a start of a running engine stops it first
 	if err := k.sup.Restart(context.Background()); err != nil {
 		t.Fatalf("a restart during a load: %v", err)

@@ -331,11 +331,19 @@ func (s *Supervisor) EngineFailed(cause error) {
 		s.mu.Unlock()
 		return
 	}
-	s.restarting, s.why = true, "after a failure"
-	s.status = Status{Phase: "restarting", Message: "the engine failed (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
+	s.restartAfter("after a failure", "failed", cause)
+}
+
+// restartAfter restarts the engine in the background after cause: the
+// status and the log say that the engine "what" (failed, did not load),
+// with cause's summary, and a request that meets the restart is told why
+// it runs. mu is held; it is released here.
+func (s *Supervisor) restartAfter(why, what string, cause error) {
+	s.restarting, s.why = true, why
+	s.status = Status{Phase: "restarting", Message: "the engine " + what + " (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
 	s.loops.Add(1)
 	s.mu.Unlock()
-	s.logFailure("the engine failed; restarting it", cause)
+	s.logFailure("the engine "+what+"; restarting it", cause)
 	go s.restart()
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,17 +13,6 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 )
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // within fails the test when done is not closed in 10 s: a guard against a
 // hang, not a measure of speed.
@@ -37,31 +25,17 @@ func within(t *testing.T, done <-chan struct{}, what string) {
 	}
 }
 
-// failingRestart is an engine that starts once; every later Start fails, so
-// a restart must open a new plugin.
-type failingRestart struct {
-	engine.Engine
-	starts atomic.Int32
-}
-
-func (f *failingRestart) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
-	if f.starts.Add(1) > 1 {
-		return engine.Errorf(engine.KindFailed, "the plugin is gone")
-	}
-	return f.Engine.Start(ctx, req, ev)
-}
-
-// crashed starts a supervisor over fake, wrapped so that it cannot start
-// again, and crashes the fake: the next EngineFailed begins a restart that
+// crashed starts a supervisor over fake, made to start only once, and
+// crashes the fake: the next EngineFailed begins a restart that
 // goes to open.
 func crashed(t *testing.T, fake *enginetest.Fake, open func(ctx context.Context, n int32) (engine.Engine, func(), error)) *Supervisor {
 	t.Helper()
-	first := &failingRestart{Engine: fake}
+	fake.StartsOnce = true
 	var opens atomic.Int32
 	sup := New(func(ctx context.Context) (engine.Engine, func(), error) {
 		n := opens.Add(1)
 		if n == 1 {
-			return first, func() {}, nil
+			return fake, func() {}, nil
 		}
 		return open(ctx, n)
 	}, engine.StartRequest{}, nil)
@@ -71,7 +45,7 @@ func crashed(t *testing.T, fake *enginetest.Fake, open func(ctx context.Context,
 	}
 	t.Cleanup(func() { _, _ = fake.Stop(context.Background(), engine.StopRequest{}) })
 	fake.Crash()
-	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
 	return sup
 }
 
@@ -137,7 +111,7 @@ func TestStopEndsTheWaitBetweenAttempts(t *testing.T) {
 	})
 	sup.Backoff, sup.MaxBackoff = time.Hour, time.Hour
 	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
+	enginetest.WaitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
 	stopped := make(chan struct{})
 	go func() { sup.Stop(context.Background()); close(stopped) }()
 	within(t, stopped, "Stop waited for the hour between attempts")
@@ -243,35 +217,17 @@ func TestBrief(t *testing.T) {
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
-// syncBuffer is a buffer safe for a logger's goroutine and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRestartFailureIsLoggedInFull: what Status leaves out of a failed
 // restart (the engine's output, its paths) is in the log.
 func TestRestartFailureIsLoggedInFull(t *testing.T) {
 	dir := t.TempDir()
 	cause := &engine.Error{Kind: engine.KindFailed, Op: "start", Msg: "native: engine exited with code 1", LogTail: "secret-tail-line " + dir}
 	sup := crashed(t, enginetest.NewFake(), func(context.Context, int32) (engine.Engine, func(), error) { return nil, nil, cause })
-	var log syncBuffer
+	var log enginetest.Buffer
 	sup.Logger = newTextLogger(&log)
 	sup.Backoff, sup.MaxBackoff = time.Hour, time.Hour
 	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
+	enginetest.WaitFor(t, func() bool { return strings.Contains(sup.Status().Message, "attempt 1 failed") })
 	msg := sup.Status().Message
 	sup.Stop(context.Background())
 	if st := log.String(); !strings.Contains(st, "secret-tail-line") || !strings.Contains(st, dir) {

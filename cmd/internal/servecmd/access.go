@@ -24,7 +24,7 @@ var probes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		aw := &accessWriter{ResponseWriter: w, start: start}
+		aw := &httpapi.Recorder{ResponseWriter: w}
 		var sp struct {
 			Voice  string `json:"voice"`
 			Format string `json:"response_format"`
@@ -48,7 +48,7 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 		}
 		defer func() {
 			attrs := []any{"id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path,
-				"status", aw.code(), "bytes", aw.written, "duration_ms", time.Since(start).Milliseconds()}
+				"status", aw.Status(), "bytes", aw.Written(), "duration_ms", time.Since(start).Milliseconds()}
 			if speech {
 				format := sp.Format
 				if format == "" {
@@ -64,9 +64,9 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 					attrs = append(attrs, "queue_wait_ms", wait.Milliseconds())
 				}
 				waitMu.Unlock()
-				if !aw.first.IsZero() && aw.code() == http.StatusOK {
-					attrs = append(attrs, "first_audio_ms", aw.first.Sub(start).Milliseconds())
-					if rtf, ok := realTimeFactor(format, aw.written, time.Since(start), w.Header()); ok {
+				if !aw.First().IsZero() && aw.Status() == http.StatusOK {
+					attrs = append(attrs, "first_audio_ms", aw.First().Sub(start).Milliseconds())
+					if rtf, ok := realTimeFactor(format, aw.Written(), time.Since(start), w.Header()); ok {
 						attrs = append(attrs, "rtf", strconv.FormatFloat(rtf, 'f', 3, 64))
 					}
 				}
@@ -100,51 +100,4 @@ func realTimeFactor(format string, n int64, wall time.Duration, h http.Header) (
 		return 0, false
 	}
 	return wall.Seconds() / audio, true
-}
-
-// accessWriter records the status, the bytes written and when the first
-// body byte went out.
-type accessWriter struct {
-	http.ResponseWriter
-	start   time.Time
-	status  int
-	written int64
-	first   time.Time
-}
-
-func (w *accessWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *accessWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if w.first.IsZero() && len(p) > 0 {
-		w.first = time.Now()
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.written += int64(n)
-	return n, err
-}
-
-// Flush passes streaming flushes through.
-func (w *accessWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap gives http.ResponseController the underlying writer (trailers,
-// deadlines).
-func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *accessWriter) code() int {
-	if w.status == 0 {
-		return http.StatusOK
-	}
-	return w.status
 }

@@ -1,16 +1,12 @@
 package servecmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"github.com/drama-tts/drama/pins/hub"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,10 +16,8 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/qualify"
-	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -50,21 +44,6 @@ func installedRoot(t *testing.T) string {
 	}
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
 	return root
-}
-
-// serveOptions parses a drama serve command line on root as the command
-// does.
-func serveOptions(t *testing.T, root, args string) *Options {
-	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	f.Global.Root = root // --root, a flag of drama itself
-	var opts *Options
-	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-		t.Fatal(err)
-	}
-	return opts
 }
 
 func bufLogger() (*slog.Logger, *bytes.Buffer) {
@@ -153,18 +132,12 @@ func TestEngineSettingsFromFlags(t *testing.T) {
 	if req.Params[native.ParamLongFormChars] != "320" || req.Params[native.ParamLongFormHistory] != "0" || strings.Join(req.Env, " ") != "DRAMA_PREFIX_CACHE=0" {
 		t.Fatalf("set: params %v env %v", req.Params, req.Env)
 	}
-	for args, want := range map[string]string{
+	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--verify all":           `--verify "all": want size, sha256 or none`,
 		"--long-form-chars 0":    "--long-form-chars must be 1 or more",
 		"--long-form-history -1": "--long-form-history must be 0 or more",
 		"--prefix-cache -2":      "--prefix-cache must be 0 (off) or more",
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(context.Context, *Options) error { return nil }), strings.Fields(args)...)
-		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", args, err, want)
-		}
-	}
+	}))
 }
 
 // TestQualificationServed: drama serve's qualification source reads the
@@ -186,26 +159,13 @@ func TestQualificationServed(t *testing.T) {
 		t.Fatalf("no marker: %+v (%s)", st, reason)
 	}
 
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	fake, sup := supervisedFake(0)
+	_, api, addr := serveOver(t, opts, sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(fake.Desc.Capabilities)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	addr := ln.Addr().String()
 
 	models := func() (bool, string) {
 		t.Helper()
-		status, body := rawRequest(t, addr, "GET /v1/models/drama-3-full", "")
+		status, _, body := rawRequest(t, addr, "GET /v1/models/drama-3-full", "", nil)
 		var m struct {
 			Qualified     bool   `json:"qualified"`
 			Qualification string `json:"qualification"`
@@ -217,7 +177,7 @@ func TestQualificationServed(t *testing.T) {
 	}
 	speechStatus := func() (string, string) {
 		t.Helper()
-		status, body := rawRequest(t, addr, "POST /v1/audio/speech", `{"input":"Hello.","stream":false}`)
+		status, _, body := rawRequest(t, addr, "POST /v1/audio/speech", `{"input":"Hello.","stream":false}`, nil)
 		return status, string(body)
 	}
 	if ok, state := models(); ok || state != "unqualified" {
@@ -252,34 +212,6 @@ func TestQualificationServed(t *testing.T) {
 		t.Fatalf("stale marker: %s %s", status, body)
 	}
 }
-
-// rawRequest sends "METHOD PATH" with body over its own connection and
-// returns the status line and the body as sent.
-func rawRequest(t *testing.T, addr, line, body string) (string, []byte) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	req := line + " HTTP/1.1\r\nHost: " + addr + "\r\nConnection: close\r\n"
-	if body != "" {
-		req += "Content-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n"
-	}
-	io.WriteString(conn, req+"\r\n"+body)
-	resp, err := http.ReadResponse(bufioReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.Proto + " " + resp.Status, b
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
 
 // TestGPULock: a --gpu-lock another job holds is waited for at most
 // --gpu-lock-wait, and the error names the holder; once free it is taken

@@ -2,11 +2,9 @@ package servecmd
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,16 +17,12 @@ import (
 
 // A clone on a root without the variant says so, and claims no restart.
 func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	defer fake.Stop(context.Background(), engine.StopRequest{})
 	ios, _, _, _ := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	f.Global.Root = t.TempDir()
 	install := engine.Install{Root: f.Global.Root, Variant: "full", ModelDir: filepath.Join(f.Global.Root, "full")}
 	store := newVoiceStore(filepath.Join(f.Global.Root, "voices"), nil, install, installReady(f, install))
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities, Voices: store}).Handler())
-	defer ts.Close()
+	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{Voices: store}).Handler())
 
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -53,11 +47,7 @@ func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
 // curl -d without -H sends a form's Content-Type: the 415 names the header
 // to send.
 func TestSpeechWithoutJSONContentTypeNamesTheHeader(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	defer fake.Stop(context.Background(), engine.StopRequest{})
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
-	defer ts.Close()
+	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
 	resp, err := http.Post(ts.URL+"/v1/audio/speech", "application/x-www-form-urlencoded", strings.NewReader(`{"input":"Hello."}`))
 	if err != nil {
 		t.Fatal(err)

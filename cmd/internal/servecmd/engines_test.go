@@ -95,7 +95,7 @@ func TestPlanEngines(t *testing.T) {
 }
 
 func TestEngineFlagsRefused(t *testing.T) {
-	for args, want := range map[string]string{
+	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--gpus 0,x":                         "--gpus 0,x: want GPU indexes",
 		"--gpus 0,0":                         "GPU 0 given twice",
 		"--engines-per-gpu 0":                "want a number from 1, or auto",
@@ -103,13 +103,7 @@ func TestEngineFlagsRefused(t *testing.T) {
 		"--dispatch fastest":                 `--dispatch "fastest": want affinity or round-robin`,
 		"--affinity-wait -1s":                "--affinity-wait must be 0 or more",
 		"--engine metal --engines-per-gpu 2": "the metal engine runs one engine",
-	} {
-		ios, _, _, _ := cmdutil.Test()
-		err := cmdutil.Execute(NewCmd(cmdutil.TestFactory(ios), func(context.Context, *Options) error { return nil }), strings.Fields(args)...)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", args, err, want)
-		}
-	}
+	}))
 }
 
 func TestDispatchOptions(t *testing.T) {

@@ -1,9 +1,7 @@
 package servecmd
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,8 +15,7 @@ import (
 )
 
 func TestKeepAliveFlag(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	var cases []cmdutil.FlagCase[Options]
 	for args, want := range map[string]time.Duration{
 		"":                              -1,
 		"--keep-alive 10m":              10 * time.Minute,
@@ -33,25 +30,18 @@ func TestKeepAliveFlag(t *testing.T) {
 		"--keep-alive 0s":               0,
 		"--keep-alive 2s --max-queue 1": 2 * time.Second,
 	} {
-		var got *Options
-		runF := func(_ context.Context, o *Options) error { got = o; return nil }
-		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-			t.Fatalf("%s: %v", args, err)
-		}
-		if got.KeepAlive != want {
-			t.Errorf("%s: keep-alive %v, want %v", args, got.KeepAlive, want)
-		}
+		cases = append(cases, cmdutil.FlagCase[Options]{Args: strings.Fields(args), Check: func(got *Options) bool { return got.KeepAlive == want }})
 	}
-	err := cmdutil.Execute(NewCmd(f, func(context.Context, *Options) error { return nil }), "--keep-alive", "soon")
-	if err == nil || !strings.Contains(err.Error(), "--keep-alive") || !strings.Contains(err.Error(), "want a duration") {
-		t.Fatalf("--keep-alive soon: %v", err)
-	}
+	cases = append(cases, cmdutil.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "--keep-alive"},
+		cmdutil.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "want a duration"})
+	cmdutil.CheckFlags(t, NewCmd, cases)
 	for d, want := range map[time.Duration]time.Duration{-1: 0, 0: supervise.UnloadAtOnce, time.Minute: time.Minute} {
 		if got := supervisorKeepAlive(d); got != want {
 			t.Errorf("supervisorKeepAlive(%v) = %v, want %v", d, got, want)
 		}
 	}
-	if help := NewCmd(f, nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
+	ios, _, _, _ := cmdutil.Test()
+	if help := NewCmd(cmdutil.TestFactory(ios), nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
 		t.Fatalf("--keep-alive default shown as %q", help.DefValue)
 	}
 }
@@ -61,37 +51,16 @@ func TestKeepAliveFlag(t *testing.T) {
 // the engine, by its name, as unloaded; a speech request loads it and is
 // served.
 func TestServeWithKeepAlive(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var opts *Options
-	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), "--engine", "cuda", "--keep-alive", "20ms"); err != nil {
-		t.Fatal(err)
-	}
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	opts := serveOptions(t, "", "--engine cuda --keep-alive 20ms")
+	fake, sup := supervisedFake(0)
 	sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	_, api, addr := serveOver(t, opts, sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(fake.Desc.Capabilities)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	url := "http://" + ln.Addr().String()
+	url := "http://" + addr
 
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 	code, body := get(t, url+"/ready")
-	var ready struct {
-		httpapi.Status
-		PerEngine []httpapi.EngineStatus `json:"per_engine"`
-	}
+	var ready httpapi.Readiness
 	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusOK || ready.Phase != "unloaded" || ready.Loaded {
 		t.Fatalf("GET /ready while unloaded: %d %s", code, body)
 	}
@@ -101,5 +70,5 @@ func TestServeWithKeepAlive(t *testing.T) {
 	if code, body := speech(t, url, `{"input":"back again","stream":false}`); code != http.StatusOK {
 		t.Fatalf("speech while unloaded: %d %s", code, body)
 	}
-	waitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 }

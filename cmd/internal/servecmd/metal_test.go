@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
@@ -47,28 +45,15 @@ func serveMetal(t *testing.T) (addr, root string) {
 	eng := native.NewEngine(native.Metal, native.EngineOptions{AnyOS: true})
 	req := nativetest.StartRequest(t, native.Metal, bin)
 	root = t.TempDir()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var opts *Options
-	if err := cmdutil.Execute(NewCmd(f, func(_ context.Context, o *Options) error { opts = o; return nil }), "--voices", req.VoicesDir); err != nil {
-		t.Fatal(err)
-	}
+	opts := serveOptions(t, "", "--voices "+req.VoicesDir)
 	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	_, api, addr := serveOver(t, opts, sup, root, req.Install)
+	d, err := eng.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), root, req.Install, nil, ln.Addr().String())
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	if err := describe(context.Background(), oneEngine(t, opts, sup), api); err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String(), root
+	api.SetCapabilities(d.Capabilities)
+	return addr, root
 }
 
 type cloneReply struct {

@@ -1,7 +1,6 @@
 package servecmd
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 )
@@ -20,12 +18,9 @@ import (
 // sayServer serves the API over the fake engine and records the inputs.
 func sayServer(t *testing.T) (*httptest.Server, *[]string) {
 	t.Helper()
-	fake := enginetest.NewFake()
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
-	api := httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler()
+	api := fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler()
 	var inputs []string
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct{ Input string }
 		json.Unmarshal(body, &req)
@@ -33,7 +28,6 @@ func sayServer(t *testing.T) (*httptest.Server, *[]string) {
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		api.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
 	return ts, &inputs
 }
 

@@ -3,7 +3,6 @@ package servecmd
 import (
 	"context"
 	"encoding/binary"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,49 +10,30 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
-	"github.com/drama-tts/drama/engine/supervise"
 )
 
 func TestServeFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *Options
-	runF := func(_ context.Context, o *Options) error { got = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999")...); err != nil {
-		t.Fatal(err)
-	}
-	if got.Engine != "metal" || got.MaxQueue != 4 || got.QueueTimeout != 3*time.Second || got.Admission != "off" || got.Addr != "127.0.0.1:9999" {
-		t.Fatalf("%+v", got)
-	}
-	for args, want := range map[string]string{
+	args := strings.Fields
+	cmdutil.CheckFlags(t, NewCmd, append(refused(map[string]string{
 		"--addr 0.0.0.0:8793": "not a loopback address",
 		"--addr nonsense":     "want HOST:PORT",
 		"--admission maybe":   "want own, external or off",
 		"--max-queue -1":      "--max-queue",
 		"--max-frames -3":     "--max-frames",
-		"positional":          "unknown command",
-	} {
-		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", args, err, want)
-		}
-	}
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--addr 0.0.0.0:8793 --allow-remote")...); err != nil {
-		t.Fatalf("--allow-remote: %v", err)
-	}
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--addr [::1]:8793")...); err != nil {
-		t.Fatalf("IPv6 loopback: %v", err)
-	}
+	}), []cmdutil.FlagCase[Options]{
+		{Args: args("positional"), WantErr: "unknown command"},
+		{Args: args("--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999"), Check: func(got *Options) bool {
+			return got.Engine == "metal" && got.MaxQueue == 4 && got.QueueTimeout == 3*time.Second && got.Admission == "off" && got.Addr == "127.0.0.1:9999"
+		}},
+		{Args: args("--addr 0.0.0.0:8793 --allow-remote"), Check: accepted},
+		{Args: args("--addr [::1]:8793"), Check: accepted}, // the IPv6 loopback
+	}...))
 }
 
 func TestSaySavesAWAVWithRealSizes(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	defer fake.Stop(context.Background(), engine.StopRequest{})
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
-	defer ts.Close()
+	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
 	ios, _, out, errOut := cmdutil.Test()
 	f := cmdutil.TestFactory(ios)
 	outFile := filepath.Join(t.TempDir(), "hello.wav")
@@ -75,10 +55,7 @@ func TestSaySavesAWAVWithRealSizes(t *testing.T) {
 func TestSayRefusesATruncatedStream(t *testing.T) {
 	fake := enginetest.NewFake()
 	fake.FailAfterFirstChunk = true
-	fake.Start(context.Background(), engine.StartRequest{}, nil)
-	defer fake.Stop(context.Background(), engine.StopRequest{})
-	ts := httptest.NewServer(httpapi.New(httpapi.Config{Engine: fake, Caps: fake.Desc.Capabilities}).Handler())
-	defer ts.Close()
+	ts := httpServer(t, fakeAPI(t, fake, httpapi.Config{}).Handler())
 	ios, _, _, _ := cmdutil.Test()
 	dir := t.TempDir()
 	err := runSay(context.Background(), &SayOptions{F: cmdutil.TestFactory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
@@ -95,49 +72,25 @@ func TestSayRefusesATruncatedStream(t *testing.T) {
 }
 
 func TestServeVoiceFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *Options
-	runF := func(_ context.Context, o *Options) error { got = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF)); err != nil {
-		t.Fatal(err)
+	args := strings.Fields
+	builtin := func(name string) func(*Options) bool {
+		return func(got *Options) bool { return got.builtinVoice() == name }
 	}
-	if got.builtinVoice() != "default" || len(got.aliases) != 0 {
-		t.Fatalf("a fresh install serves the built-in voice as %q: got %q, aliases %v", "default", got.builtinVoice(), got.aliases)
-	}
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--voice-alias alloy=narrator --voice-alias echo=default --voice-alias Anna=alice")...); err != nil {
-		t.Fatal(err)
-	}
-	if got.aliases["alloy"] != "narrator" || got.aliases["echo"] != "default" || got.aliases["Anna"] != "alice" || len(got.aliases) != 3 {
-		t.Fatalf("aliases %v", got.aliases)
-	}
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--no-builtin-voice")...); err != nil || got.builtinVoice() != "" {
-		t.Fatalf("--no-builtin-voice: %v, %q", err, got.builtinVoice())
-	}
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields("--builtin-voice house")...); err != nil || got.builtinVoice() != "house" {
-		t.Fatalf("--builtin-voice house: %v, %q", err, got.builtinVoice())
-	}
-	for args, want := range map[string]string{
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+		// a fresh install serves the built-in voice as "default"
+		{Args: nil, Check: func(got *Options) bool { return got.builtinVoice() == "default" && len(got.aliases) == 0 }},
+		{Args: args("--voice-alias alloy=narrator --voice-alias echo=default --voice-alias Anna=alice"), Check: func(got *Options) bool {
+			return got.aliases["alloy"] == "narrator" && got.aliases["echo"] == "default" && got.aliases["Anna"] == "alice" && len(got.aliases) == 3
+		}},
+		{Args: args("--no-builtin-voice"), Check: builtin("")},
+		{Args: args("--builtin-voice house"), Check: builtin("house")},
+	})
+	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--voice-alias alloy":                                  "--voice-alias alloy: want NAME=VOICE",
 		"--voice-alias alloy=a --voice-alias alloy=b":          "--voice-alias alloy given twice",
 		"--voice-alias default=narrator":                       "--voice-alias default=narrator: default is the built-in voice's name",
 		"--voice-alias alloy=Not_A_Voice":                      "--voice-alias alloy=Not_A_Voice: ",
 		"--voice-alias alloy=echo --voice-alias echo=narrator": "--voice-alias alloy=echo: echo is itself an alias",
 		"--builtin-voice Bad!":                                 "--builtin-voice",
-	} {
-		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", args, err, want)
-		}
-	}
-}
-
-// oneEngine puts sup alone in an engine set, as drama serve does without
-// --gpus.
-func oneEngine(t *testing.T, opts *Options, sup *supervise.Supervisor) *engineSet {
-	t.Helper()
-	set, err := newEngineSet([]string{"engine-0"}, []*supervise.Supervisor{sup}, dispatchOptions(opts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	}))
 }

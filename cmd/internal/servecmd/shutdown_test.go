@@ -1,9 +1,6 @@
 package servecmd
 
 import (
-	"bufio"
-	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,75 +13,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/enginetest"
-	"github.com/drama-tts/drama/engine/httpapi"
-	"github.com/drama-tts/drama/engine/supervise"
 )
-
-// serveFake runs newHTTPServer, as drama serve builds it from its flags, in
-// front of a fake engine with slow streamed audio.
-func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string) {
-	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var opts *Options
-	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-		t.Fatal(err)
-	}
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 20 * time.Millisecond
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), oneEngine(t, opts, sup), t.TempDir(), engine.Install{}, nil, ln.Addr().String())
-	api.SetCapabilities(fake.Desc.Capabilities)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return srv, api, ln.Addr().String()
-}
-
-// rawSpeech sends a speech request over its own connection and returns
-// the status line and headers, or "" when the connection closed without a
-// reply; started is closed once the status line has come (the request
-// then holds the engine).
-func rawSpeech(t *testing.T, addr, body string, started chan<- struct{}) (string, http.Header) {
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Error(err)
-		return "", nil
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(30 * time.Second))
-	fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", addr, len(body), body)
-	br := bufio.NewReader(conn)
-	line, err := br.ReadString('\n')
-	if started != nil {
-		close(started)
-	}
-	if err != nil {
-		return "", nil
-	}
-	h := http.Header{}
-	for {
-		l, err := br.ReadString('\n')
-		l = strings.TrimRight(l, "\r\n")
-		if err != nil || l == "" {
-			break
-		}
-		k, v, _ := strings.Cut(l, ":")
-		h.Add(k, strings.TrimSpace(v))
-	}
-	io.Copy(io.Discard, br)
-	return strings.TrimSpace(line), h
-}
 
 func metric(t *testing.T, addr, name string) string {
 	resp, err := http.Get("http://" + addr + "/metrics")
@@ -164,29 +93,18 @@ func TestMaxQueueZeroMeansNone(t *testing.T) {
 }
 
 func TestGuardAndLimitFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	var got *Options
-	runF := func(_ context.Context, o *Options) error { got = o; return nil }
 	args := "--stall-timeout 3s --allow-origin https://app.example --allow-origin http://localhost:3000 --allow-host tts.lan --max-clip-bytes 1000 --max-upload-bytes 5000 --clone-wait 0"
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
-		t.Fatal(err)
-	}
-	if got.StallTimeout != 3*time.Second || len(got.AllowOrigins) != 2 || got.AllowHosts[0] != "tts.lan" || got.MaxClipBytes != 1000 || got.MaxUpload != 5000 || got.CloneWait != 0 {
-		t.Fatalf("%+v", got)
-	}
-	for args, want := range map[string]string{
+	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{{Args: strings.Fields(args), Check: func(got *Options) bool {
+		return got.StallTimeout == 3*time.Second && len(got.AllowOrigins) == 2 && got.AllowHosts[0] == "tts.lan" && got.MaxClipBytes == 1000 && got.MaxUpload == 5000 && got.CloneWait == 0
+	}}})
+	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--stall-timeout 0":                        "--stall-timeout",
 		"--allow-origin app.example":               "want scheme://host[:port]",
 		"--allow-origin https://app.example/path":  "want scheme://host[:port]",
 		"--max-clip-bytes 10 --max-upload-bytes 5": "raise --max-upload-bytes",
 		"--max-upload-bytes 0":                     "--max-upload-bytes must be more than 0",
 		"--clone-wait -1s":                         "--clone-wait",
-	} {
-		if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", args, err, want)
-		}
-	}
+	}))
 }
 
 func TestStaleUploadsRemovedAtStart(t *testing.T) {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -20,70 +18,21 @@ import (
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// apiOver serves the HTTP API in front of sup, wired as drama serve wires it.
-func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) string {
-	t.Helper()
-	srv := httpapi.New(httpapi.Config{Engine: sup.Engine(), Caps: caps, Status: engineStatus{sup}, Failures: sup, Restarter: sup})
-	sup.OnRestart = srv.EngineRestarted
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-func speech(t *testing.T, url, body string) (int, string) {
-	t.Helper()
-	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 func TestEngineCrashAndRecovery(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return fake, func() {}, nil }, engine.StartRequest{}, nil)
+	fake, sup := supervisedFake(0)
 	sup.Backoff = 10 * time.Millisecond
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Stop(context.Background())
 	url := apiOver(t, sup, fake.Desc.Capabilities)
 
 	if code, _ := speech(t, url, `{"input":"before"}`); code != 200 {
 		t.Fatalf("before the crash: %d", code)
 	}
 	fake.Crash()
-	waitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := fake.Health(context.Background()); return !h.Ready })
 	code, body := speech(t, url, `{"input":"during"}`)
 	if code != 503 || !strings.Contains(body, "engine") || len(body) > 2000 {
 		t.Fatalf("request in flight at the crash: %d %s", code, body)
 	}
-	waitFor(t, func() bool { return sup.Status().Ready })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Ready })
 	if code, _ := speech(t, url, `{"input":"after"}`); code != 200 {
 		t.Fatalf("after the restart: %d", code)
 	}
@@ -114,25 +63,11 @@ func (o *flakyOpener) open(context.Context) (engine.Engine, func(), error) {
 	return o.fake, func() {}, nil
 }
 
-// crashOnce is an engine whose Start fails after its first, so that a
-// restart must open a new plugin.
-type crashOnce struct {
-	engine.Engine
-	starts atomic.Int32
-}
-
-func (c *crashOnce) Start(ctx context.Context, req engine.StartRequest, ev func(engine.LifecycleEvent)) error {
-	if c.starts.Add(1) > 1 {
-		return engine.Errorf(engine.KindFailed, "gone")
-	}
-	return c.Engine.Start(ctx, req, ev)
-}
-
 // restartsFailing starts an engine that crashes, and whose restarts fail
 // with openErr (nil: a plain error) until op.fails is set to 0.
 func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flakyOpener, string) {
 	first := enginetest.NewFake()
-	first.FrameDelay = 0
+	first.FrameDelay, first.StartsOnce = 0, true
 	second := enginetest.NewFake()
 	second.FrameDelay = 0
 	t.Cleanup(func() { second.Stop(context.Background(), engine.StopRequest{}) })
@@ -140,22 +75,18 @@ func restartsFailing(t *testing.T, openErr error) (*supervise.Supervisor, *flaky
 	opens := atomic.Int32{}
 	open := func(ctx context.Context) (engine.Engine, func(), error) {
 		if opens.Add(1) == 1 {
-			return &crashOnce{Engine: first}, func() {}, nil
+			return first, func() {}, nil
 		}
 		return op.open(ctx)
 	}
 	sup := supervise.New(open, engine.StartRequest{}, nil)
 	sup.Backoff, sup.MaxBackoff, sup.MaxRestarts = time.Millisecond, 5*time.Millisecond, 3
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Stop(context.Background()) })
 	url := apiOver(t, sup, first.Desc.Capabilities)
 	op.fails.Store(1 << 20) // fails until told otherwise
 	first.Crash()
-	waitFor(t, func() bool { h, _ := first.Health(context.Background()); return !h.Ready })
+	enginetest.WaitFor(t, func() bool { h, _ := first.Health(context.Background()); return !h.Ready })
 	sup.EngineFailed(errors.New("crash"))
-	waitFor(t, func() bool { return sup.Status().Phase == "failed" })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "failed" })
 	return sup, op, url
 }
 
@@ -170,7 +101,7 @@ func TestRestartsGoOnAndHealthTellsTheTruth(t *testing.T) {
 		}
 	}
 	op.fails.Store(0) // the plugin starts again
-	waitFor(t, func() bool { return sup.Status().Ready })
+	enginetest.WaitFor(t, func() bool { return sup.Status().Ready })
 	for _, path := range []string{"/health", "/ready"} {
 		if code, body := get(t, url+path); code != http.StatusOK {
 			t.Fatalf("%s after the engine came back: %d %s", path, code, body)
@@ -224,10 +155,6 @@ func TestAFailedSynthesisOfALiveEngineIsNoRestart(t *testing.T) {
 		opens.Add(1)
 		return failingInput{fake}, func() {}, nil
 	}, engine.StartRequest{}, nil)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Stop(context.Background())
 	url := apiOver(t, sup, fake.Desc.Capabilities)
 	if code, body := speech(t, url, `{"input":"[fail] this one","stream":false}`); code != 503 || !strings.Contains(body, "engine_failed") {
 		t.Fatalf("the failing request: %d %s", code, body)

@@ -69,6 +69,19 @@ func opts(f *cmdutil.Factory) *Options {
 	return &Options{F: f, Timeout: 2 * time.Second, Now: func() time.Time { return now }}
 }
 
+// runStatus runs drama status on root, with --json when asJSON, and
+// returns its stdout and stderr.
+func runStatus(t *testing.T, root string, asJSON bool) (string, string) {
+	t.Helper()
+	ios, _, out, errOut := cmdutil.Test()
+	f := cmdutil.TestFactory(ios)
+	f.Global.Root, f.Global.JSON = root, asJSON
+	if err := run(context.Background(), opts(f)); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String()
+}
+
 func TestStatusPiped(t *testing.T) {
 	f, ios, addrs := fixture(t)
 	if err := run(context.Background(), opts(f)); err != nil {
@@ -141,23 +154,14 @@ func TestStatusSaysWhichEnginesAreLoaded(t *testing.T) {
 			t.Fatal(err)
 		}
 		// one record per pid: read each server on its own
-		ios, _, out, _ := cmdutil.Test()
-		f := cmdutil.TestFactory(ios)
-		f.Global.Root = root
-		if err := run(context.Background(), opts(f)); err != nil {
-			t.Fatal(err)
-		}
+		out, _ := runStatus(t, root, false)
 		want := []string{"\tready (unloaded)\tengine-0 unloaded\t", "\tready\tgpu0 loaded,gpu1 unloaded\t"}[i]
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Fatalf("table %q, want %q", out, want)
 		}
-		f.Global.JSON = true
-		out.Reset()
-		if err := run(context.Background(), opts(f)); err != nil {
-			t.Fatal(err)
-		}
+		out, _ = runStatus(t, root, true)
 		var rep Report
-		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || len(rep.Servers) != 1 {
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
 			t.Fatalf("%v %s", err, out)
 		}
 		s := rep.Servers[0]
@@ -185,21 +189,13 @@ func TestStatusUnreachableAndNone(t *testing.T) {
 	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: "full", Started: now}); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	f.Global.Root = root
-	if err := run(context.Background(), opts(f)); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "\tunreachable: ") || !strings.Contains(out.String(), "\t-\t0s\t-\n") {
+	out, _ := runStatus(t, root, false)
+	if !strings.Contains(out, "\tunreachable: ") || !strings.Contains(out, "\t-\t0s\t-\n") {
 		t.Fatalf("out %q", out)
 	}
-	out.Reset()
-	f.Global.Root = t.TempDir()
-	if err := run(context.Background(), opts(f)); err != nil {
-		t.Fatal(err)
-	}
-	if out.Len() != 0 || !strings.Contains(errOut.String(), "no drama serve runs on "+f.Global.Root) {
+	none := t.TempDir()
+	out, errOut := runStatus(t, none, false)
+	if out != "" || !strings.Contains(errOut, "no drama serve runs on "+none) {
 		t.Fatalf("out %q err %q", out, errOut)
 	}
 }

@@ -430,14 +430,7 @@ func (s *Server) prefill(ctx context.Context, req *native.SpeechRequest) bool {
 	if s.opts.Prefill <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(s.opts.Prefill)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return sleep(ctx, s.opts.Prefill)
 }
 
 // pace waits until frames of audio are due under the RTF; false when the
@@ -450,8 +443,12 @@ func (s *Server) pace(ctx context.Context, start time.Time, frames int) bool {
 		return true
 	}
 	audio := time.Duration(float64(frames*native.SamplesPerFrame) / native.SampleRate * float64(time.Second))
-	due := start.Add(time.Duration(float64(audio) * s.opts.RTF))
-	t := time.NewTimer(time.Until(due))
+	return sleep(ctx, time.Until(start.Add(time.Duration(float64(audio)*s.opts.RTF))))
+}
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
