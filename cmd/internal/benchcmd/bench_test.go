@@ -14,14 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/native/standin"
 )
 
 func TestFlags(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Check: func(o *Options) bool { return o.Warmup == 2 && o.Passes == 3 && o.Out == "." && !o.Start }},
 		{Args: []string{"--voice", "a", "--voice", "b"}, Check: func(o *Options) bool { return len(o.Voices) == 2 }},
 		{Args: []string{"--start", "--", "--engine-bin", "x"}, Check: func(o *Options) bool { return o.Start && strings.Join(o.ServeArgs, " ") == "--engine-bin x" }},
@@ -33,15 +33,15 @@ func TestFlags(t *testing.T) {
 }
 
 func TestResolveServer(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir())
 	if u, _ := ResolveServer(f, ""); u != DefaultServer {
 		t.Errorf("default: %s", u)
 	}
 	if u, _ := ResolveServer(f, "127.0.0.1:9000"); u != "http://127.0.0.1:9000" {
 		t.Errorf("flag: %s", u)
 	}
-	f = cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir(), "DRAMA_ADDR", "127.0.0.1:9001")
+	f = cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir(), "DRAMA_ADDR", "127.0.0.1:9001")
 	if u, _ := ResolveServer(f, ""); u != "http://127.0.0.1:9001" {
 		t.Errorf("DRAMA_ADDR: %s", u)
 	}
@@ -68,9 +68,9 @@ func writeCorpus(t *testing.T, texts ...string) string {
 func benchRun(t *testing.T, url string, corpus string) (dir string, stdout string) {
 	t.Helper()
 	dir = t.TempDir()
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
-	err := cmdutil.Execute(NewCmd(f, nil), "--server", url, "--corpus", corpus, "--warmup", "0", "--passes", "3", "--out", dir)
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir())
+	err := cmdtest.Execute(NewCmd(f, nil), "--server", url, "--corpus", corpus, "--warmup", "0", "--passes", "3", "--out", dir)
 	if err != nil {
 		t.Fatalf("drama bench: %v\n%s", err, errOut)
 	}
@@ -97,9 +97,9 @@ func TestBenchWritesReports(t *testing.T) {
 }
 
 func TestBenchNoServer(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
-	err := cmdutil.Execute(NewCmd(f, nil), "--server", "http://127.0.0.1:1", "--passes", "1", "--out", t.TempDir())
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir())
+	err := cmdtest.Execute(NewCmd(f, nil), "--server", "http://127.0.0.1:1", "--passes", "1", "--out", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "is drama serve running at http://127.0.0.1:1?") {
 		t.Fatalf("%v", err)
 	}
@@ -126,9 +126,9 @@ func TestCompareCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b, "report.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	if err := cmdutil.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.json"), filepath.Join(b, "report.json")); err != nil {
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
+	if err := cmdtest.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.json"), filepath.Join(b, "report.json")); err != nil {
 		t.Fatal(err)
 	}
 	var found bool
@@ -145,7 +145,7 @@ func TestCompareCommand(t *testing.T) {
 	if !found {
 		t.Fatalf("no whole rtf p50 row:\n%s", out)
 	}
-	err = cmdutil.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.html"), filepath.Join(b, "report.json"))
+	err = cmdtest.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.html"), filepath.Join(b, "report.json"))
 	if err == nil || !strings.Contains(err.Error(), "report.html") {
 		t.Fatalf("not a report: %v", err)
 	}

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HOME", t.TempDir())
 	code = Run(ctx, f, args)
 	return code, out.String(), errOut.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/config"
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
@@ -67,17 +68,17 @@ func newTree(f *cmdutil.Factory) *tree {
 }
 
 func TestFileSetsFlagsNotGiven(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, sample))
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, sample))
 	tr := newTree(f)
-	if err := cmdutil.Execute(tr.root, "serve", "--max-queue", "5"); err != nil {
+	if err := cmdtest.Execute(tr.root, "serve", "--max-queue", "5"); err != nil {
 		t.Fatal(err)
 	}
 	o := tr.serve
 	if o.Addr != "127.0.0.1:9000" || f.Global.Variant != "nvfp4" || o.Admission != "off" || o.MaxQueue != 5 || o.QueueTimeout != 90*time.Second {
 		t.Fatalf("serve options %+v variant %s", o, f.Global.Variant)
 	}
-	if err := cmdutil.Execute(tr.root, "fetch"); err != nil {
+	if err := cmdtest.Execute(tr.root, "fetch"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.fetch.Endpoint != "http://127.0.0.1:1" || tr.fetch.Workers != 3 {
@@ -86,30 +87,30 @@ func TestFileSetsFlagsNotGiven(t *testing.T) {
 }
 
 func TestEnvironmentBeatsTheFileAndFlagsBeatBoth(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, sample), config.EnvAddr, "127.0.0.1:7000", "HF_ENDPOINT", "http://127.0.0.1:2")
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, sample), config.EnvAddr, "127.0.0.1:7000", "HF_ENDPOINT", "http://127.0.0.1:2")
 	tr := newTree(f)
-	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.serve.Addr != "127.0.0.1:7000" {
 		t.Fatalf("serve --addr %q, want DRAMA_ADDR's", tr.serve.Addr)
 	}
-	if err := cmdutil.Execute(tr.root, "say", "hello"); err != nil {
+	if err := cmdtest.Execute(tr.root, "say", "hello"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.say.Server != "http://127.0.0.1:7000" {
 		t.Fatalf("say --server %q, want DRAMA_ADDR's", tr.say.Server)
 	}
 	// fetch reads HF_ENDPOINT itself when --endpoint is unset: the file must not shadow it.
-	if err := cmdutil.Execute(tr.root, "fetch"); err != nil {
+	if err := cmdtest.Execute(tr.root, "fetch"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.fetch.Endpoint != "" {
 		t.Fatalf("fetch --endpoint %q, want it left to HF_ENDPOINT", tr.fetch.Endpoint)
 	}
 	tr = newTree(f)
-	if err := cmdutil.Execute(tr.root, "serve", "--addr", "127.0.0.1:6000"); err != nil {
+	if err := cmdtest.Execute(tr.root, "serve", "--addr", "127.0.0.1:6000"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.serve.Addr != "127.0.0.1:6000" {
@@ -119,9 +120,9 @@ func TestEnvironmentBeatsTheFileAndFlagsBeatBoth(t *testing.T) {
 
 func TestUnknownKeyNamesFileLineAndKey(t *testing.T) {
 	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9000\n  adress: x\n")
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
-	err := cmdutil.Execute(newTree(f).root, "serve")
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, path)
+	err := cmdtest.Execute(newTree(f).root, "serve")
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+":3: unknown key serve.adress: known keys are serve.addr,") {
 		t.Fatalf("err = %v", err)
 	}
@@ -129,29 +130,29 @@ func TestUnknownKeyNamesFileLineAndKey(t *testing.T) {
 
 func TestBadValueNamesFileLine(t *testing.T) {
 	path := writeConfig(t, "fetch:\n  workers: many\n")
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
-	err := cmdutil.Execute(newTree(f).root, "fetch")
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, path)
+	err := cmdtest.Execute(newTree(f).root, "fetch")
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), path+":2: fetch.workers: ") {
 		t.Fatalf("err = %v", err)
 	}
 	// A command the file does not configure runs regardless.
-	if err := cmdutil.Execute(newTree(f).root, "say", "hi"); err != nil {
+	if err := cmdtest.Execute(newTree(f).root, "say", "hi"); err != nil {
 		t.Fatalf("say: %v", err)
 	}
 }
 
 func showFixture(t *testing.T, extraEnv ...string) (*cmdutil.Factory, *cmdutil.IOStreams, *tree, string) {
 	path := writeConfig(t, sample+"  \nsay:\n  server: http://127.0.0.1:9000\n")
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, append([]string{config.EnvConfig, path, config.EnvAddr, "127.0.0.1:7000"}, extraEnv...)...)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, append([]string{config.EnvConfig, path, config.EnvAddr, "127.0.0.1:7000"}, extraEnv...)...)
 	return f, ios, newTree(f), path
 }
 
 func TestShowPiped(t *testing.T) {
 	f, ios, tr, path := showFixture(t)
 	_ = f
-	if err := cmdutil.Execute(tr.root, "config", "show", "--variant", "macos"); err != nil {
+	if err := cmdtest.Execute(tr.root, "config", "show", "--variant", "macos"); err != nil {
 		t.Fatal(err)
 	}
 	out := ios.Out.(buf).String()
@@ -176,7 +177,7 @@ func TestShowPiped(t *testing.T) {
 func TestShowTTY(t *testing.T) {
 	_, ios, tr, _ := showFixture(t)
 	ios.SetStdoutTTY(true)
-	if err := cmdutil.Execute(tr.root, "config", "show"); err != nil {
+	if err := cmdtest.Execute(tr.root, "config", "show"); err != nil {
 		t.Fatal(err)
 	}
 	out := ios.Out.(buf).String()
@@ -194,14 +195,14 @@ func TestShowTTY(t *testing.T) {
 
 func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 	path := writeConfig(t, "serve:\n  log_file: /var/log/drama.log\n")
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, path)
 	f.Global.JSON = true
 	tr := newTree(f)
 	if serveCmd(tr).Flags().Lookup("log-file") != nil {
 		t.Skip("serve has --log-file now: the setting applies")
 	}
-	if err := cmdutil.Execute(tr.root, "config", "show", "--json"); err != nil {
+	if err := cmdtest.Execute(tr.root, "config", "show", "--json"); err != nil {
 		t.Fatal(err)
 	}
 	var rep configcmd.ShowReport
@@ -221,13 +222,13 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 
 func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9001\n  log_file: /var/log/drama.log\n")
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, path)
 	tr := newTree(f)
 	if serveCmd(tr).Flags().Lookup("log-file") != nil {
 		t.Skip("serve has --log-file now: the setting applies")
 	}
-	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.serve.Addr != "127.0.0.1:9001" || !strings.Contains(errOut.String(), path+":3: serve.log_file: this drama's serve has no --log-file flag") {
@@ -237,8 +238,8 @@ func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 
 // The example file of drama config --help and the README parses and applies.
 func TestHelpExampleFileApplies(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	help := configcmd.NewCmd(cmdutil.TestFactory(ios)).Long
+	ios, _, _, _ := cmdtest.IOStreams()
+	help := configcmd.NewCmd(cmdtest.Factory(ios)).Long
 	i := strings.Index(help, "An example file:\n\n")
 	j := strings.Index(help, "\n\nAn unknown key")
 	if i < 0 || j < i {
@@ -248,9 +249,9 @@ func TestHelpExampleFileApplies(t *testing.T) {
 	for _, l := range strings.Split(help[i+len("An example file:\n\n"):j], "\n") {
 		lines = append(lines, strings.TrimPrefix(l, "  "))
 	}
-	f := cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, strings.Join(lines, "\n")+"\n"))
+	f := cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, strings.Join(lines, "\n")+"\n"))
 	tr := newTree(f)
-	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.serve.MaxQueue != 64 || f.Global.Variant != "nvfp4" {
@@ -267,10 +268,10 @@ func serveCmd(tr *tree) *cobra.Command {
 // serve.log_file sets drama serve's --log-file.
 func TestLogFileSettingApplies(t *testing.T) {
 	path := writeConfig(t, "serve:\n  log_file: /var/log/drama.log\n")
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, config.EnvConfig, path)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, config.EnvConfig, path)
 	tr := newTree(f)
-	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	if tr.serve.LogFile != "/var/log/drama.log" || strings.Contains(errOut.String(), "log_file") {
@@ -282,9 +283,9 @@ func TestLogFileSettingApplies(t *testing.T) {
 // the flag refuses is refused as the flag's.
 func TestServeLoadSettingsApply(t *testing.T) {
 	path := writeConfig(t, "serve:\n  verify: sha256\n  require_qualified: true\n  long_form_chars: 320\n  long_form_history: 0\n  prefix_cache: 0\n")
-	ios, _, _, _ := cmdutil.Test()
-	tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, path))
-	if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+	ios, _, _, _ := cmdtest.IOStreams()
+	tr := newTree(cmdtest.Factory(ios, config.EnvConfig, path))
+	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	o := tr.serve
@@ -296,8 +297,8 @@ func TestServeLoadSettingsApply(t *testing.T) {
 		"serve:\n  prefix_cache: -1\n":   "--prefix-cache must be 0 (off) or more",
 		"serve:\n  long_form_chars: 0\n": "--long-form-chars must be 1 or more",
 	} {
-		tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, file)))
-		if err := cmdutil.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), want) {
+		tr := newTree(cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, file)))
+		if err := cmdtest.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", file, err, want)
 		}
 	}
@@ -306,7 +307,7 @@ func TestServeLoadSettingsApply(t *testing.T) {
 // serve.keep_alive sets drama serve's --keep-alive, as a duration, a
 // number of seconds, 0 or forever; drama config show lists it.
 func TestKeepAliveSettingApplies(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	for file, want := range map[string]time.Duration{
 		"serve:\n  keep_alive: 10m\n":      10 * time.Minute,
 		"serve:\n  keep_alive: 600\n":      10 * time.Minute,
@@ -315,8 +316,8 @@ func TestKeepAliveSettingApplies(t *testing.T) {
 		"serve:\n  keep_alive: -1\n":       -1,
 		"serve:\n  addr: 127.0.0.1:8793\n": -1, // the default
 	} {
-		tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, writeConfig(t, file)))
-		if err := cmdutil.Execute(tr.root, "serve"); err != nil {
+		tr := newTree(cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, file)))
+		if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 			t.Fatalf("%q: %v", file, err)
 		}
 		if tr.serve.KeepAlive != want {
@@ -324,8 +325,8 @@ func TestKeepAliveSettingApplies(t *testing.T) {
 		}
 	}
 	path := writeConfig(t, "serve:\n  keep_alive: soon\n")
-	tr := newTree(cmdutil.TestFactory(ios, config.EnvConfig, path))
-	if err := cmdutil.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "want a duration") {
+	tr := newTree(cmdtest.Factory(ios, config.EnvConfig, path))
+	if err := cmdtest.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "want a duration") {
 		t.Fatalf("a bad keep_alive: %v", err)
 	}
 	var found bool

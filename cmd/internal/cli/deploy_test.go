@@ -16,7 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
@@ -97,8 +97,8 @@ func parseServe(t *testing.T, command []string) *servecmd.Options {
 	if len(command) < 2 || command[0] != "drama" || command[1] != "serve" {
 		t.Fatalf("container command %q: want drama serve ...", command)
 	}
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	root := NewRootCmd(f)
 	old, _, _ := root.Find([]string{"serve"})
 	root.RemoveCommand(old)
@@ -203,8 +203,8 @@ func TestKubernetesManifests(t *testing.T) {
 		if len(ic.Command) < 2 || ic.Command[0] != "drama" || ic.Command[1] != "fetch" {
 			t.Fatalf("init container %s: %q: want drama fetch", ic.Name, ic.Command)
 		}
-		ios, _, _, _ := cmdutil.Test()
-		f := cmdutil.TestFactory(ios)
+		ios, _, _, _ := cmdtest.IOStreams()
+		f := cmdtest.Factory(ios)
 		root := NewRootCmd(f)
 		old, _, _ := root.Find([]string{"fetch"})
 		root.RemoveCommand(old)

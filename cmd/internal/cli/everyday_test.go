@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 // The everyday commands are wired into drama, each with --json.
@@ -19,8 +20,8 @@ func TestEverydayCommandsAreWired(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (int, string, string) {
-		ios, _, out, errOut := cmdutil.Test()
-		f := cmdutil.TestFactory(ios, "HOME", t.TempDir(), "DRAMA_CONFIG", cfg)
+		ios, _, out, errOut := cmdtest.IOStreams()
+		f := cmdtest.Factory(ios, "HOME", t.TempDir(), "DRAMA_CONFIG", cfg)
 		return Run(context.Background(), f, args), out.String(), errOut.String()
 	}
 	for _, args := range [][]string{{"list"}, {"status"}, {"config", "show"}} {
@@ -62,8 +63,8 @@ func TestServiceInstallTakesServeFlags(t *testing.T) {
 	if code, _, errOut := runCLI(t, context.Background(), "service", "install", "--print", "--max-queue", "many"); code != cmdutil.ExitUsage || !strings.Contains(errOut, "max-queue") {
 		t.Errorf("a value drama serve refuses: exit %d %s", code, errOut)
 	}
-	ios, _, stdout, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	ios, _, stdout, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HOME", t.TempDir())
 	f.Global.Root, f.Global.JSON = root, true
 	st := servicePeers(f).Status()
 	st.SetArgs(nil)

@@ -38,8 +38,9 @@ var (
 var layers = []layer{
 	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil}, // main imports cli alone; its end-to-end tests use fixtures
 	{"cmd/internal", append([]string{"cmd/internal/..."}, domain...), cliModules},
-	{"pins", nil, []string{"golang.org/x/sys"}},         // mapped reads for hashing
-	{"pins/atomicfile", []string{"internal/proc"}, nil}, // an owner's start time names its temporaries
+	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
+	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
+	{"pins/atomicfile", []string{"internal/proc"}, nil},                                                                                    // an owner's start time names its temporaries
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
 	{"engine/model", nil, nil},

@@ -8,10 +8,10 @@ import (
 )
 
 func TestEngineBinaryAndRecord(t *testing.T) {
-	ios, _, _, _ := Test()
+	ios, _, _, _ := testStreams()
 	root := t.TempDir()
 	t.Setenv("PATH", t.TempDir())
-	f := TestFactory(ios)
+	f := testFactory(ios)
 	if p, err := EngineBinary(f, "", "cuda", root); p != "" || err != nil {
 		t.Fatalf("nothing installed: %q %v", p, err)
 	}
@@ -21,7 +21,7 @@ func TestEngineBinaryAndRecord(t *testing.T) {
 	if p, _ := EngineBinary(f, "", "cuda", root); p != bin {
 		t.Fatalf("root engine: %q", p)
 	}
-	if p, _ := EngineBinary(TestFactory(ios, "DRAMA_ENGINE_BIN", "/opt/x"), "", "cuda", root); p != "/opt/x" {
+	if p, _ := EngineBinary(testFactory(ios, "DRAMA_ENGINE_BIN", "/opt/x"), "", "cuda", root); p != "/opt/x" {
 		t.Fatalf("environment: %q", p)
 	}
 	if p, _ := EngineBinary(f, "/flag/bin", "cuda", root); p != "/flag/bin" {
@@ -45,10 +45,10 @@ func TestEngineBinaryAndRecord(t *testing.T) {
 }
 
 func TestEngineBinaryAndRecordOfAnInstalledVariant(t *testing.T) {
-	ios, _, _, _ := Test()
+	ios, _, _, _ := testStreams()
 	root := t.TempDir()
 	t.Setenv("PATH", t.TempDir())
-	f := TestFactory(ios)
+	f := testFactory(ios)
 	f.Global.Variant = "nvfp4"
 	os.MkdirAll(filepath.Join(root, "engine", "nvfp4"), 0o755)
 	os.WriteFile(filepath.Join(root, "engine", "tensorfold-native"), []byte("#!/bin/sh\n"), 0o755)

@@ -30,16 +30,6 @@ func NewFactory(version string) *Factory {
 	return &Factory{IO: System(), Global: &Global{Variant: "full"}, Version: version, Getenv: os.Getenv}
 }
 
-// TestFactory returns a Factory over test streams with an empty environment
-// except for the values given as key, value pairs.
-func TestFactory(ios *IOStreams, env ...string) *Factory {
-	m := map[string]string{}
-	for i := 0; i+1 < len(env); i += 2 {
-		m[env[i]] = env[i+1]
-	}
-	return &Factory{IO: ios, Global: &Global{Variant: "full"}, Version: "test", Getenv: func(k string) string { return m[k] }}
-}
-
 // Root returns the drama root directory: --root, else $DRAMA_HOME, else
 // $XDG_DATA_HOME/drama, else ~/.local/share/drama.
 func (f *Factory) Root() (string, error) {

@@ -14,8 +14,8 @@ import (
 )
 
 func TestSuggestRepeatsTheUserFlags(t *testing.T) {
-	ios, _, _, _ := Test()
-	f := TestFactory(ios)
+	ios, _, _, _ := testStreams()
+	f := testFactory(ios)
 	for _, tt := range []struct {
 		root  string
 		words []string
@@ -58,8 +58,8 @@ func TestGivenFlagsAndWithFlag(t *testing.T) {
 }
 
 func TestRequireInstalled(t *testing.T) {
-	ios, _, _, _ := Test()
-	f := TestFactory(ios)
+	ios, _, _, _ := testStreams()
+	f := testFactory(ios)
 	f.Global.Root = t.TempDir()
 	err := RequireInstalled(f, "nvfp4", "--pins", "p.json")
 	var ni *NotInstalledError
@@ -78,8 +78,8 @@ func TestRequireInstalled(t *testing.T) {
 }
 
 func TestPinsAdviceRepeatsTheUserFlags(t *testing.T) {
-	ios, _, _, _ := Test()
-	f := TestFactory(ios)
+	ios, _, _, _ := testStreams()
+	f := testFactory(ios)
 	f.Global.Root = "/srv/drama"
 	p := &pins.Pins{Variant: "nvfp4"}
 	incomplete := fmt.Errorf("pins: variant nvfp4: %w", pins.ErrIncomplete)

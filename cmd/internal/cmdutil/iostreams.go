@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"bytes"
 	"io"
 	"os"
 
@@ -9,7 +8,7 @@ import (
 )
 
 // IOStreams are the standard streams of a command with what is known about
-// whether each is a terminal. Tests build them with Test.
+// whether each is a terminal. Tests build them with cmdtest.IOStreams.
 type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
@@ -30,12 +29,6 @@ func System() *IOStreams {
 		stdoutTTY: isTerminal(os.Stdout),
 		stderrTTY: isTerminal(os.Stderr),
 	}
-}
-
-// Test returns streams over buffers, none of them a terminal, and the buffers.
-func Test() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
-	in, out, errOut = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
 }
 
 func isTerminal(f *os.File) bool {

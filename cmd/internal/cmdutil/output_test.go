@@ -8,7 +8,7 @@ import (
 )
 
 func TestTableTTYAndPiped(t *testing.T) {
-	ios, _, out, _ := Test()
+	ios, _, out, _ := testStreams()
 	tb := NewTable(ios, "path", "status")
 	tb.AddRow("a.bin", "ok")
 	tb.AddRow("long/name\twith tab", "missing")
@@ -58,8 +58,8 @@ func TestLineProgressAtMostEveryInterval(t *testing.T) {
 }
 
 func TestNewProgressQuietOrJSONPrintsNothing(t *testing.T) {
-	ios, _, _, errOut := Test()
-	f := TestFactory(ios)
+	ios, _, _, errOut := testStreams()
+	f := testFactory(ios)
 	f.Global.Quiet = true
 	p := f.NewProgress("x", 10)
 	p.Add(10)
@@ -74,7 +74,7 @@ func TestNewProgressQuietOrJSONPrintsNothing(t *testing.T) {
 }
 
 func TestRootResolution(t *testing.T) {
-	ios, _, _, _ := Test()
+	ios, _, _, _ := testStreams()
 	cases := []struct {
 		flag string
 		env  []string
@@ -86,7 +86,7 @@ func TestRootResolution(t *testing.T) {
 		{"", []string{"HOME", "/h"}, "/h/.local/share/drama"},
 	}
 	for _, c := range cases {
-		f := TestFactory(ios, c.env...)
+		f := testFactory(ios, c.env...)
 		f.Global.Root = c.flag
 		if got, _ := f.Root(); got != c.want {
 			t.Errorf("Root() = %q, want %q", got, c.want)

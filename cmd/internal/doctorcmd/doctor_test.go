@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
@@ -36,8 +37,8 @@ func fixture(t *testing.T) (*Options, *cmdutil.IOStreams, *hubtest.Layout) {
 	os.MkdirAll(eng, 0o755)
 	writeWithSum(t, filepath.Join(eng, "tensorfold-native"), "engine", filepath.Join(eng, "engine.sha256"), "tensorfold-native")
 	os.WriteFile(filepath.Join(x.Root, "nvfp4", ".pins.lock.json.tmp-123"), []byte("x"), 0o644)
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", x.Cache.Dir, "HOME", t.TempDir())
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HF_HUB_CACHE", x.Cache.Dir, "HOME", t.TempDir())
 	f.Global.Root = x.Root
 	probe := Probe{
 		Executable: func() (string, error) { return filepath.Join(bin, "drama"), nil },

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/engine/enginetest"
@@ -33,7 +34,7 @@ var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestFlags(t *testing.T) {
 	consent := []string{"--consent-who", "Anna", "--consent-statement", statement}
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Args: append([]string{"--name", "Anna", "--manifest", "prep"}, consent...), Check: func(o *Options) bool {
 			return o.Manifest == "prep" && o.Source == "consented" && o.Format == string(voices.FormatCloned) && o.Who == "Anna"
 		}},
@@ -106,8 +107,8 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir())
 	e := &env{out: out, err: errOut, eng: &testEngine{Fake: enginetest.NewFake(), Encoder: &clonetest.Encoder{}}}
 	e.opts = &Options{F: f, Name: "Anna Example", Who: "Anna Example", Statement: statement,
 		Source: "consented", Format: string(voices.FormatCloned), Now: func() time.Time { return clock },

@@ -6,12 +6,12 @@ import (
 	"io/fs"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 func TestEncodeOnARootWithoutTheVariantSaysSoFirst(t *testing.T) {
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root, f.Global.Variant = t.TempDir(), "nvfp4"
 	err := run(context.Background(), &Options{F: f, Name: "Anna", Manifest: "no-such-dir"})
 	want := "nvfp4 is not installed in " + f.Global.Root + ": run drama fetch --variant nvfp4 --root " + f.Global.Root + " (or give --model-dir DIR holding codec.pth)"

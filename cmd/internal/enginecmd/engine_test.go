@@ -14,6 +14,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/enginecmd"
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/build/buildtest"
@@ -24,8 +25,8 @@ import (
 
 func drama(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, append([]string{"HOME", t.TempDir()}, env...)...)
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, append([]string{"HOME", t.TempDir()}, env...)...)
 	code = cli.Run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
@@ -41,8 +42,8 @@ func install(t *testing.T, fx *buildtest.Fixture, s *pins.Sources, root string, 
 // finds for the variant, against the record it reads for it.
 func serveCheck(t *testing.T, root, variant string) (string, error) {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Variant = variant
 	bin, err := cmdutil.EngineBinary(f, "", "cuda", root)
 	if err != nil {
@@ -261,8 +262,8 @@ func TestHelpExamplesWork(t *testing.T) {
 	root := t.TempDir()
 	env := append(os.Environ(), "DRAMA_HOME="+root, "ZIG="+fx.Zig, "NVCC="+fx.NVCC)
 
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	groups := map[string]string{
 		"install": enginecmd.NewCmdInstall(f, nil).Example,
 		"show":    enginecmd.NewCmdShow(f, nil).Example,
@@ -323,8 +324,8 @@ func TestEngineInstallSaysALongStepIsStillRunning(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HOME", t.TempDir())
 	code := cli.Run(ctx, f, []string{"engine", "install", "--root", root, "--sources", buildtest.WriteSources(t, fx.Sources(t, fx.Good)),
 		"--source", fx.Mirror, "--zig", fx.Zig, "--nvcc", fx.NVCC})
 	if code != cmdutil.ExitInterrupted {

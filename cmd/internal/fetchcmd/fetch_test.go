@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
@@ -44,9 +45,9 @@ func TestFetchFlags(t *testing.T) {
 		{[]string{"--chunk-size", "0"}, nil, true},
 		{[]string{"extra"}, nil, true},
 	} {
-		ios, _, _, _ := cmdutil.Test()
+		ios, _, _, _ := cmdtest.IOStreams()
 		var got *FetchOptions
-		cmd := NewCmd(cmdutil.TestFactory(ios), func(_ context.Context, o *FetchOptions) error { got = o; return nil })
+		cmd := NewCmd(cmdtest.Factory(ios), func(_ context.Context, o *FetchOptions) error { got = o; return nil })
 		cmd.SetArgs(c.args)
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
@@ -102,7 +103,7 @@ func newTestEnv(t *testing.T, complete bool) *testEnv {
 }
 
 func (e *testEnv) factory(ios *cmdutil.IOStreams, extraEnv ...string) *cmdutil.Factory {
-	f := cmdutil.TestFactory(ios, append([]string{"HF_HUB_CACHE", e.cache, "HOME", e.dir}, extraEnv...)...)
+	f := cmdtest.Factory(ios, append([]string{"HF_HUB_CACHE", e.cache, "HOME", e.dir}, extraEnv...)...)
 	f.Global.Root = e.root
 	return f
 }
@@ -133,7 +134,7 @@ func (e *testEnv) checkVariantDir(t *testing.T, wantLinks bool) {
 
 func TestRunFetchIncompletePins(t *testing.T) {
 	e := newTestEnv(t, false)
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := cmdtest.IOStreams()
 	f := e.factory(ios)
 	if err := runFetch(context.Background(), e.opts(f)); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -167,7 +168,7 @@ func TestRunFetchIncompletePins(t *testing.T) {
 
 func TestLicenseNotAccepted(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	o := e.opts(e.factory(ios))
 	o.AcceptLicense = false
 	err := runFetch(context.Background(), o)
@@ -188,7 +189,7 @@ func TestLicensePrompt(t *testing.T) {
 		ok    bool
 	}{{"yes\n", true}, {"no\n", false}, {"", false}} {
 		e := newTestEnv(t, true)
-		ios, in, _, _ := cmdutil.Test()
+		ios, in, _, _ := cmdtest.IOStreams()
 		ios.SetStdinTTY(true)
 		ios.SetStderrTTY(true)
 		in.WriteString(c.typed)
@@ -208,7 +209,7 @@ func TestLicensePrompt(t *testing.T) {
 
 func TestFetchJSONEvents(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
 	f.Global.JSON = true
 	if err := runFetch(context.Background(), e.opts(f)); err != nil {
@@ -230,7 +231,7 @@ func TestFetchJSONEvents(t *testing.T) {
 
 func TestFetchNoCache(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	o := e.opts(e.factory(ios))
 	o.NoCache = true
 	if err := runFetch(context.Background(), o); err != nil {
@@ -244,7 +245,7 @@ func TestFetchNoCache(t *testing.T) {
 
 func TestOfflineIncompleteRefused(t *testing.T) {
 	e := newTestEnv(t, false)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1")))
 	if err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
 		t.Fatalf("want an offline refusal, got %v", err)
@@ -256,7 +257,7 @@ func TestMismatchExitCode(t *testing.T) {
 	p, _ := pins.ReadFile(e.pinsPath)
 	p.Files[0].SHA256 = strings.Repeat("1", 64)
 	p.WriteFile(e.pinsPath)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	err := runFetch(context.Background(), e.opts(e.factory(ios)))
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch {
 		t.Fatalf("want exit 3, got %d: %v", cmdutil.ExitCode(err), err)
@@ -265,12 +266,12 @@ func TestMismatchExitCode(t *testing.T) {
 
 func TestOfflineVerifiesBySHA256(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatal(err)
 	}
 	before := e.srv.Stats()
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	off := e.factory(ios, "HF_HUB_OFFLINE", "1")
 	if err := runFetch(context.Background(), e.opts(off)); err != nil {
 		t.Fatalf("offline, complete: %v\n%s", err, errOut)
@@ -309,12 +310,12 @@ func TestNVFP4AfterFullDownloadsNoSharedBytes(t *testing.T) {
 	if err := p.WriteFile(nvPins); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatal(err)
 	}
 	before := e.srv.Stats().BytesServed
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
 	f.Global.Variant = "nvfp4"
 	o := e.opts(f)
@@ -337,7 +338,7 @@ func TestNVFP4AfterFullDownloadsNoSharedBytes(t *testing.T) {
 
 func TestDisableSymlinksEnv(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_DISABLE_SYMLINKS", "1"))); err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +346,8 @@ func TestDisableSymlinksEnv(t *testing.T) {
 }
 
 func TestRetryLinesAreRateLimited(t *testing.T) {
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	r := newReporter(f, &pins.Pins{})
 	clock := time.Unix(0, 0)
 	r.now = func() time.Time { return clock }
@@ -367,7 +368,7 @@ func TestRetryLinesAreRateLimited(t *testing.T) {
 // --variant that names another one is refused before any request.
 func TestPinsFileVariantNamesTheDirectory(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	f := e.factory(ios)
 	f.Global.Variant = "nvfp4"
 	o := e.opts(f)
@@ -393,8 +394,8 @@ func TestPinsFileVariantNamesTheDirectory(t *testing.T) {
 func TestRelativeRootAndCache(t *testing.T) {
 	e := newTestEnv(t, true)
 	t.Chdir(e.dir)
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", "hfcache", "HOME", e.dir)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HF_HUB_CACHE", "hfcache", "HOME", e.dir)
 	f.Global.Root = "root"
 	if err := runFetch(context.Background(), e.opts(f)); err != nil {
 		t.Fatal(err)
@@ -417,10 +418,10 @@ func TestMalformedEndpointIsUsageError(t *testing.T) {
 		{[]string{"--endpoint", "127.0.0.1:8080", "--accept-license"}, nil, "--endpoint"},
 		{[]string{"--accept-license"}, []string{"HF_ENDPOINT", "localhost:9"}, "HF_ENDPOINT"},
 	} {
-		ios, _, _, _ := cmdutil.Test()
-		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
+		ios, _, _, _ := cmdtest.IOStreams()
+		f := cmdtest.Factory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
-		err := cmdutil.Execute(NewCmd(f, nil), c.args...)
+		err := cmdtest.Execute(NewCmd(f, nil), c.args...)
 		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
 			t.Errorf("%v %v: want a usage error naming %s, got %v", c.args, c.env, c.want, err)
 		}
@@ -436,7 +437,7 @@ func TestUnreachableEndpointMessage(t *testing.T) {
 	for _, complete := range []bool{true, false} {
 		e := newTestEnv(t, complete)
 		dead := "http://" + closedAddr(t)
-		ios, _, _, errOut := cmdutil.Test()
+		ios, _, _, errOut := cmdtest.IOStreams()
 		f := e.factory(ios)
 		// A global flag, as drama's root command has them.
 		top := &cobra.Command{Use: "drama", SilenceUsage: true, SilenceErrors: true}
@@ -484,7 +485,7 @@ func closedAddr(t *testing.T) string {
 // vouches for it), downloads it again, and verify passes.
 func TestFetchRepairsWhatVerifyFound(t *testing.T) {
 	e := newTestEnv(t, true)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +511,7 @@ func TestFetchRepairsWhatVerifyFound(t *testing.T) {
 		t.Fatal("verify missed the corrupt blob")
 	}
 	before := e.srv.Stats().BytesServed
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +538,7 @@ func TestFetchWaitsForAnotherFetchOfTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	opts := e.opts(e.factory(ios))
 	opts.LockWait = 100 * time.Millisecond
 	err = runFetch(context.Background(), opts)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/pins"
 )
@@ -40,7 +40,7 @@ func fetchWithMainRef(t *testing.T) *testEnv {
 	if err := os.WriteFile(filepath.Join(refs, "main"), []byte(testCommit), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func (e *testEnv) pinGitSHA1(t *testing.T) {
 func fetchOverClientCache(t *testing.T, e *testEnv) {
 	t.Helper()
 	before := e.srv.Stats()
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
@@ -208,7 +208,7 @@ func TestFetchFromStandIn(t *testing.T) {
 	e.pinGitSHA1(t)
 	hub := newStandIn(t, "fishaudio/drama-3", testCommit, e.files, int(e.srv.LFSMinSize))
 	hub.wholeSmall, hub.rangeCap = true, 100<<10
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	o := e.opts(e.factory(ios))
 	o.Endpoint = hub.hub.URL
 	if err := runFetch(context.Background(), o); err != nil {

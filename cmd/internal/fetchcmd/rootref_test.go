@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
@@ -117,7 +117,7 @@ func fetchIntoTwoRoots(t *testing.T) (*testEnv, []string, hub.Cache) {
 	e := newTestEnv(t, true)
 	roots := []string{filepath.Join(e.dir, "a"), filepath.Join(e.dir, "b")}
 	for _, root := range roots {
-		ios, _, _, errOut := cmdutil.Test()
+		ios, _, _, errOut := cmdtest.IOStreams()
 		f := e.factory(ios)
 		f.Global.Root = root
 		if err := runFetch(context.Background(), e.opts(f)); err != nil {

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 // A verified fetch records its endpoint, for verify's advice to repair from
 // the same place.
 func TestFetchRecordsItsEndpoint(t *testing.T) {
 	e := newTestEnv(t, false)
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
@@ -50,8 +51,8 @@ func fixture(t *testing.T) (*hubtest.Layout, *cmdutil.Factory, *cmdutil.IOStream
 	if err := os.WriteFile(filepath.Join(x.Root, "voices", "anna.json"), src, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", x.Cache.Dir)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HF_HUB_CACHE", x.Cache.Dir)
 	f.Global.Root = x.Root
 	return x, f, ios
 }
@@ -143,8 +144,8 @@ func TestListShowsWhatTheCacheHolds(t *testing.T) {
 }
 
 func TestListEmptyRoot(t *testing.T) {
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = t.TempDir()
 	if err := run(context.Background(), &Options{F: f}); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
@@ -83,8 +83,8 @@ func confFixture(t *testing.T) (dir string, a, b confRepoFiles) {
 // listeners) until the test ends and returns its endpoint.
 func startMirror(t *testing.T, opts ServeOptions) string {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Quiet = true
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc, done := make(chan string, 1), make(chan error, 1)

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
 
 func TestServeFlags(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmdServe, []cmdutil.FlagCase[ServeOptions]{
+	cmdtest.CheckFlags(t, NewCmdServe, []cmdtest.FlagCase[ServeOptions]{
 		{Args: []string{"dir"}, Check: func(o *ServeOptions) bool { return o.Dir == "dir" && o.Addr == "127.0.0.1:8080" && !o.Cache }},
 		{Args: []string{"--cache", "--addr", ":9000", "--fault", "drop@2x3", "--fault", "503", "--rate", "1000", "--url-ttl", "1s"},
 			Check: func(o *ServeOptions) bool {
@@ -34,8 +35,8 @@ func TestRunServe(t *testing.T) {
 	fp := filepath.Join(dir, "org", "m", commit, "config.json")
 	os.MkdirAll(filepath.Dir(fp), 0o755)
 	os.WriteFile(fp, []byte(`{"x":1}`), 0o644)
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Quiet = true
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
@@ -64,8 +65,8 @@ func TestRunServe(t *testing.T) {
 }
 
 func TestRunServeBadDir(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	err := runServe(context.Background(), &ServeOptions{F: cmdutil.TestFactory(ios), Dir: filepath.Join(t.TempDir(), "nope"), Addr: "127.0.0.1:0"})
+	ios, _, _, _ := cmdtest.IOStreams()
+	err := runServe(context.Background(), &ServeOptions{F: cmdtest.Factory(ios), Dir: filepath.Join(t.TempDir(), "nope"), Addr: "127.0.0.1:0"})
 	if err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("want a clear error, got %v", err)
 	}

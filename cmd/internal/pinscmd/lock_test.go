@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
@@ -47,15 +48,15 @@ func newLockEnv(t *testing.T) *lockEnv {
 }
 
 func (e *lockEnv) factory(ios *cmdutil.IOStreams) *cmdutil.Factory {
-	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", filepath.Join(e.dir, "hfcache"), "HOME", e.dir)
+	f := cmdtest.Factory(ios, "HF_HUB_CACHE", filepath.Join(e.dir, "hfcache"), "HOME", e.dir)
 	f.Global.Root = filepath.Join(e.dir, "root")
 	return f
 }
 
 func TestLockFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	var got *LockOptions
-	cmd := NewCmdLock(cmdutil.TestFactory(ios), func(_ context.Context, o *LockOptions) error { got = o; return nil })
+	cmd := NewCmdLock(cmdtest.Factory(ios), func(_ context.Context, o *LockOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--endpoint", "http://m", "--pins", "a.json", "-o", "-"})
 	if err := cmd.Execute(); err != nil || got.Endpoint != "http://m" || got.PinsFile != "a.json" || got.Output != "-" {
 		t.Fatalf("err %v, options %+v", err, got)
@@ -64,7 +65,7 @@ func TestLockFlags(t *testing.T) {
 
 func TestRunLock(t *testing.T) {
 	e := newLockEnv(t)
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
 	outPath := filepath.Join(e.dir, "locked.json")
 	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Output: outPath}); err != nil {
@@ -97,7 +98,7 @@ func TestRunLock(t *testing.T) {
 // go to the variant's lock file in the root.
 func TestLockDefaultOutputIsTheLockFile(t *testing.T) {
 	e := newLockEnv(t)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
 	if err := runLock(context.Background(), &LockOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath}); err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func TestLockTotalsDisagreeIsMismatch(t *testing.T) {
 	p, _ := pins.ReadFile(e.pinsPath)
 	p.ExpectedFiles++
 	p.WriteFile(e.pinsPath)
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	outPath := filepath.Join(e.dir, "locked.json")
 	err := runLock(context.Background(), &LockOptions{F: e.factory(ios), Endpoint: e.url, PinsFile: e.pinsPath, Output: outPath})
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(fmt.Sprint(err), "pinned totals") {
@@ -136,10 +137,10 @@ func TestLockMalformedEndpointIsUsageError(t *testing.T) {
 		{[]string{"--endpoint", "127.0.0.1:8080"}, nil, "--endpoint"},
 		{nil, []string{"HF_ENDPOINT", "localhost:9"}, "HF_ENDPOINT"},
 	} {
-		ios, _, _, _ := cmdutil.Test()
-		f := cmdutil.TestFactory(ios, append(c.env, "HOME", t.TempDir())...)
+		ios, _, _, _ := cmdtest.IOStreams()
+		f := cmdtest.Factory(ios, append(c.env, "HOME", t.TempDir())...)
 		f.Global.Root = t.TempDir()
-		err := cmdutil.Execute(NewCmdLock(f, nil), c.args...)
+		err := cmdtest.Execute(NewCmdLock(f, nil), c.args...)
 		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(fmt.Sprint(err), c.want) {
 			t.Errorf("%v %v: want a usage error naming %s, got %v", c.args, c.env, c.want, err)
 		}
@@ -158,7 +159,7 @@ func TestLockUnreachableRepeatsTheCommand(t *testing.T) {
 	}
 	dead := "http://" + l.Addr().String()
 	l.Close()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
 	root := f.Global.Root
 	top := &cobra.Command{Use: "drama", SilenceUsage: true, SilenceErrors: true}

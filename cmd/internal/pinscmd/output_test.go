@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 // The output of pins show and pins diff for the built-in pins, in the three
@@ -14,9 +15,9 @@ import (
 
 func showBuiltin(t *testing.T, tty, jsonFlag bool) (string, string) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := cmdtest.IOStreams()
 	ios.SetStdoutTTY(tty)
-	f := cmdutil.TestFactory(ios)
+	f := cmdtest.Factory(ios)
 	f.Global.Root, f.Global.JSON, f.Global.Variant = t.TempDir(), jsonFlag, "nvfp4"
 	if err := runShow(context.Background(), &ShowOptions{F: f}); err != nil {
 		t.Fatal(err)
@@ -64,9 +65,9 @@ func TestShowBuiltinJSON(t *testing.T) {
 
 func diffBuiltin(t *testing.T, tty, jsonFlag bool, a, b string) (string, error) {
 	t.Helper()
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := cmdtest.IOStreams()
 	ios.SetStdoutTTY(tty)
-	f := cmdutil.TestFactory(ios)
+	f := cmdtest.Factory(ios)
 	f.Global.Root, f.Global.JSON = t.TempDir(), jsonFlag
 	err := runDiff(context.Background(), &DiffOptions{F: f, A: a, B: b})
 	return out.String(), err

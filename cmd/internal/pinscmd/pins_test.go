@@ -7,41 +7,41 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/pins"
 )
 
 func TestMakeFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	var got *MakeOptions
 	runF := func(_ context.Context, o *MakeOptions) error { got = o; return nil }
-	if err := cmdutil.Execute(NewCmdMake(f, runF), strings.Fields("dir -o out.json --repo a/b --serve-flag=--x --serve-flag=1 --memory-gib 2.5 --local")...); err != nil {
+	if err := cmdtest.Execute(NewCmdMake(f, runF), strings.Fields("dir -o out.json --repo a/b --serve-flag=--x --serve-flag=1 --memory-gib 2.5 --local")...); err != nil {
 		t.Fatal(err)
 	}
 	if got.Dir != "dir" || got.Output != "out.json" || got.Repo != "a/b" || strings.Join(got.ServeFlags, " ") != "--x 1" || got.MemoryGiB != 2.5 || !got.Local {
 		t.Fatalf("%+v", got)
 	}
-	if err := cmdutil.Execute(NewCmdMake(f, runF), "dir"); err == nil || !strings.Contains(err.Error(), "-o FILE is required") {
+	if err := cmdtest.Execute(NewCmdMake(f, runF), "dir"); err == nil || !strings.Contains(err.Error(), "-o FILE is required") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := cmdutil.Execute(NewCmdMake(f, runF), strings.Fields("")...); err == nil {
+	if err := cmdtest.Execute(NewCmdMake(f, runF), strings.Fields("")...); err == nil {
 		t.Fatal("no DIR accepted")
 	}
 }
 
 func TestDiffAndShowFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	var d *DiffOptions
-	if err := cmdutil.Execute(NewCmdDiff(f, func(_ context.Context, o *DiffOptions) error { d = o; return nil }), strings.Fields("full nvfp4")...); err != nil || d.A != "full" || d.B != "nvfp4" {
+	if err := cmdtest.Execute(NewCmdDiff(f, func(_ context.Context, o *DiffOptions) error { d = o; return nil }), strings.Fields("full nvfp4")...); err != nil || d.A != "full" || d.B != "nvfp4" {
 		t.Fatalf("%v %+v", err, d)
 	}
-	if err := cmdutil.Execute(NewCmdDiff(f, nil), strings.Fields("full")...); err == nil {
+	if err := cmdtest.Execute(NewCmdDiff(f, nil), strings.Fields("full")...); err == nil {
 		t.Fatal("one argument accepted")
 	}
 	var s *ShowOptions
-	if err := cmdutil.Execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), strings.Fields("--pins p.json")...); err != nil || s.PinsFile != "p.json" {
+	if err := cmdtest.Execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), strings.Fields("--pins p.json")...); err != nil || s.PinsFile != "p.json" {
 		t.Fatalf("%v %+v", err, s)
 	}
 }
@@ -50,8 +50,8 @@ func TestMakeShowDiffRun(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "codec.pth"), []byte("codec"), 0o644)
 	os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("weights"), 0o644)
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HOME", t.TempDir())
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HOME", t.TempDir())
 	f.Global.Variant = "nvfp4"
 	outFile := filepath.Join(t.TempDir(), "p.json")
 	if err := runMake(context.Background(), &MakeOptions{F: f, Dir: dir, Output: outFile}); err != nil {

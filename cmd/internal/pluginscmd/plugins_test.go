@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/host"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 
 func TestFlags(t *testing.T) {
 	dir := func(want string) func(*Options) bool { return func(o *Options) bool { return o.PluginDir == want } }
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Check: dir("")},
 		{Args: []string{"--plugin-dir", "/x"}, Check: dir("/x")},
 		{Args: []string{"extra"}, WantErr: "unknown command"},
@@ -41,13 +42,13 @@ func setup(t *testing.T) (dir string) {
 }
 
 func newOpts(t *testing.T, ios *cmdutil.IOStreams, dir string) *Options {
-	f := cmdutil.TestFactory(ios, "DRAMA_HOME", t.TempDir())
+	f := cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir())
 	return &Options{F: f, PluginDir: dir, Executable: func() (string, error) { return "/nonexistent/drama", nil }, Timeout: 30e9}
 }
 
 func TestRunTable(t *testing.T) {
 	dir := setup(t)
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := cmdtest.IOStreams()
 	err := run(context.Background(), newOpts(t, ios, dir))
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch {
 		t.Fatalf("exit = %d (%v), want %d for the refused plugin", cmdutil.ExitCode(err), err, cmdutil.ExitMismatch)
@@ -72,7 +73,7 @@ func TestRunTable(t *testing.T) {
 func TestRunJSON(t *testing.T) {
 	dir := setup(t)
 	os.Remove(filepath.Join(dir, host.BinaryName("nosum")))
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := cmdtest.IOStreams()
 	opts := newOpts(t, ios, dir)
 	opts.F.Global.JSON = true
 	if err := run(context.Background(), opts); err != nil {
@@ -91,7 +92,7 @@ func TestRunJSON(t *testing.T) {
 }
 
 func TestRunNone(t *testing.T) {
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := cmdtest.IOStreams()
 	ios.SetStdoutTTY(true)
 	if err := run(context.Background(), newOpts(t, ios, t.TempDir())); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestRunMismatchedPlugin(t *testing.T) {
 	os.Remove(filepath.Join(dir, host.BinaryName("nosum")))
 	p := filepath.Join(dir, host.BinaryName("fake"))
 	os.WriteFile(p+host.ChecksumSuffix, []byte(strings.Repeat("00", 32)+"  drama-engine-fake\n"), 0o644)
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := cmdtest.IOStreams()
 	ios.SetStdoutTTY(true)
 	err := run(context.Background(), newOpts(t, ios, dir))
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch {

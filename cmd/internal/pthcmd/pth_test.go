@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/pth"
 	"github.com/drama-tts/drama/safetensors"
 )
@@ -17,7 +18,7 @@ import (
 const testdata = "../../../pth/testdata/"
 
 func TestConvertFlags(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmdConvert, []cmdutil.FlagCase[ConvertOptions]{
+	cmdtest.CheckFlags(t, NewCmdConvert, []cmdtest.FlagCase[ConvertOptions]{
 		{Args: []string{"in.pth", "-o", "out.st"}, Check: func(o *ConvertOptions) bool {
 			return o.File == "in.pth" && o.Output == "out.st" && o.DType == "keep" && o.StripPrefix == "generator." && !o.FoldWeightNorm
 		}},
@@ -33,26 +34,26 @@ func TestConvertFlags(t *testing.T) {
 		{Args: []string{"in.pth", "-o", "x", "--source-sha256", strings.Repeat("0f", 32)}, Check: func(o *ConvertOptions) bool { return o.SourceSHA256 == strings.Repeat("0f", 32) }},
 	})
 	var fe *cmdutil.FlagError
-	if _, err := cmdutil.ParseOptions(NewCmdConvert, "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
+	if _, err := cmdtest.ParseOptions(NewCmdConvert, "in.pth", "-o", "x", "--dtype", "f8"); !errors.As(err, &fe) {
 		t.Errorf("bad --dtype: want a usage error, got %T", err)
 	}
 }
 
 func TestInspectFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	var got *InspectOptions
-	if err := cmdutil.Execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "codec.pth"); err != nil || got.File != "codec.pth" {
+	if err := cmdtest.Execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "codec.pth"); err != nil || got.File != "codec.pth" {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if err := cmdutil.Execute(NewCmdInspect(f, nil)); err == nil {
+	if err := cmdtest.Execute(NewCmdInspect(f, nil)); err == nil {
 		t.Error("no FILE accepted")
 	}
 }
 
 func TestInspectText(t *testing.T) {
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	if err := runInspect(context.Background(), &InspectOptions{F: f, File: testdata + "dtypes.pth"}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +66,8 @@ func TestInspectText(t *testing.T) {
 }
 
 func TestInspectJSON(t *testing.T) {
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.JSON = true
 	if err := runInspect(context.Background(), &InspectOptions{F: f, File: testdata + "generator.pth"}); err != nil {
 		t.Fatal(err)
@@ -84,20 +85,20 @@ func TestInspectBadFile(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.pth")
 	os.WriteFile(bad, []byte("PYTORCH1 and more"), 0o644)
-	ios, _, _, _ := cmdutil.Test()
-	err := runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), File: bad})
+	ios, _, _, _ := cmdtest.IOStreams()
+	err := runInspect(context.Background(), &InspectOptions{F: cmdtest.Factory(ios), File: bad})
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !errors.Is(err, pth.ErrFormat) {
 		t.Errorf("want exit 3 wrapping ErrFormat, got %d: %v", cmdutil.ExitCode(err), err)
 	}
-	err = runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), File: filepath.Join(dir, "none.pth")})
+	err = runInspect(context.Background(), &InspectOptions{F: cmdtest.Factory(ios), File: filepath.Join(dir, "none.pth")})
 	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: want exit 1, got %d: %v", cmdutil.ExitCode(err), err)
 	}
 }
 
 func TestConvertRun(t *testing.T) {
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.JSON = true
 	dst := filepath.Join(t.TempDir(), "wn.safetensors")
 	opts := &ConvertOptions{F: f, File: testdata + "wn.pth", Output: dst, DType: "f16", FoldWeightNorm: true, Drop: `^alpha$`}
@@ -135,11 +136,11 @@ func TestConvertRun(t *testing.T) {
 }
 
 func TestConvertCancelled(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := runConvert(ctx, &ConvertOptions{F: cmdutil.TestFactory(ios), File: testdata + "casts.pth", Output: filepath.Join(dir, "o.safetensors"), DType: "keep"})
+	err := runConvert(ctx, &ConvertOptions{F: cmdtest.Factory(ios), File: testdata + "casts.pth", Output: filepath.Join(dir, "o.safetensors"), DType: "keep"})
 	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
 		t.Errorf("want exit 130, got %d: %v", cmdutil.ExitCode(err), err)
 	}
@@ -163,8 +164,8 @@ func TestInspectVerify(t *testing.T) {
 	b[r.Tensors[3].FileOffset()+5] ^= 1
 	r.Close()
 	os.WriteFile(bad, b, 0o644)
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	if err := runInspect(context.Background(), &InspectOptions{F: f, File: good, Verify: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,14 +177,14 @@ func TestInspectVerify(t *testing.T) {
 		t.Errorf("damaged: want exit 3 wrapping ErrChecksum, got %v", err)
 	}
 	var got *InspectOptions
-	if err := cmdutil.Execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "x.pth", "--verify"); err != nil || !got.Verify {
+	if err := cmdtest.Execute(NewCmdInspect(f, func(_ context.Context, o *InspectOptions) error { got = o; return nil }), "x.pth", "--verify"); err != nil || !got.Verify {
 		t.Errorf("--verify: %v %+v", err, got)
 	}
 }
 
 func TestPrintCodec(t *testing.T) {
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	g := &pth.CodecGeometry{SampleRate: 44100, FrameSamples: 2048, FrameRate: 44100.0 / 2048,
 		Codebooks:    []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024},
 		EncoderRates: []int{2, 4, 8, 8}, DecoderRates: []int{8, 8, 4, 2}, Downsample: []int{2, 2}}
@@ -203,8 +204,8 @@ func TestPrintCodec(t *testing.T) {
 }
 
 func TestNewCmd(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	cmd := NewCmd(cmdutil.TestFactory(ios))
+	ios, _, _, _ := cmdtest.IOStreams()
+	cmd := NewCmd(cmdtest.Factory(ios))
 	var names []string
 	for _, c := range cmd.Commands() {
 		names = append(names, c.Name())

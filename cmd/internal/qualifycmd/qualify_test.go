@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine/qualify"
 	"github.com/drama-tts/drama/pins"
 )
 
 func TestFlags(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Args: []string{"--engine", "cuda"}, Check: func(o *Options) bool {
 			return o.GateFirstAudio == 0.5 && o.GateRTF == 1 && o.Passes == 3 && o.Warmup == 2 && !o.Accept && o.MemTolerance == 2
 		}},
@@ -42,15 +43,15 @@ func checkRoot(t *testing.T) (string, *cmdutil.Factory, func() string) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
-	ios, _, out, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "DRAMA_HOME", root)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "DRAMA_HOME", root)
 	return root, f, func() string { s := out.String(); out.Reset(); return s }
 }
 
 func TestCheck(t *testing.T) {
 	root, f, out := checkRoot(t)
 	f.Global.Root = root
-	runCheck := func() error { return cmdutil.Execute(NewCmd(f, nil), "--check") }
+	runCheck := func() error { return cmdtest.Execute(NewCmd(f, nil), "--check") }
 	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker: run drama qualify --variant full --root "+root+"\n") {
 		t.Fatalf("no marker: %v", err)
 	}
@@ -78,7 +79,7 @@ func TestCheck(t *testing.T) {
 func TestAssetsFailStopTheRun(t *testing.T) {
 	root, f, out := checkRoot(t)
 	os.WriteFile(filepath.Join(root, "full", "config.json"), []byte("{ }"), 0o644) // same size, other bytes
-	err := cmdutil.Execute(NewCmd(f, nil), "--engine-bin", filepath.Join(root, "full", "config.json"), "--accept-native-numerics")
+	err := cmdtest.Execute(NewCmd(f, nil), "--engine-bin", filepath.Join(root, "full", "config.json"), "--accept-native-numerics")
 	o := out()
 	if cmdutil.ExitCode(err) != 1 || !strings.Contains(o, "assets\tpinned files\tFAIL\t1 of 1 files do not match") ||
 		!strings.Contains(o, "assets\tengine binary\tFAIL") || strings.Contains(o, "e2e") {

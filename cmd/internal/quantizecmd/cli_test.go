@@ -10,6 +10,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/safetensors/quant"
 )
 
@@ -22,8 +23,8 @@ func TestThroughRoot(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "keep.json")
 	os.WriteFile(keep, []byte(`{"0":[1,3],"1":[0]}`), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
-	ios, _, stdout, stderr := cmdutil.Test()
-	code := cli.Run(context.Background(), cmdutil.TestFactory(ios), []string{"quantize", in, "-o", out, "--experts", keep, "--check", "--json"})
+	ios, _, stdout, stderr := cmdtest.IOStreams()
+	code := cli.Run(context.Background(), cmdtest.Factory(ios), []string{"quantize", in, "-o", out, "--experts", keep, "--check", "--json"})
 	if code != 0 {
 		t.Fatalf("quantize: exit %d\n%s", code, stderr)
 	}
@@ -34,21 +35,21 @@ func TestThroughRoot(t *testing.T) {
 		t.Fatalf("quantize output: %v\n%s", err, stdout)
 	}
 
-	ios, _, stdout, stderr = cmdutil.Test()
-	if code := cli.Run(context.Background(), cmdutil.TestFactory(ios), []string{"st", "inspect", out, "--by", "dtype"}); code != 0 {
+	ios, _, stdout, stderr = cmdtest.IOStreams()
+	if code := cli.Run(context.Background(), cmdtest.Factory(ios), []string{"st", "inspect", out, "--by", "dtype"}); code != 0 {
 		t.Fatalf("st inspect: exit %d\n%s", code, stderr)
 	}
 	if !strings.Contains(stdout.String(), "U8\t9\t") {
 		t.Errorf("census of the output:\n%s", stdout)
 	}
 
-	ios, _, _, stderr = cmdutil.Test()
-	if code := cli.Run(context.Background(), cmdutil.TestFactory(ios), []string{"quantize", in, "-o", out}); code != cmdutil.ExitFailure ||
+	ios, _, _, stderr = cmdtest.IOStreams()
+	if code := cli.Run(context.Background(), cmdtest.Factory(ios), []string{"quantize", in, "-o", out}); code != cmdutil.ExitFailure ||
 		!strings.Contains(stderr.String(), "not empty") {
 		t.Errorf("existing output: want exit 1 saying so, got %d\n%s", code, stderr)
 	}
-	ios, _, _, _ = cmdutil.Test()
-	if code := cli.Run(context.Background(), cmdutil.TestFactory(ios), []string{"quantize", in, "-o", "x", "--coverage", "2"}); code != cmdutil.ExitUsage {
+	ios, _, _, _ = cmdtest.IOStreams()
+	if code := cli.Run(context.Background(), cmdtest.Factory(ios), []string{"quantize", in, "-o", "x", "--coverage", "2"}); code != cmdutil.ExitUsage {
 		t.Errorf("bad --coverage: want exit 2, got %d", code)
 	}
 }

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/safetensors/quant"
 )
 
 func TestFlags(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Args: []string{"in", "-o", "out"}, Check: func(o *Options) bool {
 			return o.In == "in" && o.Out == "out" && o.To == "nvfp4" && o.Layout == "modelopt" && o.Coverage == 0.9 && !o.Check
 		}},
@@ -58,8 +59,8 @@ func TestRunEndToEnd(t *testing.T) {
 	stats := filepath.Join(t.TempDir(), "stats.json")
 	os.WriteFile(stats, []byte(`{"0":[5,1,1,3],"1":[0,0,2,8]}`), 0o644)
 	out := filepath.Join(t.TempDir(), "nv")
-	ios, _, stdout, stderr := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, stdout, stderr := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.JSON = true
 	opts := &Options{F: f, In: in, Out: out, To: "nvfp4", Layout: "modelopt", RouterStats: stats, Coverage: 0.75, Check: true}
 	if err := run(context.Background(), opts); err != nil {
@@ -80,9 +81,9 @@ func TestRunEndToEnd(t *testing.T) {
 
 func TestRunText(t *testing.T) {
 	in := writeCheckpoint(t)
-	ios, _, stdout, _ := cmdutil.Test()
+	ios, _, stdout, _ := cmdtest.IOStreams()
 	ios.SetStdoutTTY(true)
-	f := cmdutil.TestFactory(ios)
+	f := cmdtest.Factory(ios)
 	out := filepath.Join(t.TempDir(), "o")
 	if err := run(context.Background(), &Options{F: f, In: in, Out: out, To: "nvfp4", Layout: "compressed-tensors", Check: true}); err != nil {
 		t.Fatal(err)
@@ -96,8 +97,8 @@ func TestRunText(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	in := writeCheckpoint(t)
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	keep := filepath.Join(t.TempDir(), "keep.json")
 	os.WriteFile(keep, []byte(`{"0":[0,9],"1":[0]}`), 0o644)
 	parent := t.TempDir()
@@ -115,8 +116,8 @@ func TestRunErrors(t *testing.T) {
 
 func TestRunCheckBound(t *testing.T) {
 	in := writeCheckpoint(t)
-	ios, _, _, stderr := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, stderr := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	out := filepath.Join(t.TempDir(), "o")
 	err := run(context.Background(), &Options{F: f, In: in, Out: out, To: "nvfp4", Layout: "modelopt", Check: true, MaxNMSE: 1e-4})
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(stderr.String(), "is above the bound") {

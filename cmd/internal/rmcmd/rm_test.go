@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
@@ -24,24 +25,24 @@ func fixture(t *testing.T) (*hubtest.Layout, *cmdutil.Factory, *cmdutil.IOStream
 	shared := map[string]string{"model.safetensors": strings.Repeat("n", 2048), "codec.pth": "codec"}
 	x.Install("nvfp4", "o/pruned", commitPruned, false, shared)
 	x.Install("macos", "o/pruned", commitPruned, false, shared)
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, "HF_HUB_CACHE", x.Cache.Dir)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HF_HUB_CACHE", x.Cache.Dir)
 	f.Global.Root = x.Root
 	return x, f, ios
 }
 
 func TestRmFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	var got *Options
 	cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
-	if err := cmdutil.Execute(cmd, "nvfp4", "--dry-run"); err != nil {
+	if err := cmdtest.Execute(cmd, "nvfp4", "--dry-run"); err != nil {
 		t.Fatal(err)
 	}
 	if got.Variant != "nvfp4" || !got.DryRun {
 		t.Fatalf("got %+v", got)
 	}
-	if err := cmdutil.Execute(NewCmd(f, nil)); err == nil {
+	if err := cmdtest.Execute(NewCmd(f, nil)); err == nil {
 		t.Fatal("rm without a variant ran")
 	}
 }

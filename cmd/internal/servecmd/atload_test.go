@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/qualify"
@@ -132,7 +133,7 @@ func TestEngineSettingsFromFlags(t *testing.T) {
 	if req.Params[native.ParamLongFormChars] != "320" || req.Params[native.ParamLongFormHistory] != "0" || strings.Join(req.Env, " ") != "DRAMA_PREFIX_CACHE=0" {
 		t.Fatalf("set: params %v env %v", req.Params, req.Env)
 	}
-	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
+	cmdtest.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--verify all":           `--verify "all": want size, sha256 or none`,
 		"--long-form-chars 0":    "--long-form-chars must be 1 or more",
 		"--long-form-history -1": "--long-form-history must be 0 or more",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/native"
 )
@@ -48,11 +49,11 @@ func checkFixture(t *testing.T) (root, bin, voicesDir string) {
 // a path that does not exist, so getting further fails differently).
 func runServeArgs(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	cmd := NewCmd(f, nil)
-	root := cmdutil.NewTestRoot(f, cmd)
-	err := cmdutil.Execute(root, append([]string{"serve"}, args...)...)
+	root := cmdtest.NewRoot(f, cmd)
+	err := cmdtest.Execute(root, append([]string{"serve"}, args...)...)
 	return errOut.String(), err
 }
 
@@ -118,8 +119,8 @@ func TestServeNamesTheDramaServeAlreadyOnTheRoot(t *testing.T) {
 }
 
 func TestAdmissionHintRepeatsTheFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = "/srv/drama root"
 	opts := &Options{F: f, Given: []string{"--engine-bin", "./bin/tensorfold-native", "--addr", "127.0.0.1:9000", "--root", "/srv/drama root"}}
 	refused := errors.New("engine: start: " + native.ErrMemory.Error() + " to load the engine: want 42.0 GiB")
@@ -142,8 +143,8 @@ func TestServeStandInNeedsNoInstallNorAdmission(t *testing.T) {
 	if !cmdutil.IsStandIn(bin) {
 		t.Fatalf("IsStandIn(%s) = false", bin)
 	}
-	ios, _, _, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = t.TempDir() // nothing installed
 	opts := &Options{F: f, Engine: filepath.Join(t.TempDir(), "drama-engine-cuda"), EngineBin: bin, Addr: "127.0.0.1:0", Admission: "own",
 		Listening: func(string) {}}
@@ -211,8 +212,8 @@ func TestIsStandInReadsTheBinary(t *testing.T) {
 // body needs its Content-Type (else a 415), and --fail keeps an error
 // answer from being saved as the audio file.
 func TestServeHelpCurlExampleSendsJSONAndFails(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	cmd := NewCmd(cmdutil.TestFactory(ios), nil)
+	ios, _, _, _ := cmdtest.IOStreams()
+	cmd := NewCmd(cmdtest.Factory(ios), nil)
 	n := 0
 	for _, line := range strings.Split(cmd.Example, "\n") {
 		if !strings.Contains(line, "curl ") {

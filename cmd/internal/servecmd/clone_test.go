@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
@@ -17,8 +17,8 @@ import (
 
 // A clone on a root without the variant says so, and claims no restart.
 func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = t.TempDir()
 	install := engine.Install{Root: f.Global.Root, Variant: "full", ModelDir: filepath.Join(f.Global.Root, "full")}
 	store := newVoiceStore(filepath.Join(f.Global.Root, "voices"), nil, install, installReady(f, install))

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/pool"
 )
@@ -95,7 +95,7 @@ func TestPlanEngines(t *testing.T) {
 }
 
 func TestEngineFlagsRefused(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
+	cmdtest.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--gpus 0,x":                         "--gpus 0,x: want GPU indexes",
 		"--gpus 0,0":                         "GPU 0 given twice",
 		"--engines-per-gpu 0":                "want a number from 1, or auto",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
@@ -23,23 +24,23 @@ import (
 // does.
 func serveOptions(t *testing.T, root, args string) *Options {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = root // --root, a flag of drama itself
 	var opts *Options
 	runF := func(_ context.Context, o *Options) error { opts = o; return nil }
-	if err := cmdutil.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
+	if err := cmdtest.Execute(NewCmd(f, runF), strings.Fields(args)...); err != nil {
 		t.Fatal(err)
 	}
 	return opts
 }
 
 // refused turns a table of command lines and what each one's error must
-// hold into cases of cmdutil.CheckFlags, each a usage error (exit 2).
-func refused(table map[string]string) []cmdutil.FlagCase[Options] {
-	var cases []cmdutil.FlagCase[Options]
+// hold into cases of cmdtest.CheckFlags, each a usage error (exit 2).
+func refused(table map[string]string) []cmdtest.FlagCase[Options] {
+	var cases []cmdtest.FlagCase[Options]
 	for args, want := range table {
-		cases = append(cases, cmdutil.FlagCase[Options]{Args: strings.Fields(args), WantErr: want, Code: cmdutil.ExitUsage})
+		cases = append(cases, cmdtest.FlagCase[Options]{Args: strings.Fields(args), WantErr: want, Code: cmdutil.ExitUsage})
 	}
 	return cases
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
@@ -15,7 +15,7 @@ import (
 )
 
 func TestKeepAliveFlag(t *testing.T) {
-	var cases []cmdutil.FlagCase[Options]
+	var cases []cmdtest.FlagCase[Options]
 	for args, want := range map[string]time.Duration{
 		"":                              -1,
 		"--keep-alive 10m":              10 * time.Minute,
@@ -30,18 +30,18 @@ func TestKeepAliveFlag(t *testing.T) {
 		"--keep-alive 0s":               0,
 		"--keep-alive 2s --max-queue 1": 2 * time.Second,
 	} {
-		cases = append(cases, cmdutil.FlagCase[Options]{Args: strings.Fields(args), Check: func(got *Options) bool { return got.KeepAlive == want }})
+		cases = append(cases, cmdtest.FlagCase[Options]{Args: strings.Fields(args), Check: func(got *Options) bool { return got.KeepAlive == want }})
 	}
-	cases = append(cases, cmdutil.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "--keep-alive"},
-		cmdutil.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "want a duration"})
-	cmdutil.CheckFlags(t, NewCmd, cases)
+	cases = append(cases, cmdtest.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "--keep-alive"},
+		cmdtest.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "want a duration"})
+	cmdtest.CheckFlags(t, NewCmd, cases)
 	for d, want := range map[time.Duration]time.Duration{-1: 0, 0: supervise.UnloadAtOnce, time.Minute: time.Minute} {
 		if got := supervisorKeepAlive(d); got != want {
 			t.Errorf("supervisorKeepAlive(%v) = %v, want %v", d, got, want)
 		}
 	}
-	ios, _, _, _ := cmdutil.Test()
-	if help := NewCmd(cmdutil.TestFactory(ios), nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
+	ios, _, _, _ := cmdtest.IOStreams()
+	if help := NewCmd(cmdtest.Factory(ios), nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
 		t.Fatalf("--keep-alive default shown as %q", help.DefValue)
 	}
 }

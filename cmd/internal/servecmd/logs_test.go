@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 )
 
@@ -20,9 +20,9 @@ import (
 // stream also delivers), the events themselves (one twice) and a request.
 func logSample(t *testing.T, tty, jsonFlag, quiet bool, logFile string) string {
 	t.Helper()
-	ios, _, _, errOut := cmdutil.Test()
+	ios, _, _, errOut := cmdtest.IOStreams()
 	ios.SetStderrTTY(tty)
-	f := cmdutil.TestFactory(ios)
+	f := cmdtest.Factory(ios)
 	f.Global.JSON, f.Global.Quiet = jsonFlag, quiet
 	l, err := newLogs(f, logFile)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 )
@@ -33,10 +34,10 @@ func sayServer(t *testing.T) (*httptest.Server, *[]string) {
 
 func runSayArgs(t *testing.T, stdin string, args ...string) error {
 	t.Helper()
-	ios, in, _, _ := cmdutil.Test()
+	ios, in, _, _ := cmdtest.IOStreams()
 	in.WriteString(stdin)
-	f := cmdutil.TestFactory(ios)
-	return cmdutil.Execute(NewCmdSay(f, nil), args...)
+	f := cmdtest.Factory(ios)
+	return cmdtest.Execute(NewCmdSay(f, nil), args...)
 }
 
 func TestSayServerForms(t *testing.T) {

@@ -9,20 +9,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 )
 
 func TestServeFlags(t *testing.T) {
 	args := strings.Fields
-	cmdutil.CheckFlags(t, NewCmd, append(refused(map[string]string{
+	cmdtest.CheckFlags(t, NewCmd, append(refused(map[string]string{
 		"--addr 0.0.0.0:8793": "not a loopback address",
 		"--addr nonsense":     "want HOST:PORT",
 		"--admission maybe":   "want own, external or off",
 		"--max-queue -1":      "--max-queue",
 		"--max-frames -3":     "--max-frames",
-	}), []cmdutil.FlagCase[Options]{
+	}), []cmdtest.FlagCase[Options]{
 		{Args: args("positional"), WantErr: "unknown command"},
 		{Args: args("--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999"), Check: func(got *Options) bool {
 			return got.Engine == "metal" && got.MaxQueue == 4 && got.QueueTimeout == 3*time.Second && got.Admission == "off" && got.Addr == "127.0.0.1:9999"
@@ -34,8 +34,8 @@ func TestServeFlags(t *testing.T) {
 
 func TestSaySavesAWAVWithRealSizes(t *testing.T) {
 	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	outFile := filepath.Join(t.TempDir(), "hello.wav")
 	if err := runSay(context.Background(), &SayOptions{F: f, Text: "Hello there.", Voice: "narrator", Output: outFile, Server: ts.URL}); err != nil {
 		t.Fatal(err)
@@ -56,16 +56,16 @@ func TestSayRefusesATruncatedStream(t *testing.T) {
 	fake := enginetest.NewFake()
 	fake.FailAfterFirstChunk = true
 	ts := httpServer(t, fakeAPI(t, fake, httpapi.Config{}).Handler())
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := cmdtest.IOStreams()
 	dir := t.TempDir()
-	err := runSay(context.Background(), &SayOptions{F: cmdutil.TestFactory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
+	err := runSay(context.Background(), &SayOptions{F: cmdtest.Factory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
 	if err == nil || !strings.Contains(err.Error(), "broke off") {
 		t.Fatalf("err = %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("a truncated stream left files: %v", ents)
 	}
-	err = runSay(context.Background(), &SayOptions{F: cmdutil.TestFactory(ios), Text: "x", Voice: "nobody", Output: filepath.Join(dir, "y.wav"), Server: ts.URL})
+	err = runSay(context.Background(), &SayOptions{F: cmdtest.Factory(ios), Text: "x", Voice: "nobody", Output: filepath.Join(dir, "y.wav"), Server: ts.URL})
 	if err == nil || !strings.Contains(err.Error(), "unknown voice") {
 		t.Fatalf("API error: %v", err)
 	}
@@ -76,7 +76,7 @@ func TestServeVoiceFlags(t *testing.T) {
 	builtin := func(name string) func(*Options) bool {
 		return func(got *Options) bool { return got.builtinVoice() == name }
 	}
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		// a fresh install serves the built-in voice as "default"
 		{Args: nil, Check: func(got *Options) bool { return got.builtinVoice() == "default" && len(got.aliases) == 0 }},
 		{Args: args("--voice-alias alloy=narrator --voice-alias echo=default --voice-alias Anna=alice"), Check: func(got *Options) bool {
@@ -85,7 +85,7 @@ func TestServeVoiceFlags(t *testing.T) {
 		{Args: args("--no-builtin-voice"), Check: builtin("")},
 		{Args: args("--builtin-voice house"), Check: builtin("house")},
 	})
-	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
+	cmdtest.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--voice-alias alloy":                                  "--voice-alias alloy: want NAME=VOICE",
 		"--voice-alias alloy=a --voice-alias alloy=b":          "--voice-alias alloy given twice",
 		"--voice-alias default=narrator":                       "--voice-alias default=narrator: default is the built-in voice's name",

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 func metric(t *testing.T, addr, name string) string {
@@ -94,10 +94,10 @@ func TestMaxQueueZeroMeansNone(t *testing.T) {
 
 func TestGuardAndLimitFlags(t *testing.T) {
 	args := "--stall-timeout 3s --allow-origin https://app.example --allow-origin http://localhost:3000 --allow-host tts.lan --max-clip-bytes 1000 --max-upload-bytes 5000 --clone-wait 0"
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{{Args: strings.Fields(args), Check: func(got *Options) bool {
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{{Args: strings.Fields(args), Check: func(got *Options) bool {
 		return got.StallTimeout == 3*time.Second && len(got.AllowOrigins) == 2 && got.AllowHosts[0] == "tts.lan" && got.MaxClipBytes == 1000 && got.MaxUpload == 5000 && got.CloneWait == 0
 	}}})
-	cmdutil.CheckFlags(t, NewCmd, refused(map[string]string{
+	cmdtest.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--stall-timeout 0":                        "--stall-timeout",
 		"--allow-origin app.example":               "want scheme://host[:port]",
 		"--allow-origin https://app.example/path":  "want scheme://host[:port]",

@@ -18,7 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 )
 
@@ -67,8 +67,8 @@ func (m *machine) apply(o *Options) {
 // flags, with env as the environment, on m.
 func (m *machine) run(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ios, _, out, errb := cmdutil.Test()
-	f := cmdutil.TestFactory(ios, env...)
+	ios, _, out, errb := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, env...)
 	root := &cobra.Command{Use: "drama", SilenceErrors: true, SilenceUsage: true}
 	root.PersistentFlags().StringVar(&f.Global.Root, "root", "", "")
 	root.PersistentFlags().StringVar(&f.Global.Variant, "variant", "full", "")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/native"
 )
@@ -44,8 +45,8 @@ func fixture(t *testing.T) (*cmdutil.Factory, *cmdutil.IOStreams, [2]string) {
 	if err := native.WriteRuntimeFile(serverec.RuntimeDir(root)+"/engine-cuda.json", native.RuntimeRecord{PID: 4242, Owner: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = root
 	return f, ios, addrs
 }
@@ -73,8 +74,8 @@ func opts(f *cmdutil.Factory) *Options {
 // returns its stdout and stderr.
 func runStatus(t *testing.T, root string, asJSON bool) (string, string) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root, f.Global.JSON = root, asJSON
 	if err := run(context.Background(), opts(f)); err != nil {
 		t.Fatal(err)

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/safetensors"
 	"github.com/drama-tts/drama/safetensors/quant"
 )
 
 func TestInspectFlags(t *testing.T) {
-	cmdutil.CheckFlags(t, NewCmdInspect, []cmdutil.FlagCase[InspectOptions]{
+	cmdtest.CheckFlags(t, NewCmdInspect, []cmdtest.FlagCase[InspectOptions]{
 		{Args: []string{"dir", "--tensors", "--by", "role"}, Check: func(o *InspectOptions) bool { return o.Path == "dir" && o.Tensors && o.By == "role" }},
 		{Args: []string{"dir"}, Check: func(o *InspectOptions) bool { return o.By == "shape" && !o.Tensors }}, // the defaults
 		{WantErr: "want one FILE or DIR argument, got 0", Code: cmdutil.ExitUsage},                            // no path
@@ -32,8 +33,8 @@ func checkpoint(t *testing.T) string {
 
 func TestInspectCensus(t *testing.T) {
 	dir := checkpoint(t)
-	ios, _, stdout, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, stdout, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	if err := runInspect(context.Background(), &InspectOptions{F: f, Path: dir, By: "shape"}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,18 +65,18 @@ func TestInspectProblems(t *testing.T) {
 	ix.WeightMap["model.layers.9.ghost.weight"] = "model-00001-of-00002.safetensors"
 	b, _ := ix.Marshal()
 	os.WriteFile(filepath.Join(dir, safetensors.IndexName), b, 0o644)
-	ios, _, _, stderr := cmdutil.Test()
-	err = runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: dir, By: "dtype"})
+	ios, _, _, stderr := cmdtest.IOStreams()
+	err = runInspect(context.Background(), &InspectOptions{F: cmdtest.Factory(ios), Path: dir, By: "dtype"})
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(stderr.String(), `tensor "model.layers.9.ghost.weight": named in`) {
 		t.Errorf("want exit 3 and the problem on stderr, got %v\n%s", err, stderr)
 	}
-	ios, _, _, _ = cmdutil.Test()
-	if err := runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: filepath.Join(dir, "nope"), By: "dtype"}); cmdutil.ExitCode(err) != cmdutil.ExitFailure {
+	ios, _, _, _ = cmdtest.IOStreams()
+	if err := runInspect(context.Background(), &InspectOptions{F: cmdtest.Factory(ios), Path: filepath.Join(dir, "nope"), By: "dtype"}); cmdutil.ExitCode(err) != cmdutil.ExitFailure {
 		t.Errorf("missing path: want exit 1, got %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.safetensors")
 	os.WriteFile(bad, []byte("\x08\x00\x00\x00\x00\x00\x00\x00[1,2,3]"), 0o644)
-	err = runInspect(context.Background(), &InspectOptions{F: cmdutil.TestFactory(ios), Path: bad, By: "dtype"})
+	err = runInspect(context.Background(), &InspectOptions{F: cmdtest.Factory(ios), Path: bad, By: "dtype"})
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "bad.safetensors") {
 		t.Errorf("malformed file: want exit 3 naming the file, got %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/engine/prompt/prompttest"
 	"github.com/drama-tts/drama/voices"
@@ -26,7 +27,7 @@ func TestNewCmdFlags(t *testing.T) {
 		}
 	}
 	args := strings.Fields
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Args: args("hello"), Check: is(Options{Texts: []string{"hello"}})},
 		{Args: args("a b - --count --tokenizer t.json"), Check: is(Options{Texts: []string{"a", "b", "-"}, Count: true, Tokenizer: "t.json"})},
 		{Args: args("--prompt --voice v.json --config c.json --max-tokens 9 x"), Check: is(Options{Texts: []string{"x"}, Prompt: true, Voice: "v.json", Config: "c.json", MaxTokens: 9})},
@@ -92,8 +93,8 @@ func TestMain(m *testing.M) {
 }
 
 func newOpts(t *testing.T, texts ...string) (*Options, *cmdutil.IOStreams) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	f.Global.Root = install(t)
 	return &Options{F: f, Texts: texts}, ios
 }

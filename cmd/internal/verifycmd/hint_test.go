@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 func runVerify(t *testing.T, args ...string) error {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
-	return cmdutil.Execute(cmdutil.NewTestRoot(f, NewCmd(f, nil)), append([]string{"verify"}, args...)...)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
+	return cmdtest.Execute(cmdtest.NewRoot(f, NewCmd(f, nil)), append([]string{"verify"}, args...)...)
 }
 
 func TestVerifyOnARootWithoutTheVariantSaysHowToInstallIt(t *testing.T) {
@@ -81,14 +82,14 @@ func TestVerifyTableModes(t *testing.T) {
  "revision": "%s", "license": "demo", "engine": "cuda", "serve_flags": [], "memory_gib": 0,
  "files": [{"path": "model.safetensors", "size": %d, "sha256": "%s"}]}`, strings.Repeat("a", 40), len(data), hex.EncodeToString(sum[:]))), 0o644)
 	run := func(tty, jsonFlag bool) string {
-		ios, _, out, _ := cmdutil.Test()
+		ios, _, out, _ := cmdtest.IOStreams()
 		ios.SetStdoutTTY(tty)
-		f := cmdutil.TestFactory(ios)
+		f := cmdtest.Factory(ios)
 		args := []string{"verify", "--root", root, "--pins", pinsFile}
 		if jsonFlag {
 			args = append(args, "--json")
 		}
-		if err := cmdutil.Execute(cmdutil.NewTestRoot(f, NewCmd(f, nil)), args...); err != nil {
+		if err := cmdtest.Execute(cmdtest.NewRoot(f, NewCmd(f, nil)), args...); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 )
 
 func TestNewCmdFlags(t *testing.T) {
@@ -14,7 +14,7 @@ func TestNewCmdFlags(t *testing.T) {
 		}
 	}
 	args := strings.Fields
-	cmdutil.CheckFlags(t, NewCmd, []cmdutil.FlagCase[Options]{
+	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{
 		{Args: args(""), Check: is(Options{Level: "size"})},
 		{Args: args("--level sha256 --workers 3 --pins p.json --no-record"), Check: is(Options{Level: "sha256", Workers: 3, PinsFile: "p.json", NoRecord: true})},
 		{Args: args("--level md5"), WantErr: `--level: unknown level "md5"`},

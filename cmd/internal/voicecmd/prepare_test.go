@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/voices/clip"
 )
 
@@ -38,9 +39,9 @@ func TestPrepareFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
+			ios, _, _, _ := cmdtest.IOStreams()
 			var got *PrepareOptions
-			err := cmdutil.Execute(NewCmdPrepare(cmdutil.TestFactory(ios), func(_ context.Context, o *PrepareOptions) error { got = o; return nil }), strings.Fields(tt.args)...)
+			err := cmdtest.Execute(NewCmdPrepare(cmdtest.Factory(ios), func(_ context.Context, o *PrepareOptions) error { got = o; return nil }), strings.Fields(tt.args)...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("want an error with %q, got %v", tt.wantErr, err)
@@ -56,8 +57,8 @@ func TestPrepareFlags(t *testing.T) {
 
 func newPrepareOpts(t *testing.T, clips ...string) (*PrepareOptions, *strings.Builder, *strings.Builder) {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
-	o := &PrepareOptions{F: cmdutil.TestFactory(ios), Clips: clips, OutDir: filepath.Join(t.TempDir(), "prep"), Detector: clip.DefaultDetector()}
+	ios, _, _, _ := cmdtest.IOStreams()
+	o := &PrepareOptions{F: cmdtest.Factory(ios), Clips: clips, OutDir: filepath.Join(t.TempDir(), "prep"), Detector: clip.DefaultDetector()}
 	sb, eb := &strings.Builder{}, &strings.Builder{}
 	ios.Out, ios.ErrOut = sb, eb
 	return o, sb, eb

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -20,8 +21,8 @@ const testdata = "../../../voices/testdata"
 func fixture(name string) string { return filepath.Join(testdata, name) }
 
 func testFactory() (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
-	ios, _, out, errOut := cmdutil.Test()
-	return cmdutil.TestFactory(ios), out, errOut
+	ios, _, out, errOut := cmdtest.IOStreams()
+	return cmdtest.Factory(ios), out, errOut
 }
 
 func exitCode(err error) int { return cmdutil.ExitCode(err) }
@@ -30,13 +31,13 @@ func TestCheckFlags(t *testing.T) {
 	f, _, _ := testFactory()
 	var got *CheckOptions
 	runF := func(_ context.Context, o *CheckOptions) error { got = o; return nil }
-	if err := cmdutil.Execute(NewCmdCheck(f, runF), "a.json", "b.json", "--tokenizer", "tok.json"); err != nil {
+	if err := cmdtest.Execute(NewCmdCheck(f, runF), "a.json", "b.json", "--tokenizer", "tok.json"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(got.Files, ",") != "a.json,b.json" || got.Tokenizer != "tok.json" {
 		t.Errorf("%+v", got)
 	}
-	if err := cmdutil.Execute(NewCmdCheck(f, runF)); err == nil {
+	if err := cmdtest.Execute(NewCmdCheck(f, runF)); err == nil {
 		t.Error("no FILE accepted")
 	}
 }
@@ -44,17 +45,17 @@ func TestCheckFlags(t *testing.T) {
 func TestShowAndListFlags(t *testing.T) {
 	f, _, _ := testFactory()
 	var s *ShowOptions
-	if err := cmdutil.Execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), "v.json"); err != nil || s.File != "v.json" {
+	if err := cmdtest.Execute(NewCmdShow(f, func(_ context.Context, o *ShowOptions) error { s = o; return nil }), "v.json"); err != nil || s.File != "v.json" {
 		t.Fatalf("%v %+v", err, s)
 	}
-	if err := cmdutil.Execute(NewCmdShow(f, nil), "a.json", "b.json"); err == nil {
+	if err := cmdtest.Execute(NewCmdShow(f, nil), "a.json", "b.json"); err == nil {
 		t.Error("two files accepted by show")
 	}
 	var l *ListOptions
-	if err := cmdutil.Execute(NewCmdList(f, func(_ context.Context, o *ListOptions) error { l = o; return nil }), "dir", "--tokenizer", "t.json"); err != nil || l.Dir != "dir" || l.Tokenizer != "t.json" {
+	if err := cmdtest.Execute(NewCmdList(f, func(_ context.Context, o *ListOptions) error { l = o; return nil }), "dir", "--tokenizer", "t.json"); err != nil || l.Dir != "dir" || l.Tokenizer != "t.json" {
 		t.Fatalf("%v %+v", err, l)
 	}
-	if err := cmdutil.Execute(NewCmdList(f, nil)); err == nil {
+	if err := cmdtest.Execute(NewCmdList(f, nil)); err == nil {
 		t.Error("list without DIR accepted")
 	}
 }
@@ -87,7 +88,7 @@ func TestConvertFlags(t *testing.T) {
 		t.Run(c.args, func(t *testing.T) {
 			f, _, _ := testFactory()
 			var got *ConvertOptions
-			err := cmdutil.Execute(NewCmdConvert(f, func(_ context.Context, o *ConvertOptions) error { got = o; return nil }), strings.Fields(c.args)...)
+			err := cmdtest.Execute(NewCmdConvert(f, func(_ context.Context, o *ConvertOptions) error { got = o; return nil }), strings.Fields(c.args)...)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) || exitCode(err) != cmdutil.ExitUsage {
 					t.Fatalf("err = %v (exit %d), want usage error with %q", err, exitCode(err), c.wantErr)
@@ -341,7 +342,7 @@ func TestGroupExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		f, _, _ := testFactory()
-		if got := exitCode(cmdutil.Execute(NewCmd(f), c.args...)); got != c.want {
+		if got := exitCode(cmdtest.Execute(NewCmd(f), c.args...)); got != c.want {
 			t.Errorf("drama voice %s: exit %d, want %d", strings.Join(c.args, " "), got, c.want)
 		}
 	}
@@ -371,10 +372,10 @@ func TestOversizeFile(t *testing.T) {
 // voice convert -o catalog/anna.json makes catalog/, as the README's
 // example expects.
 func TestConvertMakesTheOutputDirectory(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
-	f := cmdutil.TestFactory(ios)
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
 	out := filepath.Join(t.TempDir(), "catalog", "anna.json")
-	err := cmdutil.Execute(NewCmd(f), "convert", "../../../voices/testdata/cuda.json", "--to", "metal", "--source", "consented", "-o", out)
+	err := cmdtest.Execute(NewCmd(f), "convert", "../../../voices/testdata/cuda.json", "--to", "metal", "--source", "consented", "-o", out)
 	if err != nil {
 		t.Fatal(err)
 	}
