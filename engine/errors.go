@@ -97,24 +97,8 @@ func Errorf(k Kind, format string, args ...any) error {
 // Invalidf returns a KindInvalid error with a formatted message.
 func Invalidf(format string, args ...any) error { return Errorf(KindInvalid, format, args...) }
 
-// Busyf returns a KindBusy error with a formatted message.
-func Busyf(format string, args ...any) error { return Errorf(KindBusy, format, args...) }
-
 // NotReadyf returns a KindNotReady error with a formatted message.
 func NotReadyf(format string, args ...any) error { return Errorf(KindNotReady, format, args...) }
-
-// Failed wraps err as a KindFailed error carrying the engine's log tail.
-// A nil err gives nil; an err that already is an *Error keeps its kind.
-func Failed(err error, logTail string) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	return &Error{Kind: KindFailed, LogTail: logTail, Err: err}
-}
 
 // KindOf returns the kind of the first *Error in err's chain, KindFailed
 // when there is none, and ok=false for a nil err.
@@ -128,9 +112,3 @@ func KindOf(err error) (k Kind, ok bool) {
 	}
 	return KindFailed, true
 }
-
-// IsInvalid reports whether err is an invalid-input error.
-func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }
-
-// IsNotReady reports whether err is a not-ready error.
-func IsNotReady(err error) bool { return errors.Is(err, ErrNotReady) }

@@ -140,7 +140,7 @@ func TestRelayStrayByteFails(t *testing.T) {
 }
 
 func TestErrorAfterFirstChunkIsNotEOF(t *testing.T) {
-	s := &stub{chunks: [][]byte{{1, 2}}, failErr: engine.Failed(errors.New("native died"), "oom at layer 3")}
+	s := &stub{chunks: [][]byte{{1, 2}}, failErr: &engine.Error{Kind: engine.KindFailed, LogTail: "oom at layer 3", Err: errors.New("native died")}}
 	pcm, _, _, err := read(t, serve(t, s))
 	if len(pcm) != 2 {
 		t.Fatalf("want the first chunk, got %d bytes", len(pcm))
@@ -154,9 +154,9 @@ func TestErrorAfterFirstChunkIsNotEOF(t *testing.T) {
 func TestErrorKindsCrossTheWire(t *testing.T) {
 	for _, want := range []error{
 		engine.Invalidf("voice %q: no such voice", "bob"),
-		engine.Busyf("still busy after 10s"),
+		engine.Errorf(engine.KindBusy, "still busy after 10s"),
 		engine.NotReadyf("loading 40%%"),
-		engine.Failed(errors.New("boom"), "tail"),
+		&engine.Error{Kind: engine.KindFailed, LogTail: "tail", Err: errors.New("boom")},
 		errors.New("plain"),
 	} {
 		_, err := serve(t, &stub{synthErr: want}).Synthesize(context.Background(), engine.SynthesisRequest{})

@@ -106,7 +106,7 @@ func (f *Fake) Start(ctx context.Context, req engine.StartRequest, events func(e
 	emit(engine.LifecycleEvent{Phase: engine.PhasePreflight, Message: "checks passed", Progress: -1})
 	pid, err := f.spawn()
 	if err != nil {
-		return engine.Failed(fmt.Errorf("start: spawn: %w", err), "")
+		return failed(fmt.Errorf("start: spawn: %w", err), "")
 	}
 	emit(engine.LifecycleEvent{Phase: engine.PhaseSpawned, PID: pid, Progress: -1})
 	if err := f.load(ctx, pid, emit); err != nil {
@@ -129,7 +129,7 @@ func (f *Fake) load(ctx context.Context, pid int, emit func(engine.LifecycleEven
 			return ctx.Err()
 		case <-done:
 			emit(engine.LifecycleEvent{Phase: engine.PhaseExited, PID: pid, ExitCode: -1, LogTail: "fake: killed while loading"})
-			return engine.Failed(fmt.Errorf("start: the native process exited while loading"), "fake: killed while loading")
+			return failed(fmt.Errorf("start: the native process exited while loading"), "fake: killed while loading")
 		case <-time.After(f.StartDelay / 4):
 		}
 		emit(engine.LifecycleEvent{Phase: engine.PhaseLoading, PID: pid, Progress: float64(i) / 4, Message: "loading weights"})
@@ -137,7 +137,7 @@ func (f *Fake) load(ctx context.Context, pid int, emit func(engine.LifecycleEven
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.phase != engine.PhaseLoading {
-		return engine.Failed(fmt.Errorf("start: the native process exited while loading"), f.lastExit)
+		return failed(fmt.Errorf("start: the native process exited while loading"), f.lastExit)
 	}
 	f.setPhase(engine.PhaseReady)
 	return nil
@@ -254,7 +254,7 @@ func (f *Fake) acquire(ctx context.Context) (int, error) {
 		}
 		f.mu.Unlock()
 		if time.Now().After(deadline) {
-			return retries, engine.Busyf("synthesize: still busy after 10s")
+			return retries, engine.Errorf(engine.KindBusy, "synthesize: still busy after 10s")
 		}
 		select {
 		case <-ctx.Done():
@@ -339,14 +339,14 @@ func (s *fakeStream) Next() ([]byte, error) {
 		return nil, err
 	}
 	if err := s.f.ready(); err != nil {
-		return nil, engine.Failed(fmt.Errorf("synthesize: the native server died mid-stream"), s.f.lastExitLocked())
+		return nil, failed(fmt.Errorf("synthesize: the native server died mid-stream"), s.f.lastExitLocked())
 	}
 	if s.off >= len(s.pcm) {
 		s.final.Samples = int64(len(s.pcm) / 2)
 		return nil, io.EOF
 	}
 	if s.f.FailAfterFirstChunk && s.off > 0 {
-		return nil, engine.Failed(fmt.Errorf("synthesize: injected failure after the first chunk"), "")
+		return nil, failed(fmt.Errorf("synthesize: injected failure after the first chunk"), "")
 	}
 	n := engine.MaxChunk
 	if s.stream {

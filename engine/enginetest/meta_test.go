@@ -65,11 +65,11 @@ func (b *broken) Synthesize(ctx context.Context, req engine.SynthesisRequest) (e
 	case b.how == "stream-differs" && req.Stream:
 		req.Input += "!"
 	case b.how == "invalid-as-failed" && req.Voice == "no-such-voice-0123":
-		return nil, engine.Failed(fmt.Errorf("voice"), "")
+		return nil, failed(fmt.Errorf("voice"), "")
 	case b.how == "busy" && strings.Contains(req.RequestID, "conformance"):
 		if as, err := b.Fake.Synthesize(ctx, req); err == nil {
 			as.Close()
-			return nil, engine.Busyf("busy")
+			return nil, engine.Errorf(engine.KindBusy, "busy")
 		}
 	}
 	return b.Fake.Synthesize(ctx, req)

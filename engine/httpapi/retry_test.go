@@ -21,7 +21,7 @@ type busyEngine struct {
 
 func (b *busyEngine) Synthesize(context.Context, engine.SynthesisRequest) (engine.AudioStream, error) {
 	b.calls.Add(1)
-	return nil, engine.Busyf("synthesize: still busy after 10s")
+	return nil, engine.Errorf(engine.KindBusy, "synthesize: still busy after 10s")
 }
 
 // TestBusyIsRetriedInOneLoop: the engine retries its busy window itself

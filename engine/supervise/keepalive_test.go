@@ -246,7 +246,7 @@ func TestStopDuringALoadOnDemand(t *testing.T) {
 	within(t, stopped, "Stop did not end the load on demand")
 	select {
 	case err := <-errc:
-		if !engine.IsNotReady(err) {
+		if !errors.Is(err, engine.ErrNotReady) {
 			t.Fatalf("the waiting request got %v, want not ready", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -304,7 +304,7 @@ func TestAFailedLoadGoesToTheRestartPath(t *testing.T) {
 	k.sup.idleUnloadNow(t)
 	k.failAt.Store(true)
 	_, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "fails"})
-	if !engine.IsNotReady(err) || !strings.Contains(err.Error(), "did not load") || !strings.Contains(err.Error(), "out of memory") {
+	if !errors.Is(err, engine.ErrNotReady) || !strings.Contains(err.Error(), "did not load") || !strings.Contains(err.Error(), "out of memory") {
 		t.Fatalf("a failed load answered %v", err)
 	}
 	enginetest.WaitFor(t, func() bool { return strings.Contains(k.sup.Status().Message, "attempt") })

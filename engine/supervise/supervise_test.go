@@ -64,7 +64,7 @@ func TestStopWhileRestartOpens(t *testing.T) {
 	close(release)
 	within(t, closed, "a plugin opened while the supervisor stopped was left running")
 	within(t, stopped, "Stop did not return")
-	if _, err := sup.Engine().Health(context.Background()); !engine.IsNotReady(err) {
+	if _, err := sup.Engine().Health(context.Background()); !errors.Is(err, engine.ErrNotReady) {
 		t.Fatalf("engine after stop: %v, want not ready", err)
 	}
 }
@@ -252,11 +252,11 @@ func TestRestartRefusalsSayWhy(t *testing.T) {
 	})
 	sup.EngineFailed(errors.New("crash"))
 	<-opening
-	if err := sup.Restart(context.Background()); !engine.IsNotReady(err) || !strings.Contains(err.Error(), "after a failure") {
+	if err := sup.Restart(context.Background()); !errors.Is(err, engine.ErrNotReady) || !strings.Contains(err.Error(), "after a failure") {
 		t.Fatalf("restart during a restart after a failure: %v", err)
 	}
 	sup.Stop(context.Background())
-	if err := sup.Restart(context.Background()); !engine.IsNotReady(err) || !strings.Contains(err.Error(), "stopping") {
+	if err := sup.Restart(context.Background()); !errors.Is(err, engine.ErrNotReady) || !strings.Contains(err.Error(), "stopping") {
 		t.Fatalf("restart after Stop: %v", err)
 	}
 }

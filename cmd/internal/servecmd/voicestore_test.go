@@ -69,13 +69,13 @@ func TestVoiceStoreClone(t *testing.T) {
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", fi.Mode())
 	}
-	if _, err := s.Clone(context.Background(), annaRequest(t)); !engine.IsInvalid(err) || !strings.Contains(err.Error(), "DELETE /v1/voices/anna-example") {
+	if _, err := s.Clone(context.Background(), annaRequest(t)); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "DELETE /v1/voices/anna-example") {
 		t.Fatalf("the same id again: %v, want invalid with the API's advice", err)
 	}
 
 	bad := annaRequest(t)
 	bad.ID, bad.Clips[0].Transcript = "other", "a\nb"
-	if _, err := s.Clone(context.Background(), bad); !engine.IsInvalid(err) || !strings.Contains(err.Error(), "clip 1 (take1.wav): transcript not allowed") {
+	if _, err := s.Clone(context.Background(), bad); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "clip 1 (take1.wav): transcript not allowed") {
 		t.Fatalf("bad transcript: %v", err)
 	}
 	for _, tt := range []struct {
@@ -120,7 +120,7 @@ func TestVoiceStoreCloneTranscribes(t *testing.T) {
 	enc := &countingEncoder{}
 	s := newVoiceStore(t.TempDir(), enc, engine.Install{}, nil)
 	_, err := s.Clone(context.Background(), req)
-	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "clip 1 (take1.wav): no transcript") || !strings.Contains(err.Error(), "--transcribe-url") {
+	if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "clip 1 (take1.wav): no transcript") || !strings.Contains(err.Error(), "--transcribe-url") {
 		t.Fatalf("want a refusal naming --transcribe-url, got %v", err)
 	}
 	if enc.calls != 0 || len(ts.Requests()) != 0 {
@@ -146,7 +146,7 @@ func TestVoiceStoreCloneTranscribes(t *testing.T) {
 	s = newVoiceStore(t.TempDir(), enc, engine.Install{}, nil)
 	s.transcriber = &transcribe.Client{URL: ts.URL}
 	_, err = s.Clone(context.Background(), req)
-	if !engine.IsInvalid(err) || !strings.Contains(err.Error(), "clip 1 (take1.wav): ") || !strings.Contains(err.Error(), "503") || enc.calls != 0 {
+	if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "clip 1 (take1.wav): ") || !strings.Contains(err.Error(), "503") || enc.calls != 0 {
 		t.Fatalf("a failing server: %v, %d encodes", err, enc.calls)
 	}
 }
