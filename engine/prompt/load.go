@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -94,15 +93,6 @@ func Open(name string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("prompt: open tokenizer: %w", err)
 	}
 	return parse(name, data)
-}
-
-// Read reads a tokenizer.json document from r.
-func Read(r io.Reader) (*Tokenizer, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("prompt: read tokenizer: %w", err)
-	}
-	return parse("tokenizer.json", data)
 }
 
 func parse(name string, data []byte) (*Tokenizer, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -177,10 +178,14 @@ func TestReadErrors(t *testing.T) {
 		{"{\"model\": [", "invalid JSON at byte"},
 		{"[1, 2]", "want prompt.fileJSON"},
 	} {
-		_, err := Read(strings.NewReader(tc.doc))
+		name := filepath.Join(t.TempDir(), "tokenizer.json")
+		if err := os.WriteFile(name, []byte(tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(name)
 		var fe *FormatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("Read(%q) = %v, want a FormatError saying %q", tc.doc, err, tc.msg)
+			t.Errorf("Open of %q = %v, want a FormatError saying %q", tc.doc, err, tc.msg)
 		}
 	}
 	if _, err := Open("testdata/does-not-exist.json"); err == nil || !strings.Contains(err.Error(), "does-not-exist.json") {
