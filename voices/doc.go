@@ -36,6 +36,6 @@
 //
 // Convert moves a voice between formats by transposing or copying codes,
 // never re-encoding them. ReadNPY and ReadFishReference read fish-speech's
-// (10, T) code arrays and .lab transcripts. WriteFile writes atomically, with
-// mode 0600 for a person's voice.
+// (10, T) code arrays and .lab transcripts. FileMode gives a voice file's
+// mode, 0600 for a person's voice.
 package voices

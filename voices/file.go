@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 )
@@ -41,19 +40,6 @@ func ReadBytes(name string) ([]byte, error) {
 		return nil, &FieldError{File: name, Offset: -1, Err: fmt.Errorf("%w: want at most %d bytes, got more", ErrTooLarge, MaxFileSize)}
 	}
 	return buf.Bytes(), nil
-}
-
-// WriteFile writes v canonically to name, atomically, with v.FileMode():
-// 0600 for a clone. It returns the hex sha256 of the bytes written.
-func WriteFile(name string, v *Voice, opts *Options) (string, error) {
-	data, err := Marshal(v, opts)
-	if err != nil {
-		return "", err
-	}
-	if err := atomicfile.WriteFile(name, data, v.FileMode()); err != nil {
-		return "", fmt.Errorf("voices: %w", err)
-	}
-	return FileSHA256(data), nil
 }
 
 // FileSHA256 returns the hex sha256 of data, the digest a voice file is

@@ -7,9 +7,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
-func TestWriteFileModes(t *testing.T) {
+// writeVoice writes v as drama writes a voice file (drama voice convert,
+// drama encode): canonically by Marshal, atomically, with v.FileMode(). It
+// returns the hex sha256 of the bytes written.
+func writeVoice(name string, v *Voice) (string, error) {
+	data, err := Marshal(v, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(name, data, v.FileMode()); err != nil {
+		return "", err
+	}
+	return FileSHA256(data), nil
+}
+
+func TestWriteVoiceModes(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
 		in   string
@@ -25,7 +41,7 @@ func TestWriteFileModes(t *testing.T) {
 		v := mustParse(t, c.in)
 		v.Format = c.to
 		name := filepath.Join(dir, c.in+"-"+strings.ReplaceAll(string(c.to), "/", "_"))
-		sum, err := WriteFile(name, v, nil)
+		sum, err := writeVoice(name, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,20 +63,20 @@ func TestWriteFileModes(t *testing.T) {
 	}
 }
 
-func TestWriteFileInvalidLeavesTargetAlone(t *testing.T) {
+func TestWriteVoiceInvalidLeavesTargetAlone(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "v.json")
 	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	v := mustParse(t, "cuda.json")
 	v.ID = "Not Valid"
-	if _, err := WriteFile(name, v, nil); !errors.Is(err, ErrID) {
+	if _, err := writeVoice(name, v); !errors.Is(err, ErrID) {
 		t.Fatalf("err = %v, want ErrID", err)
 	}
 	if data, _ := os.ReadFile(name); string(data) != "old" {
 		t.Errorf("target changed to %q", data)
 	}
-	if _, err := WriteFile(filepath.Join(t.TempDir(), "missing", "v.json"), mustParse(t, "cuda.json"), nil); err == nil {
+	if _, err := writeVoice(filepath.Join(t.TempDir(), "missing", "v.json"), mustParse(t, "cuda.json")); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 }

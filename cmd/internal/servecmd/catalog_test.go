@@ -24,7 +24,11 @@ func writeClone(t *testing.T, dir, id string) {
 	v := &voices.Voice{Format: voices.FormatCloned, ID: id, Name: id, Source: voices.SourceSynthetic,
 		Created:    time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 		References: []voices.Reference{{Text: "Hello there, " + id + ".", Samples: 3 * voices.SamplesPerFrame, Codes: codes}}}
-	if _, err := voices.WriteFile(filepath.Join(dir, id+".json"), v, nil); err != nil {
+	data, err := voices.Marshal(v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id+".json"), data, v.FileMode()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -156,7 +156,11 @@ func writeVoice(t *testing.T, frames int) string {
 	v := &voices.Voice{Format: voices.FormatCUDA, ID: "anna", Name: "Anna",
 		References: []voices.Reference{{Text: "This is my voice.", Codes: codes}}}
 	name := filepath.Join(t.TempDir(), "anna.json")
-	if _, err := voices.WriteFile(name, v, nil); err != nil {
+	data, err := voices.Marshal(v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, v.FileMode()); err != nil {
 		t.Fatal(err)
 	}
 	return name

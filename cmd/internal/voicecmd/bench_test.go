@@ -2,6 +2,7 @@ package voicecmd
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,7 +21,11 @@ func benchFiles(tb testing.TB, n int) []string {
 			v.References = append(v.References, voices.Reference{Text: fmt.Sprintf("Reference passage %d of voice %d, spoken plainly.", j, i), Codes: benchCodes(frames, i*8+j)})
 		}
 		names[i] = filepath.Join(dir, v.ID+".json")
-		if _, err := voices.WriteFile(names[i], v, nil); err != nil {
+		data, err := voices.Marshal(v, nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(names[i], data, v.FileMode()); err != nil {
 			tb.Fatal(err)
 		}
 	}
