@@ -45,7 +45,7 @@ func artifactDir(t *testing.T) string {
 // silence around it, into clips take1.wav to take3.wav.
 func speechClips(t *testing.T) []string {
 	t.Helper()
-	a, err := clip.ReadWAVFile("../../voices/clip/testdata/speech.wav")
+	a, err := (clip.Decoder{}).Decode(context.Background(), "../../voices/clip/testdata/speech.wav")
 	if err != nil {
 		t.Fatal(err)
 	}

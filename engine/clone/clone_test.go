@@ -37,7 +37,7 @@ var (
 func short(t *testing.T) []byte {
 	t.Helper()
 	shortOnce.Do(func() {
-		a, err := clip.ReadWAVFile(speechWAV)
+		a, err := (clip.Decoder{}).Decode(context.Background(), speechWAV)
 		if err != nil {
 			return
 		}

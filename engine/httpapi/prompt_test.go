@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -16,11 +15,11 @@ import (
 // prompts of at most max tokens.
 func dramaBuilder(t *testing.T, max int) *prompt.Builder {
 	t.Helper()
-	data, err := prompttest.DramaJSON()
+	name, err := prompttest.WriteDrama(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := prompt.Read(bytes.NewReader(data))
+	tok, err := prompt.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestDecodeWithRealFFmpeg(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ffmpeg: %v: %s", err, out)
 	}
-	want, _ := ReadWAVFile("testdata/fmt-pcm24-48k-stereo.wav")
+	want, _ := (Decoder{}).Decode(context.Background(), "testdata/fmt-pcm24-48k-stereo.wav")
 	got, err := (Decoder{}).Decode(context.Background(), flac)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@
 //
 // # Input
 //
-// WAV files are read directly (ReadWAV, ReadWAVFile): RIFF/WAVE with PCM
-// 16, 24 or 32-bit integer or 32-bit IEEE float samples, plain or
+// WAV files are read directly (ReadWAV, and Decode for a file): RIFF/WAVE
+// with PCM 16, 24 or 32-bit integer or 32-bit IEEE float samples, plain or
 // WAVE_FORMAT_EXTENSIBLE, any rate from 1 kHz to 768 kHz, any number of
 // channels, at most MaxDataBytes of audio. Other codings (8-bit, A-law,
 // mu-law, ADPCM, 64-bit float, RF64) are refused with ErrUnsupported.

@@ -3,6 +3,7 @@ package clip
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -37,7 +38,7 @@ func loadSpeech(t testing.TB) fixture {
 
 func readSpeech() (fixture, error) {
 	var fx fixture
-	a, err := ReadWAVFile("testdata/speech.wav")
+	a, err := (Decoder{}).Decode(context.Background(), "testdata/speech.wav")
 	if err != nil {
 		return fx, err
 	}

@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestWriteDirAndReadManifest(t *testing.T) {
 	if got.Clips[0].SNRDB == nil || got.Clips[0].References != 1 || m.Format != ManifestFormat {
 		t.Fatalf("clip summary: %+v", got.Clips[0])
 	}
-	a, err := ReadWAVFile(filepath.Join(dir, r.File))
+	a, err := (Decoder{}).Decode(context.Background(), filepath.Join(dir, r.File))
 	if err != nil || a.Rate != SampleRate || a.Channels != 1 || a.Coding != "pcm16" || a.Frames() != r.Samples {
 		t.Fatalf("reference file: %v %+v", err, a)
 	}

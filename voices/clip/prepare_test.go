@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -390,7 +391,7 @@ func TestNoPause(t *testing.T) {
 func TestFormatsAndRatesAgree(t *testing.T) {
 	// the fixture's own 22.05 kHz samples and one 48 kHz version, cut to
 	// the first 16 s (three sentences)
-	raw, err := ReadWAVFile("testdata/speech.wav")
+	raw, err := (Decoder{}).Decode(context.Background(), "testdata/speech.wav")
 	if err != nil {
 		t.Fatal(err)
 	}

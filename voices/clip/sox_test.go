@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -40,7 +41,7 @@ func soxMix(t *testing.T, bin, dir string, snr float64, synth ...string) (*Audio
 	raw := filepath.Join(dir, "raw.wav")
 	args := append([]string{"-D", "-n", "-r", "22050", "-c", "1", "-b", "32", "-e", "floating-point", raw, "synth", "21.012"}, synth...)
 	sox(t, bin, append(args, "vol", "0.1")...)
-	a, err := ReadWAVFile(raw)
+	a, err := (Decoder{}).Decode(context.Background(), raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func soxMix(t *testing.T, bin, dir string, snr float64, synth ...string) (*Audio
 	sox(t, bin, "-D", raw, "-b", "32", "-e", "floating-point", bed, "vol", fmt.Sprint(gain))
 	mixed := filepath.Join(dir, "mix.wav")
 	sox(t, bin, "-D", "-m", "-v", "1", "testdata/speech.wav", "-v", "1", bed, "-b", "32", "-e", "floating-point", mixed)
-	m, err := ReadWAVFile(mixed)
+	m, err := (Decoder{}).Decode(context.Background(), mixed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 )
 
@@ -81,20 +80,6 @@ func ReadWAV(r io.Reader) (*Audio, error) {
 		return nil, fmt.Errorf("clip: read WAV: %w", err)
 	}
 	return parseWAV(b)
-}
-
-// ReadWAVFile reads the WAV file at path; errors name the file.
-func ReadWAVFile(path string) (*Audio, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("clip: %w", err)
-	}
-	defer f.Close()
-	a, err := ReadWAV(f)
-	if fe, ok := err.(*FormatError); ok {
-		fe.Name = path
-	}
-	return a, err
 }
 
 func formatErr(off int64, field, format string, args ...any) error {

@@ -2,6 +2,7 @@ package clip
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -26,7 +27,7 @@ func TestReadWAVFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			a, err := ReadWAVFile(filepath.Join("testdata", tt.file))
+			a, err := (Decoder{}).Decode(context.Background(), filepath.Join("testdata", tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +53,7 @@ func TestReadWAVFixtures(t *testing.T) {
 }
 
 func TestReadWAVRefusesALaw(t *testing.T) {
-	_, err := ReadWAVFile("testdata/fmt-alaw.wav")
+	_, err := (Decoder{}).Decode(context.Background(), "testdata/fmt-alaw.wav")
 	var fe *FormatError
 	if !errors.Is(err, ErrUnsupported) || !errors.As(err, &fe) {
 		t.Fatalf("want ErrUnsupported *FormatError, got %v", err)

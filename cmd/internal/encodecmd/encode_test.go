@@ -128,7 +128,7 @@ var (
 func preparedDir(t *testing.T, texts bool) string {
 	t.Helper()
 	prepOnce.Do(func() {
-		a, err := clip.ReadWAVFile(speechWAV)
+		a, err := (clip.Decoder{}).Decode(context.Background(), speechWAV)
 		if err != nil {
 			prepErr = err
 			return
@@ -304,7 +304,7 @@ var (
 func shortClip(t *testing.T) string {
 	t.Helper()
 	shortOnce.Do(func() {
-		a, err := clip.ReadWAVFile(speechWAV)
+		a, err := (clip.Decoder{}).Decode(context.Background(), speechWAV)
 		if err != nil {
 			return
 		}
@@ -333,7 +333,7 @@ func TestEncodeClipArguments(t *testing.T) {
 	}
 
 	// a clip that is cut in two cannot take one transcript
-	a, _ := clip.ReadWAVFile(shortClip(t))
+	a, _ := (clip.Decoder{}).Decode(context.Background(), shortClip(t))
 	long := filepath.Join(t.TempDir(), "long.wav")
 	x := append(append([]float32{}, a.Data...), a.Data...) // 32 s, 30.9 s once trimmed
 	os.WriteFile(long, clip.EncodeWAV(x, clip.SampleRate), 0o644)

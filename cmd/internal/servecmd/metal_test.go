@@ -26,7 +26,7 @@ import (
 // speechClip is 16 s of the recorded speech fixture at 44.1 kHz.
 func speechClip(t *testing.T, from int) []byte {
 	t.Helper()
-	a, err := clip.ReadWAVFile("../../../voices/clip/testdata/speech.wav")
+	a, err := (clip.Decoder{}).Decode(context.Background(), "../../../voices/clip/testdata/speech.wav")
 	if err != nil {
 		t.Fatal(err)
 	}

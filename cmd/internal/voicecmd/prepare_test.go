@@ -80,7 +80,7 @@ func TestPrepareRunWritesReferencesAndManifest(t *testing.T) {
 	if err != nil || len(m.References) != 1 {
 		t.Fatalf("manifest: %v %+v", err, m)
 	}
-	if _, err := clip.ReadWAVFile(filepath.Join(o.OutDir, "ref-01.wav")); err != nil {
+	if _, err := (clip.Decoder{}).Decode(context.Background(), filepath.Join(o.OutDir, "ref-01.wav")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -118,7 +118,7 @@ func writeWAV(t *testing.T, name string, x []float32) string {
 }
 
 func noisySpeech(t *testing.T) string {
-	a, err := clip.ReadWAVFile(speechWAV)
+	a, err := (clip.Decoder{}).Decode(context.Background(), speechWAV)
 	if err != nil {
 		t.Fatal(err)
 	}

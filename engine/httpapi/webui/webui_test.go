@@ -2,6 +2,7 @@ package webui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"mime/multipart"
@@ -83,7 +84,7 @@ func TestPageRoutes(t *testing.T) {
 
 func speech(t *testing.T, from, to float64) []byte {
 	t.Helper()
-	a, err := clip.ReadWAVFile("../../../voices/clip/testdata/speech.wav")
+	a, err := (clip.Decoder{}).Decode(context.Background(), "../../../voices/clip/testdata/speech.wav")
 	if err != nil {
 		t.Fatal(err)
 	}
