@@ -45,13 +45,13 @@ ratio() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.3f", a / (b * n) 
 printf 'run\tload\topenssl_1_MBps\topenssl_%d_MBps\topenssl_scaling\tgo_1_MBps\tgo_%d_MBps\tgo_scaling\n' "$cores" "$cores"
 declare -a o1 oN g1 gN so sg
 for i in $(seq 1 "$REPEAT"); do
-  load=$(cut -d' ' -f1 /proc/loadavg)
+  load=$(bench_load)
   a=$(ossl 1); b=$(ossl "$cores"); c=$(gosha 1); d=$(gosha "$cores")
   o1+=("$a"); oN+=("$b"); g1+=("$c"); gN+=("$d")
   so+=("$(ratio "$b" "$a" "$cores")"); sg+=("$(ratio "$d" "$c" "$cores")")
   printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$load" "$a" "$b" "${so[-1]}" "$c" "$d" "${sg[-1]}"
 done
-med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-printf 'median\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(cut -d' ' -f1 /proc/loadavg)" \
-  "$(med "${o1[@]}")" "$(med "${oN[@]}")" "$(med "${so[@]}")" "$(med "${g1[@]}")" "$(med "${gN[@]}")" "$(med "${sg[@]}")"
+printf 'median\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(bench_load)" \
+  "$(bench_median "${o1[@]}")" "$(bench_median "${oN[@]}")" "$(bench_median "${so[@]}")" \
+  "$(bench_median "${g1[@]}")" "$(bench_median "${gN[@]}")" "$(bench_median "${sg[@]}")"
 echo "scaling = rate with $cores at once / ($cores x the rate of one): 1.000 means cores x the one-core rate is reachable"

@@ -1,17 +1,19 @@
 // Command hash-variants times ways of reading files for sha256 with N
-// workers at once, the question behind verify's mapped reads: read(2) into
-// a buffer, or read-only mappings of a window at a time, with the kernel
-// told the window is read in order (MADV_SEQUENTIAL, what pins.HashFile
-// does) or asked to fill its page tables in one call (MADV_POPULATE_READ).
-// It prints the rate and the CPU seconds (all, and system) per GB.
+// workers at once, the question behind verify's mapped reads: drama's own
+// pins.HashFile (8 MiB mappings read in order, MADV_SEQUENTIAL), read(2)
+// into a buffer, or read-only mappings of another window size, with the
+// kernel told the window is read in order or asked to fill its page tables
+// in one call (MADV_POPULATE_READ). It prints the rate and the CPU seconds
+// (all, and system) per GB.
 //
 //	go build -o bin/hash-variants ./scripts/hash-variants
-//	bin/hash-variants -mode mmap -window 8 -workers 16 FILE...
+//	bin/hash-variants -workers 16 FILE...              # pins.HashFile
 //	bin/hash-variants -mode mmap -window 64 -populate FILE...
 //	bin/hash-variants -mode read FILE...
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"flag"
@@ -26,23 +28,29 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drama-tts/drama/pins"
 )
 
 // madvPopulateRead is MADV_POPULATE_READ (Linux 5.14).
 const madvPopulateRead = 22
 
 func main() {
-	mode := flag.String("mode", "mmap", "mmap or read")
+	mode := flag.String("mode", "drama", "drama (pins.HashFile), mmap or read")
 	window := flag.Int("window", 8, "MiB mapped at a time (mmap)")
 	populate := flag.Bool("populate", false, "MADV_POPULATE_READ each window instead of MADV_SEQUENTIAL (mmap)")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "files hashed at once")
 	flag.Parse()
-	if flag.NArg() == 0 || (*mode != "mmap" && *mode != "read") || *window < 1 || *workers < 1 {
-		fmt.Fprintln(os.Stderr, "usage: hash-variants [-mode mmap|read] [-window MiB] [-populate] [-workers N] FILE...")
+	if flag.NArg() == 0 || (*mode != "drama" && *mode != "mmap" && *mode != "read") || *window < 1 || *workers < 1 {
+		fmt.Fprintln(os.Stderr, "usage: hash-variants [-mode drama|mmap|read] [-window MiB] [-populate] [-workers N] FILE...")
 		os.Exit(2)
 	}
 	hashOne := func(name string) (int64, error) {
-		if *mode == "read" {
+		switch *mode {
+		case "drama":
+			_, n, err := pins.HashFile(context.Background(), name, nil)
+			return n, err
+		case "read":
 			return hashRead(name)
 		}
 		return hashMapped(name, int64(*window)<<20, *populate)
@@ -78,8 +86,12 @@ func main() {
 	gb := float64(total.Load()) / 1e9
 	cpu := time.Duration(after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano())
 	sys := time.Duration(after.Stime.Nano() - before.Stime.Nano())
-	fmt.Printf("mode=%s window=%dMiB populate=%v workers=%d\t%.0f MiB/s\tcpu %.3f s/GB\tsys %.3f s/GB\n",
-		*mode, *window, *populate, *workers, float64(total.Load())/elapsed.Seconds()/(1<<20), cpu.Seconds()/gb, sys.Seconds()/gb)
+	variant := *mode
+	if *mode == "mmap" {
+		variant = fmt.Sprintf("mmap window=%dMiB populate=%v", *window, *populate)
+	}
+	fmt.Printf("%s workers=%d\t%.0f MiB/s\tcpu %.3f s/GB\tsys %.3f s/GB\n",
+		variant, *workers, float64(total.Load())/elapsed.Seconds()/(1<<20), cpu.Seconds()/gb, sys.Seconds()/gb)
 	if failed.Load() {
 		os.Exit(1)
 	}
@@ -131,7 +143,7 @@ func hashMapped(name string, window int64, populate bool) (int64, error) {
 	return done, nil
 }
 
-// hashSteps writes m to h in 1 MiB steps, as pins.HashFile does.
+// hashSteps writes m to h in 1 MiB steps, the step of pins.HashFile.
 func hashSteps(h hash.Hash, m []byte) {
 	for off := 0; off < len(m); off += 1 << 20 {
 		h.Write(m[off:min(off+1<<20, len(m))])

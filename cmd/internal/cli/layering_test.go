@@ -67,7 +67,7 @@ var layers = []layer{
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
 	{"scripts", domain, nil},
-	{"scripts/hash-variants", nil, []string{"golang.org/x/sys"}}, // times mapped against read(2) hashing, as pins does
+	{"scripts/hash-variants", []string{"pins"}, []string{"golang.org/x/sys"}}, // times pins.HashFile against other ways of reading
 }
 
 // under reports whether pkg is p or below it.
