@@ -223,28 +223,26 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 	p.mu.Lock()
 	w := &waiter{voice: voice, arrived: time.Now(), done: make(chan struct{})}
 	el := p.waiting.PushBack(w)
-	if p.draining {
-		// a stopping server still serves a request that finds an engine
-		// free (a load balancer that has not yet seen /ready turn 503 sends
-		// it); one that would wait is sent away
+	if !p.draining {
+		p.dispatchLocked()
+	}
+	if w.got == nil && w.err == nil && (p.draining || p.waiting.Len() > p.opts.MaxQueue) {
+		// a request that may not wait takes any idle engine, warm or not,
+		// or is sent away: over the bound, and once Drain has run (a
+		// stopping server still serves a request that finds an engine
+		// free, which a load balancer that has not yet seen /ready turn
+		// 503 sends)
 		s := p.pickLocked(w, true)
 		if s == nil {
 			p.waiting.Remove(el)
+			err := ErrQueueFull
+			if p.draining {
+				err = ErrDraining
+			}
 			p.mu.Unlock()
-			return nil, ErrDraining
+			return nil, err
 		}
 		p.assignLocked(el, s)
-	}
-	p.dispatchLocked()
-	if w.got == nil && w.err == nil && p.waiting.Len() > p.opts.MaxQueue {
-		// over the bound it may not wait for a warm engine either
-		if s := p.pickLocked(w, true); s != nil {
-			p.assignLocked(el, s)
-		} else {
-			p.waiting.Remove(el)
-			p.mu.Unlock()
-			return nil, ErrQueueFull
-		}
 	}
 	p.mu.Unlock()
 
