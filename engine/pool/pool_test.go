@@ -265,9 +265,10 @@ func TestNotReadyEngineIsSkipped(t *testing.T) {
 	if p.Ready() != 1 || !p.Status().Ready {
 		t.Fatalf("ready %d, status %+v", p.Ready(), p.Status())
 	}
-	// B busy, A restarting: the waiter gets A once it is ready again
+	// B busy, A restarting: the waiter gets A once it is ready again,
+	// cold for the voice it held before it failed
 	hold := acquire(t, p, "v")
-	ch := got(p, context.Background(), "w")
+	ch := got(p, context.Background(), "v")
 	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
 	a.set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
 	if l := <-ch; l == nil || l.Name() != "A" || l.Warm() {
