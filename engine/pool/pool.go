@@ -93,7 +93,8 @@ type slot struct {
 	name     string
 	m        Member
 	busy     bool
-	voices   []string // warm voices, most recent first
+	voices   []string // warm voices, most recent first (see warmLocked)
+	starts   uint64   // the engine's start they were prefilled in (see starter)
 	lastUsed time.Time
 	served   uint64
 	warmHits uint64
@@ -315,7 +316,13 @@ func (p *Pool) kick() {
 // assignLocked hands s to the waiter at el.
 func (p *Pool) assignLocked(el *list.Element, s *slot) {
 	w := p.waiting.Remove(el).(*waiter)
-	w.got, w.warm = s, slices.Contains(s.voices, w.voice)
+	warm := slices.Contains(s.warmLocked(), w.voice)
+	if st, ok := s.m.(starter); ok && !loaded(s.m) {
+		// the request loads the engine: that start's prefix cache begins
+		// empty and with the request's voice
+		warm, s.voices, s.starts = false, nil, st.Starts()+1
+	}
+	w.got, w.warm = s, warm
 	s.busy = true
 	if u, ok := s.m.(inUse); ok {
 		s.hold = u.InUse()
@@ -340,6 +347,25 @@ func (p *Pool) assignLocked(el *list.Element, s *slot) {
 // request and the next.
 type inUse interface {
 	InUse() (done func())
+}
+
+// starter is a member that counts its engine's starts (engine/supervise's
+// Supervisor): a start, be it a restart after a failure or a load after an
+// unload for idleness, empties the engine's prefix cache.
+type starter interface {
+	Starts() uint64
+}
+
+// warmLocked returns the voices s's engine holds warm, forgetting those of
+// an earlier start of the engine first (s.starts runs one ahead while the
+// engine loads for the request handed it). p.mu is held.
+func (s *slot) warmLocked() []string {
+	if st, ok := s.m.(starter); ok {
+		if n := st.Starts(); n > s.starts {
+			s.voices, s.starts = nil, n
+		}
+	}
+	return s.voices
 }
 
 // available reports whether s can take a request now.
@@ -377,7 +403,7 @@ func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	var idle []*slot
 	warmBusy := false
 	for _, s := range p.slots {
-		warm := slices.Contains(s.voices, w.voice)
+		warm := slices.Contains(s.warmLocked(), w.voice)
 		switch {
 		case available(s) && warm && loaded(s.m):
 			return s
@@ -468,7 +494,7 @@ func (p *Pool) Engines() []EngineState {
 	out := make([]EngineState, len(p.slots))
 	for i, s := range p.slots {
 		out[i] = EngineState{Name: s.name, Status: s.m.Status(), Busy: s.busy, Loaded: loaded(s.m),
-			Voices: slices.Clone(s.voices), Served: s.served, WarmHits: s.warmHits}
+			Voices: slices.Clone(s.warmLocked()), Served: s.served, WarmHits: s.warmHits}
 	}
 	return out
 }

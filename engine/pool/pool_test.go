@@ -422,3 +422,59 @@ func TestALeaseHoldsItsEngine(t *testing.T) {
 		t.Fatalf("after the last release: %d holds, %d times without one; want 0 and 1", n, idle)
 	}
 }
+
+// counted is a member that counts its engine's starts, as a supervisor
+// does; the test moves the count on for a restart or a load.
+type counted struct {
+	unloadable
+	starts atomic.Uint64
+}
+
+func (c *counted) Starts() uint64 { return c.starts.Load() }
+
+// TestAStartedEngineHoldsNoVoice: an engine started again without a failed
+// call telling the pool (the health watch restarted it, or it was unloaded
+// for idleness and loaded again) holds none of its earlier voices; a
+// request that loads an unloaded engine finds it cold, and the next one of
+// its voice warm.
+func TestAStartedEngineHoldsNoVoice(t *testing.T) {
+	c := &counted{unloadable: unloadable{ready()}}
+	c.starts.Store(1)
+	p := newPool(t, Options{}, c)
+	acquire(t, p, "a").Release()
+	if l := acquire(t, p, "a"); !l.Warm() {
+		t.Fatal("a cold on the engine that just spoke it")
+	} else {
+		l.Release()
+	}
+	c.starts.Add(1) // restarted by its health watch
+	if l := acquire(t, p, "a"); l.Warm() {
+		t.Fatal("a warm on an engine restarted since it spoke a")
+	} else {
+		l.Release()
+	}
+	if v := p.Engines()[0].Voices; len(v) != 1 || v[0] != "a" {
+		t.Fatalf("warm voices %q, want a", v)
+	}
+
+	c.mu.Lock()
+	c.unloaded = true // unloaded for idleness
+	c.mu.Unlock()
+	l := acquire(t, p, "a")
+	if l.Warm() {
+		t.Fatal("a warm on an unloaded engine: its load begins with an empty cache")
+	}
+	c.mu.Lock()
+	c.unloaded = false // the request loaded it
+	c.mu.Unlock()
+	c.starts.Add(1)
+	l.Release()
+	if l := acquire(t, p, "a"); !l.Warm() {
+		t.Fatal("a cold on the engine loaded for a")
+	} else {
+		l.Release()
+	}
+	if es := p.Engines(); es[0].Served != 5 || es[0].WarmHits != 2 {
+		t.Fatalf("engines %+v", es)
+	}
+}

@@ -122,6 +122,8 @@ type Supervisor struct {
 	unloaded bool        // stopped for idleness: the next use loads it
 	shift    *transition // the load or unload under way, if any
 	voices   []engine.Voice
+
+	starts uint64 // times the engine became ready (see Starts)
 }
 
 // transition is a load on demand or an unload under way; done is closed
@@ -196,6 +198,7 @@ func (s *Supervisor) becameReady(restarted bool) {
 		n++
 	}
 	s.status = Status{Phase: "ready", Ready: true, Loaded: true, Restarts: n}
+	s.starts++
 	s.lastUse = time.Now()
 	if s.inUse == 0 {
 		s.armIdle()
@@ -299,6 +302,16 @@ func (s *Supervisor) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status
+}
+
+// Starts counts the times the engine became ready: at Start, and after
+// each restart, Restart and load on demand. Each of them begins with the
+// engine's prefix cache empty; engine/pool forgets the voices an engine
+// held warm when the count moves on.
+func (s *Supervisor) Starts() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.starts
 }
 
 // State reports the engine's state in one word.
