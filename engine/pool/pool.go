@@ -99,6 +99,10 @@ type slot struct {
 	served   uint64
 	warmHits uint64
 	hold     func() // ends the lease's hold on the engine (see inUse)
+
+	// the member's state at the last lookLocked, for the decisions of one
+	// dispatch
+	ready, failed, unloaded bool
 }
 
 // waiter is one request in the queue; done is closed once it has an
@@ -224,7 +228,9 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 	p.mu.Lock()
 	w := &waiter{voice: voice, arrived: time.Now(), done: make(chan struct{})}
 	el := p.waiting.PushBack(w)
-	if !p.draining {
+	if p.draining {
+		p.lookLocked()
+	} else {
 		p.dispatchLocked()
 	}
 	if w.got == nil && w.err == nil && (p.draining || p.waiting.Len() > p.opts.MaxQueue) {
@@ -273,7 +279,11 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 // queue looked at again when a waiter's wait for a warm engine ends or an
 // engine may have become ready. p.mu is held.
 func (p *Pool) dispatchLocked() {
-	if p.waiting.Len() > 0 && !slices.ContainsFunc(p.slots, func(s *slot) bool { return s.m.Status().Phase != "failed" }) {
+	if p.waiting.Len() == 0 {
+		return
+	}
+	p.lookLocked()
+	if !slices.ContainsFunc(p.slots, func(s *slot) bool { return !s.failed }) {
 		for el := p.waiting.Front(); el != nil; el = p.waiting.Front() {
 			w := p.waiting.Remove(el).(*waiter)
 			w.err = ErrNoEngine
@@ -297,6 +307,9 @@ func (p *Pool) dispatchLocked() {
 	if p.waiting.Len() == 0 {
 		return
 	}
+	if next < 0 && !slices.ContainsFunc(p.slots, func(s *slot) bool { return !s.ready }) {
+		return // every engine serves: the next release looks again
+	}
 	if next < 0 || next > poll {
 		next = poll
 	}
@@ -316,8 +329,8 @@ func (p *Pool) kick() {
 // assignLocked hands s to the waiter at el.
 func (p *Pool) assignLocked(el *list.Element, s *slot) {
 	w := p.waiting.Remove(el).(*waiter)
-	warm := slices.Contains(s.warmLocked(), w.voice)
-	if st, ok := s.m.(starter); ok && !loaded(s.m) {
+	warm := slices.Contains(s.voices, w.voice)
+	if st, ok := s.m.(starter); ok && s.unloaded {
 		// the request loads the engine: that start's prefix cache begins
 		// empty and with the request's voice
 		warm, s.voices, s.starts = false, nil, st.Starts()+1
@@ -368,8 +381,20 @@ func (s *slot) warmLocked() []string {
 	return s.voices
 }
 
-// available reports whether s can take a request now.
-func available(s *slot) bool { return !s.busy && (s.m.Status().Ready || !loaded(s.m)) }
+// lookLocked reads each member's state once (a member's Status and Loaded
+// take its own lock), and forgets the voices of an engine started again.
+// p.mu is held.
+func (p *Pool) lookLocked() {
+	for _, s := range p.slots {
+		st := s.m.Status()
+		s.ready, s.failed, s.unloaded = st.Ready, st.Phase == "failed", !loaded(s.m)
+		s.warmLocked()
+	}
+}
+
+// available reports whether s can take a request now, as of the last
+// lookLocked.
+func available(s *slot) bool { return !s.busy && (s.ready || s.unloaded) }
 
 // loaded reports whether the member has its engine loaded. A member that
 // can unload an idle engine says so with a Loaded method; one without is
@@ -389,6 +414,7 @@ func (p *Pool) idleLocked() bool {
 // when no ready engine holds the voice (or force is set), the idle engine
 // whose warm voices the other waiters want least, loaded before unloaded,
 // the longest idle first. Under RoundRobin, the next idle engine in turn.
+// It goes by the engines' state at the last lookLocked.
 func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	if p.opts.Policy == RoundRobin {
 		for i := range p.slots {
@@ -403,13 +429,13 @@ func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	var idle []*slot
 	warmBusy := false
 	for _, s := range p.slots {
-		warm := slices.Contains(s.warmLocked(), w.voice)
+		warm := slices.Contains(s.voices, w.voice)
 		switch {
-		case available(s) && warm && loaded(s.m):
+		case available(s) && warm && !s.unloaded:
 			return s
 		case available(s):
 			idle = append(idle, s)
-		case warm && s.m.Status().Ready:
+		case warm && s.ready:
 			warmBusy = true
 		}
 	}
@@ -430,7 +456,7 @@ func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	}
 	best := idle[0]
 	for _, s := range idle[1:] {
-		bl, sl := loaded(best.m), loaded(s.m)
+		bl, sl := !best.unloaded, !s.unloaded
 		bw, sw := wanted(best), wanted(s)
 		switch {
 		case bl != sl:

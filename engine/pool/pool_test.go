@@ -478,3 +478,65 @@ func TestAStartedEngineHoldsNoVoice(t *testing.T) {
 		t.Fatalf("engines %+v", es)
 	}
 }
+
+// TestAQueueBehindServingEnginesIsNotPolled: while every engine is ready,
+// a request waits for a release, with no timer looking again meanwhile;
+// while one is not ready, a timer looks again for it.
+func TestAQueueBehindServingEnginesIsNotPolled(t *testing.T) {
+	m := ready()
+	p := newPool(t, Options{MaxQueue: 4}, m)
+	hold := acquire(t, p, "a")
+	ch := got(p, context.Background(), "a")
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
+	p.mu.Lock()
+	armed := p.timer != nil
+	p.mu.Unlock()
+	if armed {
+		t.Fatal("a timer polls a queue whose engine serves")
+	}
+	m.set(supervise.Status{Phase: "restarting"})
+	hold.Release()
+	p.mu.Lock()
+	armed = p.timer != nil
+	p.mu.Unlock()
+	if !armed {
+		t.Fatal("no timer looks again for the restarting engine")
+	}
+	m.set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
+	if l := <-ch; l == nil {
+		t.Fatal("the waiter got no engine once it was ready again")
+	} else {
+		l.Release()
+	}
+}
+
+// BenchmarkAcquireRelease: requests of 16 voices from 64 goroutines
+// through a pool of 8 engines, a queue building behind them.
+func BenchmarkAcquireRelease(b *testing.B) {
+	named := make([]Named, 8)
+	for i := range named {
+		named[i] = Named{Name: string(rune('A' + i)), Member: ready()}
+	}
+	p, err := New(named, Options{MaxQueue: 1 << 20, AffinityWait: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Stop(context.Background())
+	voices := make([]string, 16)
+	for i := range voices {
+		voices[i] = string(rune('a' + i))
+	}
+	var n atomic.Int64
+	b.SetParallelism(8) // 8 x GOMAXPROCS goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l, err := p.Acquire(context.Background(), voices[n.Add(1)%16])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			l.Release()
+		}
+	})
+}
