@@ -101,14 +101,10 @@ func (s *Supervisor) idleUnload() {
 // engine/pool hands such an engine out last, and the request waits for
 // the load). Unlike Status().Loaded it is true while the engine starts or
 // restarts.
-func (s *Supervisor) Loaded() bool { return !s.isIdle() }
-
-// isIdle reports whether the engine is unloaded or being loaded or
-// unloaded for idleness.
-func (s *Supervisor) isIdle() bool {
+func (s *Supervisor) Loaded() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.unloaded || s.shift != nil
+	return !s.unloaded && s.shift == nil
 }
 
 // settle waits for a load or unload under way to end.

@@ -281,7 +281,7 @@ func (s *Supervisor) event(ev engine.LifecycleEvent) {
 			// a load on demand: requests wait for it rather than being
 			// turned away
 			s.status.Ready = true
-			s.status.Message = "loading on demand; requests wait for it"
+			s.status.Message = msgOnDemand
 		}
 		s.mu.Unlock()
 	}
@@ -336,7 +336,7 @@ func (s *Supervisor) State() State {
 // changes. Otherwise the engine is marked restarting and restarted in the
 // background, unless a restart runs already.
 func (s *Supervisor) EngineFailed(cause error) {
-	if s.isStopped() || s.isIdle() || s.healthy() {
+	if s.isStopped() || !s.Loaded() || s.healthy() {
 		return
 	}
 	s.mu.Lock()
