@@ -107,15 +107,17 @@ func (s *Supervisor) Loaded() bool {
 	return !s.unloaded && s.shift == nil
 }
 
-// settle waits for a load or unload under way to end.
+// settle waits for a load or unload under way to end, and for any that
+// began meanwhile; it returns with mu held and none under way, or with
+// ctx's error and mu not held.
 func (s *Supervisor) settle(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		t := s.shift
-		s.mu.Unlock()
 		if t == nil {
 			return nil
 		}
+		s.mu.Unlock()
 		select {
 		case <-t.done:
 		case <-ctx.Done():

@@ -224,16 +224,10 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // first), after a load or unload under way has ended. It answers not ready
 // while a restart after a failure runs, or once Stop has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
-	for {
-		if err := s.settle(ctx); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		if s.shift == nil {
-			break // with mu held
-		}
-		s.mu.Unlock() // a load or unload began meanwhile
+	if err := s.settle(ctx); err != nil {
+		return err
 	}
+	// mu is held
 	if s.unloaded && !s.stopped {
 		// the load runs Prepare: it is the restart asked for
 		s.mu.Unlock()
