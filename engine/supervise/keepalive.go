@@ -18,9 +18,10 @@ const (
 
 // InUse marks the engine as in use until done is called: it is not
 // unloaded meanwhile. It loads nothing; the first call into Engine does.
-// A request that waits in a queue for its turn at the engine holds it from
-// its arrival, so that the engine stays loaded for the requests behind the
-// one it serves. done may be called more than once.
+// engine/pool holds the engine so from a request's handing out to its
+// release, and a release that hands the engine to the next waiter lets go
+// only after that waiter's hold began, so that the engine stays loaded
+// between them. done may be called more than once.
 func (s *Supervisor) InUse() (done func()) {
 	s.mu.Lock()
 	s.inUse++
