@@ -489,6 +489,13 @@ func (p *Pool) Drain() {
 	}
 }
 
+// Draining reports whether Drain has run.
+func (p *Pool) Draining() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.draining
+}
+
 // Depth is the number of requests waiting for an engine.
 func (p *Pool) Depth() int {
 	p.mu.Lock()
