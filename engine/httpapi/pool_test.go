@@ -169,3 +169,35 @@ func TestPoolReadyAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyAfterDrain: once the server drains, GET /ready answers 503 in
+// phase stopping while GET /health stays 200, and a request that finds an
+// engine free is still served.
+func TestReadyAfterDrain(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.FrameDelay = 0
+	if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
+	srv := New(Config{Engine: fake, Caps: fake.Desc.Capabilities, Model: "drama-3-test"})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	srv.Drain()
+	r, err := http.Get(ts.URL + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body Readiness
+	err = json.NewDecoder(r.Body).Decode(&body)
+	r.Body.Close()
+	if err != nil || r.StatusCode != http.StatusServiceUnavailable || body.Phase != "stopping" || body.Ready || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("/ready after Drain: %d %+v %v", r.StatusCode, body, err)
+	}
+	if r, err := http.Get(ts.URL + "/health"); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("/health after Drain: %v %v", r, err)
+	}
+	if code := speak(t, ts.URL, ""); code != http.StatusOK {
+		t.Fatalf("speech after Drain with the engine free: %d", code)
+	}
+}

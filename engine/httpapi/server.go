@@ -153,7 +153,6 @@ type Server struct {
 	hostNames []string      // this machine's names, for a wildcard address
 	cloneSlot chan struct{} // one clone at a time
 
-	stopping atomic.Bool  // Drain has run: GET /ready answers 503
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
 
@@ -326,7 +325,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 // tell the two apart.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
-	if s.stopping.Load() {
+	if s.pool.Draining() {
 		st.Phase, st.Progress, st.Ready = "stopping", 0, false
 		st.Message = "the server is stopping: it finishes the requests it holds and takes no more"
 	}
@@ -379,7 +378,6 @@ const DrainRetryAfter = 10 * time.Second
 // grace period ends; the synthesis holding the engine goes on, and a
 // request that finds the engine free is still served.
 func (s *Server) Drain() {
-	s.stopping.Store(true)
 	s.pool.Drain()
 }
 

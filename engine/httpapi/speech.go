@@ -85,13 +85,15 @@ func voiceKey(req engine.SynthesisRequest) string {
 		return "voice:" + req.Voice
 	}
 	h := sha256.New()
+	var buf []byte
 	for _, r := range req.References {
 		fmt.Fprintf(h, "%d:%s", len(r.Text), r.Text)
 		for _, row := range r.Codes {
+			buf = buf[:0]
 			for _, c := range row {
-				binary.Write(h, binary.LittleEndian, int32(c))
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(int32(c)))
 			}
-			h.Write([]byte{0xff})
+			h.Write(append(buf, 0xff))
 		}
 	}
 	return "voice:" + req.Voice + "+refs:" + hex.EncodeToString(h.Sum(nil)[:12])

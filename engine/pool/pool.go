@@ -93,11 +93,16 @@ type slot struct {
 	name     string
 	m        Member
 	busy     bool
-	voices   []string // warm voices, most recent first
+	voices   []string // warm voices, most recent first (see warmLocked)
+	starts   uint64   // the engine's start they were prefilled in (see starter)
 	lastUsed time.Time
 	served   uint64
 	warmHits uint64
 	hold     func() // ends the lease's hold on the engine (see inUse)
+
+	// the member's state at the last lookLocked, for the decisions of one
+	// dispatch
+	ready, failed, unloaded bool
 }
 
 // waiter is one request in the queue; done is closed once it has an
@@ -224,27 +229,27 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 	w := &waiter{voice: voice, arrived: time.Now(), done: make(chan struct{})}
 	el := p.waiting.PushBack(w)
 	if p.draining {
-		// a stopping server still serves a request that finds an engine
-		// free (a load balancer that has not yet seen /ready turn 503 sends
-		// it); one that would wait is sent away
+		p.lookLocked()
+	} else {
+		p.dispatchLocked()
+	}
+	if w.got == nil && w.err == nil && (p.draining || p.waiting.Len() > p.opts.MaxQueue) {
+		// a request that may not wait takes any idle engine, warm or not,
+		// or is sent away: over the bound, and once Drain has run (a
+		// stopping server still serves a request that finds an engine
+		// free, which a load balancer that has not yet seen /ready turn
+		// 503 sends)
 		s := p.pickLocked(w, true)
 		if s == nil {
 			p.waiting.Remove(el)
+			err := ErrQueueFull
+			if p.draining {
+				err = ErrDraining
+			}
 			p.mu.Unlock()
-			return nil, ErrDraining
+			return nil, err
 		}
 		p.assignLocked(el, s)
-	}
-	p.dispatchLocked()
-	if w.got == nil && w.err == nil && p.waiting.Len() > p.opts.MaxQueue {
-		// over the bound it may not wait for a warm engine either
-		if s := p.pickLocked(w, true); s != nil {
-			p.assignLocked(el, s)
-		} else {
-			p.waiting.Remove(el)
-			p.mu.Unlock()
-			return nil, ErrQueueFull
-		}
 	}
 	p.mu.Unlock()
 
@@ -274,7 +279,11 @@ func (p *Pool) Acquire(ctx context.Context, voice string) (*Lease, error) {
 // queue looked at again when a waiter's wait for a warm engine ends or an
 // engine may have become ready. p.mu is held.
 func (p *Pool) dispatchLocked() {
-	if p.waiting.Len() > 0 && !slices.ContainsFunc(p.slots, func(s *slot) bool { return s.m.Status().Phase != "failed" }) {
+	if p.waiting.Len() == 0 {
+		return
+	}
+	p.lookLocked()
+	if !slices.ContainsFunc(p.slots, func(s *slot) bool { return !s.failed }) {
 		for el := p.waiting.Front(); el != nil; el = p.waiting.Front() {
 			w := p.waiting.Remove(el).(*waiter)
 			w.err = ErrNoEngine
@@ -298,6 +307,9 @@ func (p *Pool) dispatchLocked() {
 	if p.waiting.Len() == 0 {
 		return
 	}
+	if next < 0 && !slices.ContainsFunc(p.slots, func(s *slot) bool { return !s.ready }) {
+		return // every engine serves: the next release looks again
+	}
 	if next < 0 || next > poll {
 		next = poll
 	}
@@ -317,7 +329,13 @@ func (p *Pool) kick() {
 // assignLocked hands s to the waiter at el.
 func (p *Pool) assignLocked(el *list.Element, s *slot) {
 	w := p.waiting.Remove(el).(*waiter)
-	w.got, w.warm = s, slices.Contains(s.voices, w.voice)
+	warm := slices.Contains(s.voices, w.voice)
+	if st, ok := s.m.(starter); ok && s.unloaded {
+		// the request loads the engine: that start's prefix cache begins
+		// empty and with the request's voice
+		warm, s.voices, s.starts = false, nil, st.Starts()+1
+	}
+	w.got, w.warm = s, warm
 	s.busy = true
 	if u, ok := s.m.(inUse); ok {
 		s.hold = u.InUse()
@@ -344,8 +362,39 @@ type inUse interface {
 	InUse() (done func())
 }
 
-// available reports whether s can take a request now.
-func available(s *slot) bool { return !s.busy && (s.m.Status().Ready || !loaded(s.m)) }
+// starter is a member that counts its engine's starts (engine/supervise's
+// Supervisor): a start, be it a restart after a failure or a load after an
+// unload for idleness, empties the engine's prefix cache.
+type starter interface {
+	Starts() uint64
+}
+
+// warmLocked returns the voices s's engine holds warm, forgetting those of
+// an earlier start of the engine first (s.starts runs one ahead while the
+// engine loads for the request handed it). p.mu is held.
+func (s *slot) warmLocked() []string {
+	if st, ok := s.m.(starter); ok {
+		if n := st.Starts(); n > s.starts {
+			s.voices, s.starts = nil, n
+		}
+	}
+	return s.voices
+}
+
+// lookLocked reads each member's state once (a member's Status and Loaded
+// take its own lock), and forgets the voices of an engine started again.
+// p.mu is held.
+func (p *Pool) lookLocked() {
+	for _, s := range p.slots {
+		st := s.m.Status()
+		s.ready, s.failed, s.unloaded = st.Ready, st.Phase == "failed", !loaded(s.m)
+		s.warmLocked()
+	}
+}
+
+// available reports whether s can take a request now, as of the last
+// lookLocked.
+func available(s *slot) bool { return !s.busy && (s.ready || s.unloaded) }
 
 // loaded reports whether the member has its engine loaded. A member that
 // can unload an idle engine says so with a Loaded method; one without is
@@ -365,6 +414,7 @@ func (p *Pool) idleLocked() bool {
 // when no ready engine holds the voice (or force is set), the idle engine
 // whose warm voices the other waiters want least, loaded before unloaded,
 // the longest idle first. Under RoundRobin, the next idle engine in turn.
+// It goes by the engines' state at the last lookLocked.
 func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	if p.opts.Policy == RoundRobin {
 		for i := range p.slots {
@@ -381,11 +431,11 @@ func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	for _, s := range p.slots {
 		warm := slices.Contains(s.voices, w.voice)
 		switch {
-		case available(s) && warm && loaded(s.m):
+		case available(s) && warm && !s.unloaded:
 			return s
 		case available(s):
 			idle = append(idle, s)
-		case warm && s.m.Status().Ready:
+		case warm && s.ready:
 			warmBusy = true
 		}
 	}
@@ -406,7 +456,7 @@ func (p *Pool) pickLocked(w *waiter, force bool) *slot {
 	}
 	best := idle[0]
 	for _, s := range idle[1:] {
-		bl, sl := loaded(best.m), loaded(s.m)
+		bl, sl := !best.unloaded, !s.unloaded
 		bw, sw := wanted(best), wanted(s)
 		switch {
 		case bl != sl:
@@ -437,6 +487,13 @@ func (p *Pool) Drain() {
 		w.err = ErrDraining
 		close(w.done)
 	}
+}
+
+// Draining reports whether Drain has run.
+func (p *Pool) Draining() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.draining
 }
 
 // Depth is the number of requests waiting for an engine.
@@ -470,7 +527,7 @@ func (p *Pool) Engines() []EngineState {
 	out := make([]EngineState, len(p.slots))
 	for i, s := range p.slots {
 		out[i] = EngineState{Name: s.name, Status: s.m.Status(), Busy: s.busy, Loaded: loaded(s.m),
-			Voices: slices.Clone(s.voices), Served: s.served, WarmHits: s.warmHits}
+			Voices: slices.Clone(s.warmLocked()), Served: s.served, WarmHits: s.warmHits}
 	}
 	return out
 }

@@ -265,9 +265,10 @@ func TestNotReadyEngineIsSkipped(t *testing.T) {
 	if p.Ready() != 1 || !p.Status().Ready {
 		t.Fatalf("ready %d, status %+v", p.Ready(), p.Status())
 	}
-	// B busy, A restarting: the waiter gets A once it is ready again
+	// B busy, A restarting: the waiter gets A once it is ready again,
+	// cold for the voice it held before it failed
 	hold := acquire(t, p, "v")
-	ch := got(p, context.Background(), "w")
+	ch := got(p, context.Background(), "v")
 	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
 	a.set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
 	if l := <-ch; l == nil || l.Name() != "A" || l.Warm() {
@@ -420,4 +421,122 @@ func TestALeaseHoldsItsEngine(t *testing.T) {
 	if n, idle := h.open.Load(), h.idle.Load(); n != 0 || idle != 1 {
 		t.Fatalf("after the last release: %d holds, %d times without one; want 0 and 1", n, idle)
 	}
+}
+
+// counted is a member that counts its engine's starts, as a supervisor
+// does; the test moves the count on for a restart or a load.
+type counted struct {
+	unloadable
+	starts atomic.Uint64
+}
+
+func (c *counted) Starts() uint64 { return c.starts.Load() }
+
+// TestAStartedEngineHoldsNoVoice: an engine started again without a failed
+// call telling the pool (the health watch restarted it, or it was unloaded
+// for idleness and loaded again) holds none of its earlier voices; a
+// request that loads an unloaded engine finds it cold, and the next one of
+// its voice warm.
+func TestAStartedEngineHoldsNoVoice(t *testing.T) {
+	c := &counted{unloadable: unloadable{ready()}}
+	c.starts.Store(1)
+	p := newPool(t, Options{}, c)
+	acquire(t, p, "a").Release()
+	if l := acquire(t, p, "a"); !l.Warm() {
+		t.Fatal("a cold on the engine that just spoke it")
+	} else {
+		l.Release()
+	}
+	c.starts.Add(1) // restarted by its health watch
+	if l := acquire(t, p, "a"); l.Warm() {
+		t.Fatal("a warm on an engine restarted since it spoke a")
+	} else {
+		l.Release()
+	}
+	if v := p.Engines()[0].Voices; len(v) != 1 || v[0] != "a" {
+		t.Fatalf("warm voices %q, want a", v)
+	}
+
+	c.mu.Lock()
+	c.unloaded = true // unloaded for idleness
+	c.mu.Unlock()
+	l := acquire(t, p, "a")
+	if l.Warm() {
+		t.Fatal("a warm on an unloaded engine: its load begins with an empty cache")
+	}
+	c.mu.Lock()
+	c.unloaded = false // the request loaded it
+	c.mu.Unlock()
+	c.starts.Add(1)
+	l.Release()
+	if l := acquire(t, p, "a"); !l.Warm() {
+		t.Fatal("a cold on the engine loaded for a")
+	} else {
+		l.Release()
+	}
+	if es := p.Engines(); es[0].Served != 5 || es[0].WarmHits != 2 {
+		t.Fatalf("engines %+v", es)
+	}
+}
+
+// TestAQueueBehindServingEnginesIsNotPolled: while every engine is ready,
+// a request waits for a release, with no timer looking again meanwhile;
+// while one is not ready, a timer looks again for it.
+func TestAQueueBehindServingEnginesIsNotPolled(t *testing.T) {
+	m := ready()
+	p := newPool(t, Options{MaxQueue: 4}, m)
+	hold := acquire(t, p, "a")
+	ch := got(p, context.Background(), "a")
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 })
+	p.mu.Lock()
+	armed := p.timer != nil
+	p.mu.Unlock()
+	if armed {
+		t.Fatal("a timer polls a queue whose engine serves")
+	}
+	m.set(supervise.Status{Phase: "restarting"})
+	hold.Release()
+	p.mu.Lock()
+	armed = p.timer != nil
+	p.mu.Unlock()
+	if !armed {
+		t.Fatal("no timer looks again for the restarting engine")
+	}
+	m.set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
+	if l := <-ch; l == nil {
+		t.Fatal("the waiter got no engine once it was ready again")
+	} else {
+		l.Release()
+	}
+}
+
+// BenchmarkAcquireRelease: requests of 16 voices from 64 goroutines
+// through a pool of 8 engines, a queue building behind them.
+func BenchmarkAcquireRelease(b *testing.B) {
+	named := make([]Named, 8)
+	for i := range named {
+		named[i] = Named{Name: string(rune('A' + i)), Member: ready()}
+	}
+	p, err := New(named, Options{MaxQueue: 1 << 20, AffinityWait: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Stop(context.Background())
+	voices := make([]string, 16)
+	for i := range voices {
+		voices[i] = string(rune('a' + i))
+	}
+	var n atomic.Int64
+	b.SetParallelism(8) // 8 x GOMAXPROCS goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l, err := p.Acquire(context.Background(), voices[n.Add(1)%16])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			l.Release()
+		}
+	})
 }

@@ -18,9 +18,10 @@ const (
 
 // InUse marks the engine as in use until done is called: it is not
 // unloaded meanwhile. It loads nothing; the first call into Engine does.
-// A request that waits in a queue for its turn at the engine holds it from
-// its arrival, so that the engine stays loaded for the requests behind the
-// one it serves. done may be called more than once.
+// engine/pool holds the engine so from a request's handing out to its
+// release, and a release that hands the engine to the next waiter lets go
+// only after that waiter's hold began, so that the engine stays loaded
+// between them. done may be called more than once.
 func (s *Supervisor) InUse() (done func()) {
 	s.mu.Lock()
 	s.inUse++
@@ -101,25 +102,23 @@ func (s *Supervisor) idleUnload() {
 // engine/pool hands such an engine out last, and the request waits for
 // the load). Unlike Status().Loaded it is true while the engine starts or
 // restarts.
-func (s *Supervisor) Loaded() bool { return !s.isIdle() }
-
-// isIdle reports whether the engine is unloaded or being loaded or
-// unloaded for idleness.
-func (s *Supervisor) isIdle() bool {
+func (s *Supervisor) Loaded() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.unloaded || s.shift != nil
+	return !s.unloaded && s.shift == nil
 }
 
-// settle waits for a load or unload under way to end.
+// settle waits for a load or unload under way to end, and for any that
+// began meanwhile; it returns with mu held and none under way, or with
+// ctx's error and mu not held.
 func (s *Supervisor) settle(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		t := s.shift
-		s.mu.Unlock()
 		if t == nil {
 			return nil
 		}
+		s.mu.Unlock()
 		select {
 		case <-t.done:
 		case <-ctx.Done():

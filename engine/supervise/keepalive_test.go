@@ -358,3 +358,25 @@ func TestRestartDuringALoadWaitsForIt(t *testing.T) {
 		t.Fatalf("%d starts, state %s; want 3 (start, load, restart) and ready", n, s)
 	}
 }
+
+// TestStartsCountsEveryStart: Starts moves on with each start of the
+// engine (at Start, Restart, a load on demand), each of which empties its
+// prefix cache, and not with an unload.
+func TestStartsCountsEveryStart(t *testing.T) {
+	k := newKeptAlive(t, time.Hour)
+	if n := k.sup.Starts(); n != 1 {
+		t.Fatalf("%d starts after Start, want 1", n)
+	}
+	k.restartStops.Store(true)
+	if err := k.sup.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	k.sup.idleUnloadNow(t)
+	if n := k.sup.Starts(); n != 2 {
+		t.Fatalf("%d starts after Restart and an unload, want 2", n)
+	}
+	speak(t, k.sup, "loads it")
+	if n, m := k.sup.Starts(), k.starts.Load(); n != 3 || m != 3 {
+		t.Fatalf("Starts %d after a load on demand, the engine started %d times; want 3 and 3", n, m)
+	}
+}

@@ -122,6 +122,8 @@ type Supervisor struct {
 	unloaded bool        // stopped for idleness: the next use loads it
 	shift    *transition // the load or unload under way, if any
 	voices   []engine.Voice
+
+	starts uint64 // times the engine became ready (see Starts)
 }
 
 // transition is a load on demand or an unload under way; done is closed
@@ -196,6 +198,7 @@ func (s *Supervisor) becameReady(restarted bool) {
 		n++
 	}
 	s.status = Status{Phase: "ready", Ready: true, Loaded: true, Restarts: n}
+	s.starts++
 	s.lastUse = time.Now()
 	if s.inUse == 0 {
 		s.armIdle()
@@ -221,16 +224,10 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // first), after a load or unload under way has ended. It answers not ready
 // while a restart after a failure runs, or once Stop has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
-	for {
-		if err := s.settle(ctx); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		if s.shift == nil {
-			break // with mu held
-		}
-		s.mu.Unlock() // a load or unload began meanwhile
+	if err := s.settle(ctx); err != nil {
+		return err
 	}
+	// mu is held
 	if s.unloaded && !s.stopped {
 		// the load runs Prepare: it is the restart asked for
 		s.mu.Unlock()
@@ -278,7 +275,7 @@ func (s *Supervisor) event(ev engine.LifecycleEvent) {
 			// a load on demand: requests wait for it rather than being
 			// turned away
 			s.status.Ready = true
-			s.status.Message = "loading on demand; requests wait for it"
+			s.status.Message = msgOnDemand
 		}
 		s.mu.Unlock()
 	}
@@ -299,6 +296,16 @@ func (s *Supervisor) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status
+}
+
+// Starts counts the times the engine became ready: at Start, and after
+// each restart, Restart and load on demand. Each of them begins with the
+// engine's prefix cache empty; engine/pool forgets the voices an engine
+// held warm when the count moves on.
+func (s *Supervisor) Starts() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.starts
 }
 
 // State reports the engine's state in one word.
@@ -323,7 +330,7 @@ func (s *Supervisor) State() State {
 // changes. Otherwise the engine is marked restarting and restarted in the
 // background, unless a restart runs already.
 func (s *Supervisor) EngineFailed(cause error) {
-	if s.isStopped() || s.isIdle() || s.healthy() {
+	if s.isStopped() || !s.Loaded() || s.healthy() {
 		return
 	}
 	s.mu.Lock()
