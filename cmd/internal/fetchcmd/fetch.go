@@ -119,9 +119,9 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return err
 	}
-	release, err := hub.Flock(ctx, filepath.Join(e.Root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+	release, err := cmdutil.FlockRoot(ctx, e.Root, opts.LockWait)
 	if err != nil {
-		return cmdutil.FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
+		return err
 	}
 	defer release()
 	p, err := loadPins(opts, e)
