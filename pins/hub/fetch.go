@@ -107,7 +107,7 @@ func (s *Fetcher) fetch(ctx context.Context, repo, commit string, files []pins.F
 		c.OnRetry = func(r Retry) { f.emit(Event{Kind: EventRetry, Path: r.What, Error: r.Message()}) }
 		f.Client = &c
 	}
-	release, err := Flock(ctx, f.Cache.flockPath(repo, "drama-fetch.lock"), f.flockWait())
+	release, err := Flock(ctx, f.Cache.flockPath(repo, fetchFlock), f.flockWait())
 	if err != nil {
 		return nil, err
 	}
