@@ -326,7 +326,7 @@ func (f *fetchRun) download(ctx context.Context, repo, commit string, missing []
 	if err := checkSpace(filepath.Dir(missing[0].Final), missing); err != nil {
 		return err
 	}
-	d := &downloader{client: f.Client, repo: repo, commit: commit, o: f.Download}
+	d := newDownloader(f.Client, repo, commit, f.Download)
 	byPath := make(map[string]Target, len(missing))
 	for _, t := range missing {
 		byPath[t.File.Path] = t
