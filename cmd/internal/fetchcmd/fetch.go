@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,11 +159,6 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := e.Cache.WriteRef(res.Repo, hub.RootRef(e.Root), res.Commit); err != nil {
 		return fmt.Errorf("fetch: write ref: %w", err)
 	}
-	if e.Offline {
-		if err := verifyOffline(ctx, f, dir, p); err != nil {
-			return err
-		}
-	}
 	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
 		return err
 	}
@@ -202,27 +196,4 @@ func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p 
 	}
 	f.Infof("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	return e.Complete(ctx, p, cmdline)
-}
-
-// verifyOffline checks every file by sha256 when nothing could be fetched:
-// offline, present is not enough. The verified-state record of drama
-// verify spares files already hashed and unchanged since.
-func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.Pins) error {
-	f.Infof("HF_HUB_OFFLINE: checking the sha256 of %d files in %s", len(p.Files), dir)
-	prog := f.NewProgress("verify", p.TotalBytes())
-	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSHA256, Progress: prog.Add})
-	prog.Finish()
-	if err != nil {
-		return cmdutil.PinsAdvice(f, err, p, "")
-	}
-	if rep.OK() {
-		return nil
-	}
-	var bad []string
-	for _, r := range rep.Files {
-		if r.Status != pins.StatusOK {
-			bad = append(bad, fmt.Sprintf("%s (%s)", r.Path, r.Status))
-		}
-	}
-	return cmdutil.MismatchError(fmt.Errorf("offline check failed: %s: fetch again online, or delete the files named", strings.Join(bad, ", ")))
 }

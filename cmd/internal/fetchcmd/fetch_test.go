@@ -290,6 +290,37 @@ func TestOfflineVerifiesBySHA256(t *testing.T) {
 	}
 }
 
+// TestOfflineHashesEachFileOnce: offline, a file drama has verified and
+// not seen change since is not hashed again, and one it has not verified
+// (a cache another tool filled) is hashed once, not a second time after it
+// is placed.
+func TestOfflineHashesEachFileOnce(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdtest.IOStreams()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	offline := func() string {
+		t.Helper()
+		ios, _, _, errOut := cmdtest.IOStreams()
+		if err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1"))); err != nil {
+			t.Fatalf("offline: %v\n%s", err, errOut)
+		}
+		return errOut.String()
+	}
+	if out := offline(); strings.Contains(out, "check: ") || strings.Contains(out, "checking the sha256") {
+		t.Errorf("offline after a verified fetch: want nothing hashed, got\n%s", out)
+	}
+	repoDir := hub.Cache{Dir: e.cache}.RepoDir("fishaudio/drama-3")
+	if err := os.Remove(filepath.Join(repoDir, hub.RecordName)); err != nil {
+		t.Fatal(err)
+	}
+	out := offline()
+	if got := strings.Count(out, ": in the cache but not verified by drama: hashing it"); got != len(e.files) || strings.Contains(out, "checking the sha256") {
+		t.Errorf("offline on blobs drama did not verify: want each of the %d files hashed once (%d check lines) and no second pass, got\n%s", len(e.files), got, out)
+	}
+}
+
 // TestNVFP4AfterFullDownloadsNoSharedBytes: the second variant links the
 // files it shares with the first instead of downloading them.
 func TestNVFP4AfterFullDownloadsNoSharedBytes(t *testing.T) {
