@@ -130,7 +130,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := acceptLicense(f, e.Root, p, opts.AcceptLicense); err != nil {
 		return err
 	}
-	if p, err = completeIfNeeded(ctx, f, e, p, opts.CommandLine); err != nil {
+	if p, err = completeIfNeeded(ctx, f, e, p, opts.PinsFile, opts.CommandLine); err != nil {
 		return err
 	}
 	rep := newReporter(f, p)
@@ -185,14 +185,15 @@ func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
 }
 
 // completeIfNeeded completes incomplete pins from the listing of their
-// commit, which checks the totals the notes give.
-func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p *pins.Pins, cmdline string) (*pins.Pins, error) {
+// commit, which checks the totals the notes give. Offline, it says how to
+// lock them: those of pinsFile (the user's --pins) when given.
+func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p *pins.Pins, pinsFile, cmdline string) (*pins.Pins, error) {
 	if p.Complete() {
 		return p, nil
 	}
 	if e.Offline {
 		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once (or drama fetch without HF_HUB_OFFLINE)",
-			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant))
+			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", pinsFile))
 	}
 	f.Infof("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	return e.Complete(ctx, p, cmdline)

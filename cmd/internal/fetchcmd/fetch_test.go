@@ -250,6 +250,10 @@ func TestOfflineIncompleteRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
 		t.Fatalf("want an offline refusal, got %v", err)
 	}
+	// The advice locks the user's own pins file, not the built-in pins.
+	if want := "run drama pins lock --variant full --pins " + e.pinsPath + " --root " + e.root + " online once"; !strings.Contains(err.Error(), want) {
+		t.Errorf("want %q in\n%v", want, err)
+	}
 }
 
 func TestMismatchExitCode(t *testing.T) {
