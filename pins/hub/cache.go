@@ -73,7 +73,16 @@ func (c Cache) RepoDir(repo string) string {
 // flockPath is a flock's file of repo in huggingface_hub's folder of
 // them: <Dir>/.locks/models--<owner>--<name>/<name>.
 func (c Cache) flockPath(repo, name string) string {
-	return filepath.Join(c.Dir, ".locks", filepath.Base(c.RepoDir(repo)), name)
+	return repoFlockPath(c.RepoDir(repo), name)
+}
+
+// fetchFlock names a fetch's own flock in a repository's folder of flocks.
+const fetchFlock = "drama-fetch.lock"
+
+// repoFlockPath is a flock's file for the cache folder of a repository
+// repoDir: <cache>/.locks/<repo folder>/<name>.
+func repoFlockPath(repoDir, name string) string {
+	return filepath.Join(filepath.Dir(repoDir), ".locks", filepath.Base(repoDir), name)
 }
 
 // BlobPath is where the blob named etag lives.

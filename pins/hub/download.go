@@ -60,10 +60,31 @@ type DownloadOptions struct {
 type downloader struct {
 	client       *Client
 	repo, commit string
-	o            DownloadOptions
+	// The options with their defaults resolved.
+	workers    int
+	chunkSize  int64
+	idle       time.Duration
+	attempts   int
+	splitAfter time.Duration
+	splitMin   int64 // 0: no splitting
+	progress   func(path string, delta int64)
 	// event gets the file events: the fetch's bookkeeping, then the
 	// options' Event.
 	event func(Event)
+}
+
+// newDownloader makes the downloader of one commit, resolving o's
+// defaults once.
+func newDownloader(c *Client, repo, commit string, o DownloadOptions) *downloader {
+	d := &downloader{client: c, repo: repo, commit: commit,
+		workers: orDefault(o.Workers, DefaultWorkers), chunkSize: orDefault(o.ChunkSize, DefaultChunkSize),
+		idle: orDefault(o.IdleTimeout, DefaultIdleTimeout), attempts: orDefault(o.MaxAttempts, DefaultMaxAttempts),
+		splitAfter: orDefault(o.SplitAfter, DefaultSplitAfter), splitMin: orDefault(o.SplitMin, DefaultSplitMin),
+		progress: o.Progress, event: o.Event}
+	if o.SplitMin < 0 {
+		d.splitMin = 0
+	}
+	return d
 }
 
 // EventKind names a fetch event.
@@ -108,13 +129,6 @@ func (d *downloader) emit(e Event) {
 	}
 }
 
-func (d *downloader) workers() int     { return orDefault(d.o.Workers, DefaultWorkers) }
-func (d *downloader) chunkSize() int64 { return orDefault(d.o.ChunkSize, DefaultChunkSize) }
-func (d *downloader) idle() time.Duration {
-	return orDefault(d.o.IdleTimeout, DefaultIdleTimeout)
-}
-func (d *downloader) attempts() int { return orDefault(d.o.MaxAttempts, DefaultMaxAttempts) }
-
 func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
@@ -127,11 +141,8 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 func (d *downloader) run(ctx context.Context, targets []Target) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	q := newQueue(d.workers(), len(targets), d.chunkSize())
-	q.splitAfter = orDefault(d.o.SplitAfter, DefaultSplitAfter)
-	if q.splitMin = orDefault(d.o.SplitMin, DefaultSplitMin); d.o.SplitMin < 0 {
-		q.splitMin = 0
-	}
+	q := newQueue(d.workers, len(targets), d.chunkSize)
+	q.splitAfter, q.splitMin = d.splitAfter, d.splitMin
 	stopTick := q.tick(min(q.splitAfter/4, 250*time.Millisecond))
 	defer stopTick()
 	stopRamp := q.rampLoop(func(n int) { d.emit(Event{Kind: EventWorkers, Workers: n}) })
@@ -154,7 +165,7 @@ func (d *downloader) run(ctx context.Context, targets []Target) error {
 		}
 	}
 	var wg sync.WaitGroup
-	for i := range d.workers() {
+	for i := range d.workers {
 		wg.Go(func() { d.work(ctx, q, i) })
 	}
 	wg.Wait()
@@ -242,7 +253,7 @@ func (d *downloader) open(t Target) (*job, error) {
 	if st != nil && fi.Size() == t.File.Size && j.resume(st) {
 		return j, nil
 	}
-	j.chunk = d.chunkSize()
+	j.chunk = d.chunkSize
 	j.n = numChunks(t.File.Size, j.chunk)
 	j.done = make([]byte, (j.n+7)/8)
 	j.hashed, j.hstate = 0, [2][]byte{}

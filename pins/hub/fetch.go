@@ -41,6 +41,9 @@ type fetchRun struct {
 	records map[string]*blobRecord // by repository folder
 }
 
+// flockWait bounds the wait for each flock a fetch takes.
+func (f *Fetcher) flockWait() time.Duration { return orDefault(f.FlockWait, time.Minute) }
+
 func (f *fetchRun) emit(e Event) {
 	if f.Download.Event != nil {
 		f.Download.Event(e)
@@ -104,7 +107,7 @@ func (s *Fetcher) fetch(ctx context.Context, repo, commit string, files []pins.F
 		c.OnRetry = func(r Retry) { f.emit(Event{Kind: EventRetry, Path: r.What, Error: r.Message()}) }
 		f.Client = &c
 	}
-	release, err := Flock(ctx, f.Cache.flockPath(repo, "drama-fetch.lock"), orDefault(f.FlockWait, time.Minute))
+	release, err := Flock(ctx, f.Cache.flockPath(repo, fetchFlock), f.flockWait())
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +280,7 @@ func (f *fetchRun) flockBlobs(ctx context.Context, repo string, missing []Target
 	var rest []Target
 	for _, t := range missing {
 		name := filepath.Base(t.Final)
-		r, err := Flock(ctx, f.Cache.flockPath(repo, name+".lock"), orDefault(f.FlockWait, time.Minute))
+		r, err := Flock(ctx, f.Cache.flockPath(repo, name+".lock"), f.flockWait())
 		if err != nil {
 			releaseAll()
 			return nil, nil, wrap(err, "%s", t.File.Path)
@@ -323,18 +326,17 @@ func (f *fetchRun) download(ctx context.Context, repo, commit string, missing []
 	if err := checkSpace(filepath.Dir(missing[0].Final), missing); err != nil {
 		return err
 	}
-	d := &downloader{client: f.Client, repo: repo, commit: commit, o: f.Download}
-	pinned := map[string]pins.File{}
+	d := newDownloader(f.Client, repo, commit, f.Download)
+	byPath := make(map[string]Target, len(missing))
 	for _, t := range missing {
-		pinned[t.File.Path] = t.File
+		byPath[t.File.Path] = t
 	}
 	// Record each blob as it is verified, so that a fetch that fails later
 	// still spares it the hash next time.
 	d.event = func(e Event) {
 		if e.Kind == EventVerified {
-			if pf, ok := pinned[e.Path]; ok {
-				final := f.Cache.BlobPath(repo, BlobName(pf))
-				f.record(final).add(BlobName(pf), final, pf.SHA256)
+			if t, ok := byPath[e.Path]; ok {
+				f.record(t.Final).add(filepath.Base(t.Final), t.Final, t.File.SHA256)
 			}
 		}
 		f.emit(e)

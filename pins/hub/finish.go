@@ -47,8 +47,8 @@ func (d *downloader) restart(q *queue, j *job, cause error) error {
 		return fmt.Errorf("%w (after downloading it again)", cause)
 	}
 	d.emit(Event{Kind: EventRestart, Path: j.t.File.Path, Error: cause.Error()})
-	if d.o.Progress != nil {
-		d.o.Progress(j.t.File.Path, -j.t.File.Size)
+	if d.progress != nil {
+		d.progress(j.t.File.Path, -j.t.File.Size)
 	}
 	j.done = make([]byte, len(j.done))
 	j.hashed, j.hstate, j.dig, j.hashing = 0, [2][]byte{}, newDigester(j.t.File), false

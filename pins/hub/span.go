@@ -60,7 +60,7 @@ func (d *downloader) fetchSpan(ctx context.Context, q *queue, s *span) error {
 		}
 		// A server that takes no connection at all gets the HEAD's number
 		// of tries, not the data's: it will not come back in a minute.
-		limit := d.attempts()
+		limit := d.attempts
 		if n == 0 && isDial(err) {
 			limit = min(limit, d.client.Retries+1)
 		}
@@ -157,7 +157,7 @@ func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var idled atomic.Bool
-	timer := time.AfterFunc(d.idle(), func() { idled.Store(true); cancel() })
+	timer := time.AfterFunc(d.idle, func() { idled.Store(true); cancel() })
 	defer timer.Stop()
 	j := s.j
 	body, err := d.client.GetRange(rctx, d.repo, url, first, last, j.t.File.Size)
@@ -168,7 +168,7 @@ func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	if body.Whole {
-		return d.streamWhole(q, s, body, *bp, func() { timer.Reset(d.idle()) }, idled.Load)
+		return d.streamWhole(q, s, body, *bp, func() { timer.Reset(d.idle) }, idled.Load)
 	}
 	// An answer that starts before the range: drop the bytes before it.
 	if skip := first - body.First; skip > 0 {
@@ -191,7 +191,7 @@ func (d *downloader) stream(ctx context.Context, q *queue, s *span, url string) 
 		}
 		n, rerr := body.Read((*bp)[:min(int64(len(*bp)), end-off+1, body.Last-off+1)])
 		if n > 0 {
-			timer.Reset(d.idle())
+			timer.Reset(d.idle)
 			m, werr := d.land(q, s, (*bp)[:n])
 			wrote += int64(m)
 			if werr != nil {
@@ -276,8 +276,8 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 					return wrote, diskError(j.t.Partial, werr)
 				}
 				q.moved.Add(int64(n))
-				if d.o.Progress != nil {
-					d.o.Progress(j.t.File.Path, int64(n))
+				if d.progress != nil {
+					d.progress(j.t.File.Path, int64(n))
 				}
 				if int64(n) == limit { // the chunk is whole
 					idx := claimed[next]
@@ -309,8 +309,8 @@ func (d *downloader) land(q *queue, s *span, p []byte) (int, error) {
 		return m, diskError(s.j.t.Partial, err)
 	}
 	q.moved.Add(int64(m))
-	if d.o.Progress != nil && m > 0 {
-		d.o.Progress(s.j.t.File.Path, int64(m))
+	if d.progress != nil && m > 0 {
+		d.progress(s.j.t.File.Path, int64(m))
 	}
 	return m, nil
 }

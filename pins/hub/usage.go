@@ -545,7 +545,7 @@ func FlockRepos(ctx context.Context, placed []Placed, wait time.Duration) (relea
 			continue
 		}
 		seen[pl.RepoDir] = true
-		r, err := Flock(ctx, filepath.Join(filepath.Dir(pl.RepoDir), ".locks", filepath.Base(pl.RepoDir), "drama-fetch.lock"), wait)
+		r, err := Flock(ctx, repoFlockPath(pl.RepoDir, fetchFlock), wait)
 		if err != nil {
 			release()
 			return nil, err

@@ -32,9 +32,6 @@ import (
 	"github.com/drama-tts/drama/pins"
 )
 
-// madvPopulateRead is MADV_POPULATE_READ (Linux 5.14).
-const madvPopulateRead = 22
-
 func main() {
 	mode := flag.String("mode", "drama", "drama (pins.HashFile), mmap or read")
 	window := flag.Int("window", 8, "MiB mapped at a time (mmap)")
@@ -132,7 +129,7 @@ func hashMapped(name string, window int64, populate bool) (int64, error) {
 		}
 		advice := unix.MADV_SEQUENTIAL
 		if populate {
-			advice = madvPopulateRead
+			advice = unix.MADV_POPULATE_READ // Linux 5.14
 		}
 		unix.Madvise(m, advice)
 		hashSteps(h, m)

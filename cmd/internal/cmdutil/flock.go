@@ -1,9 +1,13 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"time"
 
+	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
 
@@ -15,4 +19,16 @@ func FlockAdvice(err error, holder, waitFlag string) error {
 		return err
 	}
 	return fmt.Errorf("%s holds it: %w (or give a longer %s)", holder, err, waitFlag)
+}
+
+// FlockRoot takes the root's fetch flock (<root>/.drama/fetch.lock), which
+// drama fetch and drama rm hold while they change the root, waiting up to
+// wait (the user's --lock-wait). Held past the wait, its error says who
+// takes it and that --lock-wait waits longer.
+func FlockRoot(ctx context.Context, root string, wait time.Duration) (release func(), err error) {
+	release, err = hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), wait)
+	if err != nil {
+		return nil, FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
+	}
+	return release, nil
 }

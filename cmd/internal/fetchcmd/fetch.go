@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -119,9 +118,9 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return err
 	}
-	release, err := hub.Flock(ctx, filepath.Join(e.Root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+	release, err := cmdutil.FlockRoot(ctx, e.Root, opts.LockWait)
 	if err != nil {
-		return cmdutil.FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
+		return err
 	}
 	defer release()
 	p, err := loadPins(opts, e)
@@ -131,7 +130,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := acceptLicense(f, e.Root, p, opts.AcceptLicense); err != nil {
 		return err
 	}
-	if p, err = completeIfNeeded(ctx, f, e, p, opts.CommandLine); err != nil {
+	if p, err = completeIfNeeded(ctx, f, e, p, opts.PinsFile, opts.CommandLine); err != nil {
 		return err
 	}
 	rep := newReporter(f, p)
@@ -160,11 +159,6 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err := e.Cache.WriteRef(res.Repo, hub.RootRef(e.Root), res.Commit); err != nil {
 		return fmt.Errorf("fetch: write ref: %w", err)
 	}
-	if e.Offline {
-		if err := verifyOffline(ctx, f, dir, p); err != nil {
-			return err
-		}
-	}
 	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
 		return err
 	}
@@ -191,38 +185,16 @@ func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
 }
 
 // completeIfNeeded completes incomplete pins from the listing of their
-// commit, which checks the totals the notes give.
-func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p *pins.Pins, cmdline string) (*pins.Pins, error) {
+// commit, which checks the totals the notes give. Offline, it says how to
+// lock them: those of pinsFile (the user's --pins) when given.
+func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p *pins.Pins, pinsFile, cmdline string) (*pins.Pins, error) {
 	if p.Complete() {
 		return p, nil
 	}
 	if e.Offline {
 		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once (or drama fetch without HF_HUB_OFFLINE)",
-			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant))
+			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", pinsFile))
 	}
 	f.Infof("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
 	return e.Complete(ctx, p, cmdline)
-}
-
-// verifyOffline checks every file by sha256 when nothing could be fetched:
-// offline, present is not enough. The verified-state record of drama
-// verify spares files already hashed and unchanged since.
-func verifyOffline(ctx context.Context, f *cmdutil.Factory, dir string, p *pins.Pins) error {
-	f.Infof("HF_HUB_OFFLINE: checking the sha256 of %d files in %s", len(p.Files), dir)
-	prog := f.NewProgress("verify", p.TotalBytes())
-	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSHA256, Progress: prog.Add})
-	prog.Finish()
-	if err != nil {
-		return cmdutil.PinsAdvice(f, err, p, "")
-	}
-	if rep.OK() {
-		return nil
-	}
-	var bad []string
-	for _, r := range rep.Files {
-		if r.Status != pins.StatusOK {
-			bad = append(bad, fmt.Sprintf("%s (%s)", r.Path, r.Status))
-		}
-	}
-	return cmdutil.MismatchError(fmt.Errorf("offline check failed: %s: fetch again online, or delete the files named", strings.Join(bad, ", ")))
 }

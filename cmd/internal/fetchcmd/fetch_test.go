@@ -250,6 +250,10 @@ func TestOfflineIncompleteRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
 		t.Fatalf("want an offline refusal, got %v", err)
 	}
+	// The advice locks the user's own pins file, not the built-in pins.
+	if want := "run drama pins lock --variant full --pins " + e.pinsPath + " --root " + e.root + " online once"; !strings.Contains(err.Error(), want) {
+		t.Errorf("want %q in\n%v", want, err)
+	}
 }
 
 func TestMismatchExitCode(t *testing.T) {
@@ -287,6 +291,37 @@ func TestOfflineVerifiesBySHA256(t *testing.T) {
 	err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1")))
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "codec.pth") {
 		t.Fatalf("want exit 3 naming codec.pth, got %v", err)
+	}
+}
+
+// TestOfflineHashesEachFileOnce: offline, a file drama has verified and
+// not seen change since is not hashed again, and one it has not verified
+// (a cache another tool filled) is hashed once, not a second time after it
+// is placed.
+func TestOfflineHashesEachFileOnce(t *testing.T) {
+	e := newTestEnv(t, true)
+	ios, _, _, _ := cmdtest.IOStreams()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	offline := func() string {
+		t.Helper()
+		ios, _, _, errOut := cmdtest.IOStreams()
+		if err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1"))); err != nil {
+			t.Fatalf("offline: %v\n%s", err, errOut)
+		}
+		return errOut.String()
+	}
+	if out := offline(); strings.Contains(out, "check: ") || strings.Contains(out, "checking the sha256") {
+		t.Errorf("offline after a verified fetch: want nothing hashed, got\n%s", out)
+	}
+	repoDir := hub.Cache{Dir: e.cache}.RepoDir("fishaudio/drama-3")
+	if err := os.Remove(filepath.Join(repoDir, hub.RecordName)); err != nil {
+		t.Fatal(err)
+	}
+	out := offline()
+	if got := strings.Count(out, ": in the cache but not verified by drama: hashing it"); got != len(e.files) || strings.Contains(out, "checking the sha256") {
+		t.Errorf("offline on blobs drama did not verify: want each of the %d files hashed once (%d check lines) and no second pass, got\n%s", len(e.files), got, out)
 	}
 }
 

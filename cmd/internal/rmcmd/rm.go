@@ -4,7 +4,6 @@ package rmcmd
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -118,9 +117,9 @@ func run(ctx context.Context, opts *Options) error {
 	if !opts.DryRun {
 		// No fetch on this root, nor on the cache repositories the
 		// variant links into, while the removal decides and deletes.
-		unlock, err := hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), opts.LockWait)
+		unlock, err := cmdutil.FlockRoot(ctx, root, opts.LockWait)
 		if err != nil {
-			return cmdutil.FlockAdvice(err, "a drama fetch or another drama rm of this root", "--lock-wait")
+			return err
 		}
 		defer unlock()
 		unlockRepos, err := hub.FlockRepos(ctx, placed[opts.Variant], opts.LockWait)

@@ -155,3 +155,24 @@ func TestRmWaitsForAFetchOnTheCacheRepository(t *testing.T) {
 		t.Fatalf("removed while the lock was held: %v", err)
 	}
 }
+
+// TestRmWaitsForAFetchOfTheRoot: a fetch of the same root holding its
+// flock past --lock-wait stops the removal before anything goes, with the
+// flock named, who takes it and the flag that waits longer.
+func TestRmWaitsForAFetchOfTheRoot(t *testing.T) {
+	x, f, _ := fixture(t)
+	release, err := cmdutil.FlockRoot(context.Background(), x.Root, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	err = run(context.Background(), &Options{F: f, Variant: "nvfp4", LockWait: 200 * time.Millisecond})
+	for _, want := range []string{filepath.Join(x.Root, ".drama", "fetch.lock"), "another drama fetch or drama rm of this root holds it", "--lock-wait"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(x.Root, "nvfp4", "codec.pth")); err != nil {
+		t.Fatalf("removed while the flock was held: %v", err)
+	}
+}

@@ -135,7 +135,7 @@ func CommandLine(cmd *cobra.Command) string {
 			parts = append(parts, "--"+fl.Name)
 			return
 		}
-		parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
+		parts = append(parts, "--"+fl.Name, cmdutil.ShellQuote(fl.Value.String()))
 	}
 	// VisitAll with Changed: the inherited set is built afresh and does not
 	// know which of its flags were set.
@@ -151,14 +151,6 @@ func CommandLine(cmd *cobra.Command) string {
 		}
 	})
 	return strings.Join(parts, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Advice turns a server that could not be reached into what to do:
