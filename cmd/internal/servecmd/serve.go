@@ -455,7 +455,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 			EngineSHA256: sum, AllowEngineMismatch: opts.AllowEngine},
 		VoicesDir: opts.VoicesDir, DefaultVoice: opts.DefaultVoice, MaxFrames: opts.MaxFrames, LongForm: opts.LongForm,
 		NoGuidance: opts.NoGuidance, Admission: engine.Admission(opts.Admission), ReadyTimeout: opts.ReadyTimeout,
-		RuntimeDir: filepath.Join(root, model.StateDirName, "run"),
+		RuntimeDir: serverec.RuntimeDir(root),
 	}
 	engineSettings(opts, &req)
 	return req, nil
