@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/native"
 )
 
 // readyState is GET /ready's body.
@@ -48,18 +50,18 @@ func waitReady(t testing.TB, s *server, what string, cond func(readyState) bool)
 	}
 }
 
+// runtimeFile is the runtime file of drama serve's engine called name
+// under root ("" for a server's one engine in the runtime directory).
+func runtimeFile(root, name string) string {
+	return filepath.Join(serverec.RuntimeDir(root), name, "engine-cuda.json")
+}
+
 // enginePID reads an engine's pid from its runtime file.
 func enginePID(t testing.TB, root, name string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, ".drama", "run", name, "engine-cuda.json"))
+	rec, err := native.ReadRuntimeFile(runtimeFile(root, name))
 	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		PID int `json:"pid"`
-	}
-	if err := json.Unmarshal(b, &rec); err != nil || rec.PID <= 0 {
-		t.Fatalf("runtime file of %s: %s %v", name, b, err)
+		t.Fatalf("engine %s: %v", name, err)
 	}
 	return rec.PID
 }

@@ -80,20 +80,11 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, st := getReady(t, s.url)
-		if st.Phase == "unloaded" {
-			if code != http.StatusOK || st.Loaded {
-				t.Fatalf("GET /ready while unloaded: %d, loaded %v", code, st.Loaded)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not unloaded 30 s after the last request (phase %s)\n%s", st.Phase, s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
+	waitReady(t, s, "unloaded after the last request", func(st readyState) bool { return st.Phase == "unloaded" })
+	if code, st := getReady(t, s.url); code != http.StatusOK || st.Phase != "unloaded" || st.Loaded {
+		t.Fatalf("GET /ready while unloaded: %d, phase %s, loaded %v", code, st.Phase, st.Loaded)
 	}
+	deadline := time.Now().Add(30 * time.Second)
 	for !processGone(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the engine's process %d still runs after the unload", pid)
@@ -122,7 +113,7 @@ func TestKeepAliveWithSeveralEngines(t *testing.T) {
 	// the engines start one after another: each one's first pid, once it has one
 	pids := map[string]int{}
 	for _, name := range []string{"gpu0-0", "gpu1-0"} {
-		file := filepath.Join(root, ".drama", "run", name, "engine-cuda.json")
+		file := runtimeFile(root, name)
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			if _, err := os.Stat(file); err == nil {
 				break
