@@ -143,14 +143,7 @@ func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []
 // its GPU alone (CUDA_VISIBLE_DEVICES) and keeps its runtime file and log
 // in a directory of its own under the runtime directory.
 func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req engine.StartRequest) ([]plannedEngine, error) {
-	gpus, err := parseGPUs(opts.GPUs)
-	if err != nil {
-		return nil, err
-	}
-	per, err := parseEnginesPerGPU(opts.EnginesPerGPU)
-	if err != nil {
-		return nil, err
-	}
+	gpus, per := opts.gpus, opts.perGPU
 	if len(gpus) == 0 {
 		if per == 0 {
 			return nil, cmdutil.FlagErrorf("--engines-per-gpu auto needs --gpus, the GPUs to measure: e.g. %s",
@@ -171,6 +164,7 @@ func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req eng
 		if est == 0 {
 			return nil, cmdutil.FlagErrorf("--engines-per-gpu auto: no memory estimate for variant %s: give a number", req.Variant)
 		}
+		var err error
 		if counts, err = autoEngines(ctx, f, opts, gpus, req.Variant, est); err != nil {
 			return nil, err
 		}
@@ -212,8 +206,9 @@ func dispatchOptions(opts *Options) pool.Options {
 	return pool.Options{MaxQueue: opts.MaxQueue, AffinityWait: wait, WarmVoices: warm, Policy: pool.Policy(opts.Dispatch)}
 }
 
-// checkEngines checks --gpus and --engines-per-gpu; the Metal engine runs
-// one engine, the GPU's unified memory being the host's.
+// checkEngines reads --gpus and --engines-per-gpu into o.gpus and
+// o.perGPU, for planEngines; the Metal engine runs one engine, the GPU's
+// unified memory being the host's.
 func (o *Options) checkEngines() error {
 	gpus, err := parseGPUs(o.GPUs)
 	if err != nil {
@@ -226,5 +221,6 @@ func (o *Options) checkEngines() error {
 	if engineName(o.Engine) == "metal" && (len(gpus) > 0 || per != 1) {
 		return cmdutil.FlagErrorf("--gpus and --engines-per-gpu: the metal engine runs one engine; leave them out")
 	}
+	o.gpus, o.perGPU = gpus, per
 	return nil
 }

@@ -108,6 +108,10 @@ type Options struct {
 	Dispatch     string
 	AffinityWait time.Duration
 	nvidiaSMI    string // the nvidia-smi to run (tests); empty: from PATH
+	// gpus and perGPU are --gpus and --engines-per-gpu as validate read
+	// them (perGPU 0: auto).
+	gpus   []int
+	perGPU int
 	// Given are the flags of the command line as flag, value pairs, for
 	// hints that repeat them.
 	Given []string
