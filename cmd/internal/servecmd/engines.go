@@ -26,10 +26,6 @@ type plannedEngine struct {
 	req  engine.StartRequest
 }
 
-// gpuReserve is the memory left free on a GPU by --engines-per-gpu auto,
-// as the engine's own admission leaves a reserve.
-const gpuReserve = 2 << 30
-
 // parseGPUs reads --gpus: GPU indexes, comma-separated, each once.
 func parseGPUs(s string) ([]int, error) {
 	if s == "" {
@@ -98,7 +94,8 @@ func parseNvidiaSMI(out []byte) ([]gpuMemory, error) {
 }
 
 // autoEngines is how many engines of estimate bytes fit on each GPU of
-// gpus, from what nvidia-smi reports: the free memory less a reserve.
+// gpus, from what nvidia-smi reports: the free memory less the reserve
+// the engine's own admission leaves (native.DefaultReserve).
 func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []int, variant string, estimate uint64) (map[int]int, error) {
 	smi := cmp.Or(opts.nvidiaSMI, "nvidia-smi")
 	withN := f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--engines-per-gpu", "1")...)...)
@@ -126,11 +123,11 @@ func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []
 			}
 			return nil, cmdutil.FlagErrorf("--gpus: GPU %d is not among those nvidia-smi lists (%s)", g, strings.Join(have, ", "))
 		}
-		free := int64(mem[i].total<<20) - int64(mem[i].used<<20) - gpuReserve
+		free := int64(mem[i].total<<20) - int64(mem[i].used<<20) - native.DefaultReserve
 		n := int(max(free, 0) / int64(estimate))
 		if n < 1 {
 			return nil, fmt.Errorf("--engines-per-gpu auto: GPU %d has %.1f GiB free of %.1f GiB; one %s engine needs about %.1f GiB and %d GiB stay free: free memory on it, or leave it out of --gpus",
-				g, float64(max(free+gpuReserve, 0))/(1<<30), float64(mem[i].total)/1024, variant, float64(estimate)/(1<<30), gpuReserve>>30)
+				g, float64(max(free+native.DefaultReserve, 0))/(1<<30), float64(mem[i].total)/1024, variant, float64(estimate)/(1<<30), native.DefaultReserve>>30)
 		}
 		counts[g] = n
 	}
