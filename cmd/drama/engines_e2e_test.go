@@ -53,7 +53,7 @@ func waitReady(t testing.TB, s *server, what string, cond func(readyState) bool)
 // runtimeFile is the runtime file of drama serve's engine called name
 // under root ("" for a server's one engine in the runtime directory).
 func runtimeFile(root, name string) string {
-	return filepath.Join(serverec.RuntimeDir(root), name, "engine-cuda.json")
+	return native.RuntimeFile(filepath.Join(serverec.RuntimeDir(root), name), "cuda")
 }
 
 // enginePID reads an engine's pid from its runtime file.
@@ -79,7 +79,7 @@ func TestServeEnginesPerGPU(t *testing.T) {
 		t.Fatalf("/ready %+v", st)
 	}
 	for i, name := range []string{"gpu0-0", "gpu1-0"} {
-		log, err := os.ReadFile(filepath.Join(root, ".drama", "run", name, "engine-cuda.log"))
+		log, err := os.ReadFile(native.LogFile(filepath.Join(serverec.RuntimeDir(root), name), "cuda"))
 		if err != nil || !strings.Contains(string(log), fmt.Sprintf("standin: device: CUDA_VISIBLE_DEVICES=%d\n", i)) {
 			t.Fatalf("%s's log: %v\n%s", name, err, log)
 		}

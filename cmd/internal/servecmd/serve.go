@@ -530,7 +530,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
 	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
 		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(),
-		EngineLog: filepath.Join(plan[0].req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
+		EngineLog: native.LogFile(plan[0].req.RuntimeDir, engineName(opts.Engine))}); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
 	defer serverec.Remove(root, os.Getpid())
