@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,8 +23,7 @@ import (
 // slot each and waits until all are ready.
 func launchEngines(b *testing.B, n int, env []string, extra ...string) *server {
 	b.Helper()
-	root := b.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(b)
 	args := append([]string{"--gpus", "0", "--engines-per-gpu", strconv.Itoa(n), "--max-queue", "256"}, extra...)
 	s := launchServe(b, "", root, append([]string{"TENSORFOLD_STANDIN_RTF=0.5"}, env...), args...)
 	waitReady(b, s, "every engine ready", func(st readyState) bool { return st.EnginesReady == n })

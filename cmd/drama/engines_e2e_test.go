@@ -71,8 +71,7 @@ func enginePID(t testing.TB, root, name string) int {
 // /ready and /metrics count them; a killed engine is restarted alone while
 // the other serves.
 func TestServeEnginesPerGPU(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(t)
 	s := launchServe(t, "", root, nil, "--gpus", "0,1")
 	st := waitReady(t, s, "both engines ready", func(st readyState) bool { return st.EnginesReady == 2 })
 	if st.Engines != 2 || len(st.PerEngine) != 2 || st.PerEngine[0].Name != "gpu0-0" || st.PerEngine[1].Name != "gpu1-0" {

@@ -54,8 +54,7 @@ func processGone(pid int) bool {
 // GET /ready is 200 with phase unloaded and drama status says unloaded;
 // the next request loads it again and is served.
 func TestKeepAliveUnloadsTheEngine(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(t)
 	s := launchServe(t, "", root, []string{"TENSORFOLD_STANDIN_RTF=1"}, "--keep-alive", "1s")
 
 	resp, err := http.Post(s.url+"/v1/audio/speech", "application/json",
@@ -107,8 +106,7 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 // processes gone); a request loads one of them only, and drama status
 // names it loaded with its pid.
 func TestKeepAliveWithSeveralEngines(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(t)
 	s := launchServe(t, "", root, nil, "--gpus", "0,1", "--keep-alive", "3s")
 	// the engines start one after another: each one's first pid, once it has one
 	pids := map[string]int{}
