@@ -14,14 +14,17 @@ import (
 	"time"
 )
 
-// statusEngines runs drama status --json on root and returns the engines
-// of its one server.
-func statusEngines(t *testing.T, root, keepAlive string) []struct {
+// statusEngine is one engine of drama status --json, as a script reads it.
+type statusEngine struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Loaded bool   `json:"loaded"`
 	PID    int    `json:"pid"`
-} {
+}
+
+// statusEngines runs drama status --json on root and returns the engines
+// of its one server.
+func statusEngines(t *testing.T, root, keepAlive string) []statusEngine {
 	t.Helper()
 	out, err := exec.Command(filepath.Join(binaries(t), "drama"), "status", "--root", root, "--json").Output()
 	if err != nil {
@@ -29,13 +32,8 @@ func statusEngines(t *testing.T, root, keepAlive string) []struct {
 	}
 	var rep struct {
 		Servers []struct {
-			KeepAlive string `json:"keep_alive"`
-			Engines   []struct {
-				Name   string `json:"name"`
-				State  string `json:"state"`
-				Loaded bool   `json:"loaded"`
-				PID    int    `json:"pid"`
-			} `json:"engines"`
+			KeepAlive string         `json:"keep_alive"`
+			Engines   []statusEngine `json:"engines"`
 		} `json:"servers"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Servers) != 1 || len(rep.Servers[0].Engines) == 0 || rep.Servers[0].KeepAlive != keepAlive {
