@@ -115,9 +115,18 @@ func startServe(t testing.TB, extra ...string) *server {
 // stand-in's pacing and faults), on a fresh root holding an empty variant.
 func startServeEnv(t testing.TB, env []string, extra ...string) *server {
 	t.Helper()
+	return launchServe(t, "", variantRoot(t), env, extra...)
+}
+
+// variantRoot returns a fresh root holding an empty directory of the full
+// variant: enough for drama serve on the stand-in, which loads no model.
+func variantRoot(t testing.TB) string {
+	t.Helper()
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
-	return launchServe(t, "", root, env, extra...)
+	if err := os.MkdirAll(filepath.Join(root, "full"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // launchServe runs drama serve from the drama binary at drama (the one

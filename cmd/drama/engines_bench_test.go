@@ -6,13 +6,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/bench"
 )
 
 // The engine benchmarks run drama serve over stand-in engines paced at
@@ -24,8 +25,7 @@ import (
 // slot each and waits until all are ready.
 func launchEngines(b *testing.B, n int, env []string, extra ...string) *server {
 	b.Helper()
-	root := b.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(b)
 	args := append([]string{"--gpus", "0", "--engines-per-gpu", strconv.Itoa(n), "--max-queue", "256"}, extra...)
 	s := launchServe(b, "", root, append([]string{"TENSORFOLD_STANDIN_RTF=0.5"}, env...), args...)
 	waitReady(b, s, "every engine ready", func(st readyState) bool { return st.EnginesReady == n })
@@ -55,7 +55,7 @@ func streamed(url, body string) (time.Duration, float64, error) {
 		}
 		total += k
 		if err == io.EOF {
-			return first, float64(total) / 2 / 44100, nil
+			return first, float64(total) / 2 / engine.SampleRate, nil
 		}
 		if err != nil {
 			return 0, 0, err
@@ -72,12 +72,6 @@ func loadAvg() float64 {
 	}
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 // runClients sends bodies from clients concurrent clients, each taking
@@ -141,7 +135,7 @@ func BenchmarkEnginesThroughput(b *testing.B) {
 				tput = append(tput, audio/wall.Seconds())
 			}
 			s.stop(b)
-			m := median(tput)
+			m := bench.Percentile(tput, 50)
 			if n == 1 {
 				one = m
 			}
@@ -192,7 +186,7 @@ func BenchmarkEnginesAffinity(b *testing.B) {
 				meds = append(meds, percentile(firsts, 0.5).Seconds()*1000)
 			}
 			s.stop(b)
-			p50[policy] = median(meds)
+			p50[policy] = bench.Percentile(meds, 50)
 			b.ReportMetric(p50[policy], "first-audio-p50-ms-"+policy)
 			b.Logf("%s: first audio p50 %.0f ms (runs %.0f)", policy, p50[policy], meds)
 		}

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/native"
 )
 
 // readyState is GET /ready's body.
@@ -48,18 +50,18 @@ func waitReady(t testing.TB, s *server, what string, cond func(readyState) bool)
 	}
 }
 
+// runtimeFile is the runtime file of drama serve's engine called name
+// under root ("" for a server's one engine in the runtime directory).
+func runtimeFile(root, name string) string {
+	return native.RuntimeFile(filepath.Join(serverec.RuntimeDir(root), name), "cuda")
+}
+
 // enginePID reads an engine's pid from its runtime file.
 func enginePID(t testing.TB, root, name string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, ".drama", "run", name, "engine-cuda.json"))
+	rec, err := native.ReadRuntimeFile(runtimeFile(root, name))
 	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		PID int `json:"pid"`
-	}
-	if err := json.Unmarshal(b, &rec); err != nil || rec.PID <= 0 {
-		t.Fatalf("runtime file of %s: %s %v", name, b, err)
+		t.Fatalf("engine %s: %v", name, err)
 	}
 	return rec.PID
 }
@@ -69,15 +71,14 @@ func enginePID(t testing.TB, root, name string) int {
 // /ready and /metrics count them; a killed engine is restarted alone while
 // the other serves.
 func TestServeEnginesPerGPU(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(t)
 	s := launchServe(t, "", root, nil, "--gpus", "0,1")
 	st := waitReady(t, s, "both engines ready", func(st readyState) bool { return st.EnginesReady == 2 })
 	if st.Engines != 2 || len(st.PerEngine) != 2 || st.PerEngine[0].Name != "gpu0-0" || st.PerEngine[1].Name != "gpu1-0" {
 		t.Fatalf("/ready %+v", st)
 	}
 	for i, name := range []string{"gpu0-0", "gpu1-0"} {
-		log, err := os.ReadFile(filepath.Join(root, ".drama", "run", name, "engine-cuda.log"))
+		log, err := os.ReadFile(native.LogFile(filepath.Join(serverec.RuntimeDir(root), name), "cuda"))
 		if err != nil || !strings.Contains(string(log), fmt.Sprintf("standin: device: CUDA_VISIBLE_DEVICES=%d\n", i)) {
 			t.Fatalf("%s's log: %v\n%s", name, err, log)
 		}

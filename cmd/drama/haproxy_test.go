@@ -87,8 +87,7 @@ func startLB(t *testing.T, env [2][]string, extra ...string) *lbSetup {
 	lb := &lbSetup{log: &enginetest.Buffer{}}
 	var addrs [2]string
 	for i := range lb.hosts {
-		lb.roots[i] = t.TempDir()
-		os.MkdirAll(filepath.Join(lb.roots[i], "full"), 0o755)
+		lb.roots[i] = variantRoot(t)
 		lb.hosts[i] = launchServe(t, "", lb.roots[i], env[i], extra...)
 		addrs[i] = strings.TrimPrefix(lb.hosts[i].url, "http://")
 	}

@@ -14,14 +14,17 @@ import (
 	"time"
 )
 
-// statusEngines runs drama status --json on root and returns the engines
-// of its one server.
-func statusEngines(t *testing.T, root, keepAlive string) []struct {
+// statusEngine is one engine of drama status --json, as a script reads it.
+type statusEngine struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Loaded bool   `json:"loaded"`
 	PID    int    `json:"pid"`
-} {
+}
+
+// statusEngines runs drama status --json on root and returns the engines
+// of its one server.
+func statusEngines(t *testing.T, root, keepAlive string) []statusEngine {
 	t.Helper()
 	out, err := exec.Command(filepath.Join(binaries(t), "drama"), "status", "--root", root, "--json").Output()
 	if err != nil {
@@ -29,13 +32,8 @@ func statusEngines(t *testing.T, root, keepAlive string) []struct {
 	}
 	var rep struct {
 		Servers []struct {
-			KeepAlive string `json:"keep_alive"`
-			Engines   []struct {
-				Name   string `json:"name"`
-				State  string `json:"state"`
-				Loaded bool   `json:"loaded"`
-				PID    int    `json:"pid"`
-			} `json:"engines"`
+			KeepAlive string         `json:"keep_alive"`
+			Engines   []statusEngine `json:"engines"`
 		} `json:"servers"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Servers) != 1 || len(rep.Servers[0].Engines) == 0 || rep.Servers[0].KeepAlive != keepAlive {
@@ -54,8 +52,7 @@ func processGone(pid int) bool {
 // GET /ready is 200 with phase unloaded and drama status says unloaded;
 // the next request loads it again and is served.
 func TestKeepAliveUnloadsTheEngine(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(t)
 	s := launchServe(t, "", root, []string{"TENSORFOLD_STANDIN_RTF=1"}, "--keep-alive", "1s")
 
 	resp, err := http.Post(s.url+"/v1/audio/speech", "application/json",
@@ -80,20 +77,11 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, st := getReady(t, s.url)
-		if st.Phase == "unloaded" {
-			if code != http.StatusOK || st.Loaded {
-				t.Fatalf("GET /ready while unloaded: %d, loaded %v", code, st.Loaded)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not unloaded 30 s after the last request (phase %s)\n%s", st.Phase, s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
+	waitReady(t, s, "unloaded after the last request", func(st readyState) bool { return st.Phase == "unloaded" })
+	if code, st := getReady(t, s.url); code != http.StatusOK || st.Phase != "unloaded" || st.Loaded {
+		t.Fatalf("GET /ready while unloaded: %d, phase %s, loaded %v", code, st.Phase, st.Loaded)
 	}
+	deadline := time.Now().Add(30 * time.Second)
 	for !processGone(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the engine's process %d still runs after the unload", pid)
@@ -116,13 +104,12 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 // processes gone); a request loads one of them only, and drama status
 // names it loaded with its pid.
 func TestKeepAliveWithSeveralEngines(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "full"), 0o755)
+	root := variantRoot(t)
 	s := launchServe(t, "", root, nil, "--gpus", "0,1", "--keep-alive", "3s")
 	// the engines start one after another: each one's first pid, once it has one
 	pids := map[string]int{}
 	for _, name := range []string{"gpu0-0", "gpu1-0"} {
-		file := filepath.Join(root, ".drama", "run", name, "engine-cuda.json")
+		file := runtimeFile(root, name)
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			if _, err := os.Stat(file); err == nil {
 				break

@@ -119,6 +119,17 @@ func TestRunSchedule(t *testing.T) {
 	if n := len(rep.Requests); n != 1+2*(1+3)*2 {
 		t.Fatalf("%d requests, want 17", n)
 	}
+	if n := (&Config{Corpus: c, Warmup: 1, Passes: 3}).Requests(); n != len(rep.Requests) {
+		t.Fatalf("Requests() = %d, the run made %d", n, len(rep.Requests))
+	}
+	for cfg, want := range map[*Config]int{
+		{Corpus: c}: 1 + 2*(DefaultWarmup+DefaultPasses)*2,
+		{Corpus: c, Warmup: -1, Passes: 1, Voices: []string{"a", "b"}}: 1 + 2*1*2*2,
+	} {
+		if got := cfg.Requests(); got != want {
+			t.Errorf("Requests() of %+v = %d, want %d", *cfg, got, want)
+		}
+	}
 	first := rep.Requests[0]
 	if first.Pass != "cold" || first.Mode != Whole || rep.Requests[1].Pass != "warmup" || rep.Requests[3].Pass != "warm" {
 		t.Fatalf("order: %+v %+v %+v", first, rep.Requests[1], rep.Requests[3])

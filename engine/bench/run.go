@@ -44,6 +44,30 @@ type Config struct {
 	Progress func(done, total int, r *Request)
 }
 
+// schedule returns cfg's warm-up and summarised passes, the defaults
+// applied.
+func (cfg *Config) schedule() (warmup, passes int) {
+	warmup, passes = cfg.Warmup, cfg.Passes
+	if warmup == 0 {
+		warmup = DefaultWarmup
+	}
+	if passes <= 0 {
+		passes = DefaultPasses
+	}
+	return max(warmup, 0), passes
+}
+
+// Requests returns how many requests a run of cfg makes: one cold, then
+// every text in every voice, whole and streamed, in each pass.
+func (cfg *Config) Requests() int {
+	warmup, passes := cfg.schedule()
+	texts := 0
+	if cfg.Corpus != nil {
+		texts = len(cfg.Corpus.Texts)
+	}
+	return 1 + 2*(warmup+passes)*max(1, len(cfg.Voices))*texts
+}
+
 // Run runs the schedule against a ready server and returns the report.
 // A request that fails at the transport level (the server went away) ends
 // the run with an error; a refused or broken reply is recorded.
@@ -51,14 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Client == nil || cfg.Corpus == nil || len(cfg.Corpus.Texts) == 0 {
 		return nil, errors.New("bench: a run needs a server and a corpus")
 	}
-	warmup, passes := cfg.Warmup, cfg.Passes
-	if warmup == 0 {
-		warmup = DefaultWarmup
-	}
-	warmup = max(warmup, 0)
-	if passes <= 0 {
-		passes = DefaultPasses
-	}
+	warmup, passes := cfg.schedule()
 	voices := cfg.Voices
 	if len(voices) == 0 {
 		voices = []string{""}
@@ -74,7 +91,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		sampler = StartSampler(base, cfg.ServerPID, start)
 	}
-	total := 1 + 2*(warmup+passes)*len(voices)*len(cfg.Corpus.Texts)
+	total := cfg.Requests()
 	done := 0
 	speak := func(pass string, index int, t Text, voice, mode string) error {
 		began := time.Since(start).Seconds()

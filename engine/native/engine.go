@@ -210,7 +210,7 @@ func (e *Engine) preflight(req engine.StartRequest, emit func(engine.LifecycleEv
 	if err != nil {
 		return Config{}, err
 	}
-	runtimeFile := filepath.Join(dir, "engine-"+e.flavor.Name+".json")
+	runtimeFile := RuntimeFile(dir, e.flavor.Name)
 	left, err := StopLeftover(runtimeFile, e.opts.Grace)
 	if err != nil {
 		return Config{}, engine.Errorf(engine.KindFailed, "%w", err)
@@ -224,7 +224,7 @@ func (e *Engine) preflight(req engine.StartRequest, emit func(engine.LifecycleEv
 	}
 	return Config{
 		Binary: bin, Port: port, Args: e.flavor.ServeArgs(e.serveOptions(req, port)),
-		Env: Environ(os.Environ(), req.Env...), LogPath: filepath.Join(dir, "engine-"+e.flavor.Name+".log"),
+		Env: Environ(os.Environ(), req.Env...), LogPath: LogFile(dir, e.flavor.Name),
 		RuntimeFile: runtimeFile, ReadyTimeout: req.ReadyTimeout, StallTimeout: req.StallTimeout,
 	}, nil
 }

@@ -6,8 +6,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
+
+// RuntimeFile is the runtime file the engine of flavor (cuda, metal; * in
+// a glob pattern) keeps in its runtime directory dir.
+func RuntimeFile(dir, flavor string) string { return filepath.Join(dir, "engine-"+flavor+".json") }
+
+// LogFile is the log the engine of flavor writes in its runtime directory
+// dir.
+func LogFile(dir, flavor string) string { return filepath.Join(dir, "engine-"+flavor+".log") }
 
 // RuntimeRecord names a running engine child, so a later start can find a
 // leftover one after a crash of its supervisor.

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -319,7 +320,7 @@ func Commands() []string {
 // lacks is warned about and skipped.
 func Apply(cmd *cobra.Command, f *cmdutil.Factory) error {
 	command := commandName(cmd)
-	if !contains(Commands(), command) {
+	if !slices.Contains(Commands(), command) {
 		return nil
 	}
 	cf, err := Load(f.Getenv)
@@ -345,13 +346,4 @@ func commandName(cmd *cobra.Command) string {
 		path = strings.TrimPrefix(path, root.Name())
 	}
 	return strings.TrimSpace(path)
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,7 +3,6 @@ package servecmd
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -151,11 +150,8 @@ func takeGPULock(ctx context.Context, opts *Options, logger *slog.Logger) (unloc
 	}
 	logger.Info("taking the GPU lock", "file", opts.GPULock, "wait", opts.GPULockWait.String())
 	unlock, err = hub.Flock(ctx, opts.GPULock, opts.GPULockWait)
-	if errors.Is(err, hub.ErrFlockHeld) {
-		return nil, fmt.Errorf("--gpu-lock: %w (or give a longer --gpu-lock-wait)", err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("--gpu-lock: %w", err)
+		return nil, fmt.Errorf("--gpu-lock: %w", cmdutil.FlockAdvice(err, "another GPU job of this host", "--gpu-lock-wait"))
 	}
 	logger.Info("holding the GPU lock", "file", opts.GPULock)
 	return unlock, nil

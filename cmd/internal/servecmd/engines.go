@@ -26,10 +26,6 @@ type plannedEngine struct {
 	req  engine.StartRequest
 }
 
-// gpuReserve is the memory left free on a GPU by --engines-per-gpu auto,
-// as the engine's own admission leaves a reserve.
-const gpuReserve = 2 << 30
-
 // parseGPUs reads --gpus: GPU indexes, comma-separated, each once.
 func parseGPUs(s string) ([]int, error) {
 	if s == "" {
@@ -98,7 +94,8 @@ func parseNvidiaSMI(out []byte) ([]gpuMemory, error) {
 }
 
 // autoEngines is how many engines of estimate bytes fit on each GPU of
-// gpus, from what nvidia-smi reports: the free memory less a reserve.
+// gpus, from what nvidia-smi reports: the free memory less the reserve
+// the engine's own admission leaves (native.DefaultReserve).
 func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []int, variant string, estimate uint64) (map[int]int, error) {
 	smi := cmp.Or(opts.nvidiaSMI, "nvidia-smi")
 	withN := f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--engines-per-gpu", "1")...)...)
@@ -126,11 +123,11 @@ func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []
 			}
 			return nil, cmdutil.FlagErrorf("--gpus: GPU %d is not among those nvidia-smi lists (%s)", g, strings.Join(have, ", "))
 		}
-		free := int64(mem[i].total<<20) - int64(mem[i].used<<20) - gpuReserve
+		free := int64(mem[i].total<<20) - int64(mem[i].used<<20) - native.DefaultReserve
 		n := int(max(free, 0) / int64(estimate))
 		if n < 1 {
 			return nil, fmt.Errorf("--engines-per-gpu auto: GPU %d has %.1f GiB free of %.1f GiB; one %s engine needs about %.1f GiB and %d GiB stay free: free memory on it, or leave it out of --gpus",
-				g, float64(max(free+gpuReserve, 0))/(1<<30), float64(mem[i].total)/1024, variant, float64(estimate)/(1<<30), gpuReserve>>30)
+				g, float64(max(free+native.DefaultReserve, 0))/(1<<30), float64(mem[i].total)/1024, variant, float64(estimate)/(1<<30), native.DefaultReserve>>30)
 		}
 		counts[g] = n
 	}
@@ -143,14 +140,7 @@ func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []
 // its GPU alone (CUDA_VISIBLE_DEVICES) and keeps its runtime file and log
 // in a directory of its own under the runtime directory.
 func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req engine.StartRequest) ([]plannedEngine, error) {
-	gpus, err := parseGPUs(opts.GPUs)
-	if err != nil {
-		return nil, err
-	}
-	per, err := parseEnginesPerGPU(opts.EnginesPerGPU)
-	if err != nil {
-		return nil, err
-	}
+	gpus, per := opts.gpus, opts.perGPU
 	if len(gpus) == 0 {
 		if per == 0 {
 			return nil, cmdutil.FlagErrorf("--engines-per-gpu auto needs --gpus, the GPUs to measure: e.g. %s",
@@ -171,6 +161,7 @@ func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req eng
 		if est == 0 {
 			return nil, cmdutil.FlagErrorf("--engines-per-gpu auto: no memory estimate for variant %s: give a number", req.Variant)
 		}
+		var err error
 		if counts, err = autoEngines(ctx, f, opts, gpus, req.Variant, est); err != nil {
 			return nil, err
 		}
@@ -212,8 +203,9 @@ func dispatchOptions(opts *Options) pool.Options {
 	return pool.Options{MaxQueue: opts.MaxQueue, AffinityWait: wait, WarmVoices: warm, Policy: pool.Policy(opts.Dispatch)}
 }
 
-// checkEngines checks --gpus and --engines-per-gpu; the Metal engine runs
-// one engine, the GPU's unified memory being the host's.
+// checkEngines reads --gpus and --engines-per-gpu into o.gpus and
+// o.perGPU, for planEngines; the Metal engine runs one engine, the GPU's
+// unified memory being the host's.
 func (o *Options) checkEngines() error {
 	gpus, err := parseGPUs(o.GPUs)
 	if err != nil {
@@ -226,5 +218,6 @@ func (o *Options) checkEngines() error {
 	if engineName(o.Engine) == "metal" && (len(gpus) > 0 || per != 1) {
 		return cmdutil.FlagErrorf("--gpus and --engines-per-gpu: the metal engine runs one engine; leave them out")
 	}
+	o.gpus, o.perGPU = gpus, per
 	return nil
 }

@@ -108,6 +108,10 @@ type Options struct {
 	Dispatch     string
 	AffinityWait time.Duration
 	nvidiaSMI    string // the nvidia-smi to run (tests); empty: from PATH
+	// gpus and perGPU are --gpus and --engines-per-gpu as validate read
+	// them (perGPU 0: auto).
+	gpus   []int
+	perGPU int
 	// Given are the flags of the command line as flag, value pairs, for
 	// hints that repeat them.
 	Given []string
@@ -455,7 +459,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 			EngineSHA256: sum, AllowEngineMismatch: opts.AllowEngine},
 		VoicesDir: opts.VoicesDir, DefaultVoice: opts.DefaultVoice, MaxFrames: opts.MaxFrames, LongForm: opts.LongForm,
 		NoGuidance: opts.NoGuidance, Admission: engine.Admission(opts.Admission), ReadyTimeout: opts.ReadyTimeout,
-		RuntimeDir: filepath.Join(root, model.StateDirName, "run"),
+		RuntimeDir: serverec.RuntimeDir(root),
 	}
 	engineSettings(opts, &req)
 	return req, nil
@@ -526,7 +530,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
 	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
 		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(),
-		EngineLog: filepath.Join(plan[0].req.RuntimeDir, "engine-"+engineName(opts.Engine)+".log")}); err != nil {
+		EngineLog: native.LogFile(plan[0].req.RuntimeDir, engineName(opts.Engine))}); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
 	defer serverec.Remove(root, os.Getpid())

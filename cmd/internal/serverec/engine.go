@@ -30,7 +30,7 @@ func EnginePIDOf(root string, rec Record, name string) int {
 }
 
 func enginePIDIn(dir string, rec Record) int {
-	names, _ := filepath.Glob(filepath.Join(dir, "engine-*.json"))
+	names, _ := filepath.Glob(native.RuntimeFile(dir, "*"))
 	for _, name := range names {
 		rt, err := native.ReadRuntimeFile(name)
 		if err != nil {

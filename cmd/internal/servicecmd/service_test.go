@@ -69,15 +69,12 @@ func (m *machine) run(t *testing.T, env []string, args ...string) (stdout, stder
 	t.Helper()
 	ios, _, out, errb := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, env...)
-	root := &cobra.Command{Use: "drama", SilenceErrors: true, SilenceUsage: true}
-	root.PersistentFlags().StringVar(&f.Global.Root, "root", "", "")
-	root.PersistentFlags().StringVar(&f.Global.Variant, "variant", "full", "")
 	svc := &cobra.Command{Use: "service"}
 	svc.AddCommand(
 		newInstallCmd(f, serveStandIn(), func(ctx context.Context, o *Options) error { m.apply(o); return runInstall(ctx, o) }),
 		newUninstallCmd(f, func(ctx context.Context, o *Options) error { m.apply(o); return runUninstall(ctx, o) }),
 		newStatusCmd(f, nil, func(ctx context.Context, o *Options) error { m.apply(o); return runStatus(ctx, o) }))
-	root.AddCommand(svc)
+	root := cmdtest.NewRoot(f, svc)
 	root.SetArgs(append([]string{"service"}, args...))
 	root.SetOut(out)
 	root.SetErr(errb)

@@ -129,24 +129,36 @@ type readyBody struct {
 }
 
 // engines lists a server's engines from its GET /ready: per_engine, else
-// the one engine it reports, under the record's plugin name; pid, the
-// native engine's, goes to a server's only engine while it is loaded.
-func (b readyBody) engines(name string, pid int) []Engine {
+// the one engine it reports, under the record's plugin name.
+func (b readyBody) engines(name string) []Engine {
 	if len(b.PerEngine) == 0 {
-		e := newEngine(cmp.Or(name, "engine"), b.Phase, b.Message, b.Ready, b.Loaded)
-		if e.Loaded {
-			e.PID = pid
-		}
-		return []Engine{e}
+		return []Engine{newEngine(cmp.Or(name, "engine"), b.Phase, b.Message, b.Ready, b.Loaded)}
 	}
 	out := make([]Engine, 0, len(b.PerEngine))
 	for _, e := range b.PerEngine {
 		out = append(out, newEngine(e.Name, e.Phase, e.Message, e.Ready, e.Loaded))
 	}
-	if len(out) == 1 && out[0].Loaded {
-		out[0].PID = pid
-	}
 	return out
+}
+
+// enginePIDs gives each loaded engine of s its native engine's pid, from
+// the runtime file in the engine's own directory (drama serve --gpus,
+// --engines-per-gpu) or, for a server's only engine, the one in the
+// runtime directory; s.EnginePID is a server's only engine's pid.
+func enginePIDs(root string, rec serverec.Record, s *Server) {
+	for i, e := range s.Engines {
+		if !e.Loaded {
+			continue
+		}
+		pid := serverec.EnginePIDOf(root, rec, e.Name)
+		if pid == 0 && len(s.Engines) == 1 {
+			pid = s.EnginePID
+		}
+		s.Engines[i].PID = pid
+	}
+	if s.EnginePID == 0 && len(s.Engines) == 1 {
+		s.EnginePID = s.Engines[0].PID
+	}
 }
 
 func newEngine(name, phase, msg string, ready bool, loaded *bool) Engine {
@@ -233,14 +245,8 @@ func ask(ctx context.Context, client *http.Client, root string, rec serverec.Rec
 		return s
 	}
 	s.Ready, s.Phase, s.Progress, s.Message = st.Ready && code == http.StatusOK, st.Phase, st.Progress, st.Message
-	s.Engines = st.engines(rec.Engine, s.EnginePID)
-	if len(s.Engines) > 1 {
-		for i, e := range s.Engines {
-			if e.Loaded {
-				s.Engines[i].PID = serverec.EnginePIDOf(root, rec, e.Name)
-			}
-		}
-	}
+	s.Engines = st.engines(rec.Engine)
+	enginePIDs(root, rec, &s)
 	if body, code, err := get(ctx, client, base+"/metrics"); err == nil && code == http.StatusOK {
 		if n, ok := gauge(body, "drama_queue_depth"); ok {
 			s.QueueDepth = &n

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +207,34 @@ func TestLoopbackForWildcardAddresses(t *testing.T) {
 		if got := loopback(in); got != want {
 			t.Errorf("loopback(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestStatusFindsTheOneEngineInItsOwnDirectory: drama serve --gpus 0 runs
+// one engine, gpu0-0, whose runtime file is in <root>/.drama/run/gpu0-0:
+// status gives its pid, in the engine pid column and the engine's own.
+func TestStatusFindsTheOneEngineInItsOwnDirectory(t *testing.T) {
+	root := t.TempDir()
+	ts := fakeServe(t, http.StatusOK, `{"phase":"ready","ready":true,"loaded":true,"restarts":0,"engines":1,"engines_ready":1,`+
+		`"per_engine":[{"name":"gpu0-0","phase":"ready","ready":true,"loaded":true,"restarts":0}]}`, 0)
+	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: ts.Listener.Addr().String(), Variant: "nvfp4", Root: root,
+		Engine: "cuda", Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(serverec.RuntimeDir(root), "gpu0-0")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := native.WriteRuntimeFile(filepath.Join(dir, "engine-cuda.json"), native.RuntimeRecord{PID: 4343, Owner: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runStatus(t, root, true)
+	var rep Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
+		t.Fatalf("%v %s", err, out)
+	}
+	s := rep.Servers[0]
+	if s.EnginePID != 4343 || len(s.Engines) != 1 || s.Engines[0].PID != 4343 {
+		t.Fatalf("engine pid %d, engines %+v: want 4343, the pid in %s", s.EnginePID, s.Engines, dir)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/internal/wait"
 )
 
 // Frame limits of the two builds.
@@ -427,10 +428,7 @@ func (s *Server) prefill(ctx context.Context, req *native.SpeechRequest) bool {
 	if s.opts.Logf != nil {
 		s.opts.Logf("standin: prefill: %s is not in the prefix cache (%v)", strings.TrimPrefix(strings.SplitN(key, "\x00", 2)[0], "voice:"), s.opts.Prefill)
 	}
-	if s.opts.Prefill <= 0 {
-		return ctx.Err() == nil
-	}
-	return sleep(ctx, s.opts.Prefill)
+	return wait.Sleep(ctx, s.opts.Prefill) == nil && ctx.Err() == nil
 }
 
 // pace waits until frames of audio are due under the RTF; false when the
@@ -443,19 +441,7 @@ func (s *Server) pace(ctx context.Context, start time.Time, frames int) bool {
 		return true
 	}
 	audio := time.Duration(float64(frames*native.SamplesPerFrame) / native.SampleRate * float64(time.Second))
-	return sleep(ctx, time.Until(start.Add(time.Duration(float64(audio)*s.opts.RTF))))
-}
-
-// sleep waits d; false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return wait.Sleep(ctx, time.Until(start.Add(time.Duration(float64(audio)*s.opts.RTF)))) == nil
 }
 
 // fault ends the reply without completing it; for MarkerCrash it calls

@@ -13,10 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
 )
 
@@ -297,9 +299,7 @@ func TestPrefillDelaysFirstAudio(t *testing.T) {
 		defer close(done)
 		s.ServeHTTP(w, httptest.NewRequest("POST", native.SpeechPath, strings.NewReader(`{"input":"hi","stream":true,"response_format":"pcm"}`)).WithContext(ctx))
 	}()
-	for s.Stats().Prefills == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	enginetest.WaitFor(t, func() bool { return s.Stats().Prefills > 0 })
 	if w.Body.Len() != 0 {
 		t.Fatal("audio before the prefill ended")
 	}
@@ -311,7 +311,7 @@ func TestPrefillDelaysFirstAudio(t *testing.T) {
 }
 
 // TestServeLogsDevice: the binary's log names the GPUs it was started
-// with, and a cold voice's prefill.
+// with and the size of its prefix cache.
 func TestServeLogsDevice(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "serve", "--port", "0", "--load-time", "1ms")
 	cmd.Env = append(os.Environ(), "STANDIN_TEST_MAIN=1", "CUDA_VISIBLE_DEVICES=3", EnvPrefill+"=1ms", "DRAMA_PREFIX_CACHE=1")
@@ -329,18 +329,9 @@ func TestServeLogsDevice(t *testing.T) {
 	for sc.Scan() && !strings.Contains(sc.Text(), "standin: ready") {
 		seen = append(seen, sc.Text())
 	}
-	if !slicesContains(seen, "standin: device: CUDA_VISIBLE_DEVICES=3") || !slicesContains(seen, "standin: prefix cache: 1") {
+	if !slices.Contains(seen, "standin: device: CUDA_VISIBLE_DEVICES=3") || !slices.Contains(seen, "standin: prefix cache: 1") {
 		t.Errorf("log %q: want the device and the prefix cache", seen)
 	}
-}
-
-func slicesContains(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
 }
 
 func TestDeviceID(t *testing.T) {

@@ -20,16 +20,7 @@ func LoadCorpus(name string) (*bench.Corpus, error) {
 // ProgressFor sets cfg.Progress to count requests on a progress display
 // and warn of each reply that is not valid audio; the caller finishes it.
 func ProgressFor(f *cmdutil.Factory, cfg *bench.Config) cmdutil.Progress {
-	voices := max(1, len(cfg.Voices))
-	warm := max(cfg.Warmup, 0)
-	if cfg.Warmup == 0 {
-		warm = bench.DefaultWarmup
-	}
-	passes := cfg.Passes
-	if passes <= 0 {
-		passes = bench.DefaultPasses
-	}
-	bar := f.NewCountProgress("bench", int64(1+2*(warm+passes)*voices*len(cfg.Corpus.Texts)))
+	bar := f.NewCountProgress("bench", int64(cfg.Requests()))
 	cfg.Progress = func(done, total int, r *bench.Request) {
 		bar.SetTotal(int64(total))
 		bar.Add(1)
