@@ -139,7 +139,12 @@ func (s *Supervisor) use(ctx context.Context) (eng engine.Engine, done func(), e
 			s.mu.Unlock()
 			done()
 			return nil, nil, errNoEngine
-		case s.shift != nil:
+		case s.shift != nil || s.unloaded:
+			if s.shift == nil {
+				s.beginLoad()
+			}
+			// wait for this transition itself: a load that fails at once
+			// is seen to fail, not taken for a loaded engine
 			t := s.shift
 			s.mu.Unlock()
 			select {
@@ -153,18 +158,33 @@ func (s *Supervisor) use(ctx context.Context) (eng engine.Engine, done func(), e
 				return nil, nil, t.err
 			}
 			continue
-		case s.unloaded:
-			s.beginLoad()
-			s.mu.Unlock()
-			continue
 		case s.eng == nil:
 			s.mu.Unlock()
 			done()
 			return nil, nil, errNoEngine
 		}
 		eng = s.eng
+		s.calls++
 		s.mu.Unlock()
-		return eng, done, nil
+		return eng, s.callDone(done), nil
+	}
+}
+
+// callDone returns done that first ends one call into the engine (see
+// calls); it may be called more than once.
+func (s *Supervisor) callDone(release func()) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.calls--
+			if s.calls == 0 && s.callsEnded != nil {
+				close(s.callsEnded)
+				s.callsEnded = nil
+			}
+			s.mu.Unlock()
+			release()
+		})
 	}
 }
 

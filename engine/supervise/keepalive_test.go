@@ -359,6 +359,76 @@ func TestRestartDuringALoadWaitsForIt(t *testing.T) {
 	}
 }
 
+// TestRestartWaitsForTheStreamsUnderWay: a restart asked for (a catalog
+// engine's new voice) while a synthesis streams waits for its stream to be
+// closed, the stream is read to its end, and a synthesis asked for during
+// the restart waits for it and is served by the restarted engine.
+func TestRestartWaitsForTheStreamsUnderWay(t *testing.T) {
+	k := newKeptAlive(t, time.Hour)
+	k.restartStops.Store(true)
+	st, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "under way"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := make(chan error, 1)
+	go func() { restarted <- k.sup.Restart(context.Background()) }()
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == "restarting" })
+	if st := k.sup.Status(); st.Ready || !strings.Contains(st.Message, "once the requests under way end") {
+		t.Fatalf("status while the restart waits: %+v", st)
+	}
+	later := make(chan error, 1)
+	go func() {
+		st, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "during the restart"})
+		if err == nil {
+			_, err = st.Next()
+			st.Close()
+		}
+		later <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if n := k.starts.Load(); n != 1 {
+		t.Fatalf("the engine started %d times with a stream open, want 1: the restart cut it", n)
+	}
+	for {
+		if _, err := st.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("the stream under way failed during the restart: %v", err)
+		}
+	}
+	st.Close()
+	if err := <-restarted; err != nil {
+		t.Fatalf("the restart: %v", err)
+	}
+	if err := <-later; err != nil {
+		t.Fatalf("the synthesis asked for during the restart: %v", err)
+	}
+	if n, s := k.starts.Load(), k.sup.State(); n != 2 || s != StateReady {
+		t.Fatalf("%d starts, state %s; want 2 and ready", n, s)
+	}
+}
+
+// TestARestartThatGivesUpTouchesNothing: a restart whose caller leaves
+// while it waits for a stream restarts nothing and leaves the engine
+// serving.
+func TestARestartThatGivesUpTouchesNothing(t *testing.T) {
+	k := newKeptAlive(t, time.Hour)
+	st, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "under way"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := k.sup.Restart(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a restart given up answered %v", err)
+	}
+	if n, s := k.starts.Load(), k.sup.Status(); n != 1 || s.Phase != "ready" || !s.Ready {
+		t.Fatalf("%d starts, status %+v after a restart given up; want 1 and ready", n, s)
+	}
+	st.Close()
+	speak(t, k.sup, "still served")
+}
+
 // TestStartsCountsEveryStart: Starts moves on with each start of the
 // engine (at Start, Restart, a load on demand), each of which empties its
 // prefix cache, and not with an unload.

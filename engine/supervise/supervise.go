@@ -120,14 +120,21 @@ type Supervisor struct {
 	lastUse  time.Time
 	idle     *time.Timer // fires idleUnload; nil until first armed
 	unloaded bool        // stopped for idleness: the next use loads it
-	shift    *transition // the load or unload under way, if any
+	shift    *transition // the load, unload or restart asked for under way, if any
 	voices   []engine.Voice
+
+	// calls is how many calls into the engine (a synthesis until its
+	// stream is closed, a voice list) run now; a Restart waits for them
+	// to end, and callsEnded, when set, is closed when they have.
+	calls      int
+	callsEnded chan struct{}
 
 	starts uint64 // times the engine became ready (see Starts)
 }
 
-// transition is a load on demand or an unload under way; done is closed
-// when it ends, and err then says why a load failed.
+// transition is a load on demand, an unload or a restart asked for under
+// way; done is closed when it ends, and err then says why a load or the
+// restart failed.
 type transition struct {
 	load bool
 	done chan struct{}
@@ -220,9 +227,12 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // Restart starts the running engine again now (Prepare first) and returns
 // when it serves again or has failed; a failure hands over to the restart
 // loop of EngineFailed. A catalog engine reads a newly published voice
-// this way. An engine unloaded for idleness is loaded instead (Prepare
-// first), after a load or unload under way has ended. It answers not ready
-// while a restart after a failure runs, or once Stop has run.
+// this way. The calls into the engine under way (a synthesis streaming)
+// end first, and the calls that come meanwhile wait for the restart, so
+// that it cuts no request short. An engine unloaded for idleness is loaded
+// instead (Prepare first), after a load or unload under way has ended. It
+// answers not ready while a restart after a failure runs, or once Stop
+// has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
 	if err := s.settle(ctx); err != nil {
 		return err
@@ -249,21 +259,46 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 		s.mu.Unlock()
 		return engine.NotReadyf("the engine is not running")
 	}
+	t := &transition{done: make(chan struct{})}
+	s.shift = t
 	s.restarting, s.why = true, "to load a new voice"
-	eng := s.eng
+	eng, before := s.eng, s.status
 	s.status = Status{Phase: "restarting", Message: "loading a new voice", Restarts: s.status.Restarts}
+	var ended chan struct{}
+	if s.calls > 0 {
+		s.status.Message = "loading a new voice once the requests under way end"
+		ended = make(chan struct{})
+		s.callsEnded = ended
+	}
 	s.mu.Unlock()
 	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if ended != nil {
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			// the engine was not touched: the calls that waited go on
+			s.mu.Lock()
+			s.shift, s.restarting, s.callsEnded = nil, false, nil
+			s.status = before
+			s.mu.Unlock()
+			close(t.done)
+			return context.Cause(ctx)
+		}
+	}
+	s.setStatus(Status{Phase: "restarting", Message: "loading a new voice"})
 	err := s.startEngine(ctx, eng)
-	cancel()
 	s.mu.Lock()
-	s.restarting = false
+	s.shift, s.restarting = nil, false
 	s.mu.Unlock()
 	if err != nil {
+		t.err = engine.NotReadyf("the engine did not start again (%s): it is being restarted; retry shortly", Summary(err))
 		s.EngineFailed(err)
+		close(t.done)
 		return err
 	}
 	s.becameReady(false)
+	close(t.done)
 	return nil
 }
 
