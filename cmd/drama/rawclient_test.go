@@ -69,8 +69,8 @@ func TestServeRawClients(t *testing.T) {
 			var e struct {
 				Error struct{ Message, Code string }
 			}
-			if r.status != 503 || json.Unmarshal(r.body, &e) != nil || e.Error.Code != "engine_failed" {
-				t.Fatalf("HTTP/1.0 %s%s: status %d, %.200q: want 503 engine_failed", marker, extra, r.status, r.body)
+			if r.status != 500 || json.Unmarshal(r.body, &e) != nil || e.Error.Code != "engine_failed" {
+				t.Fatalf("HTTP/1.0 %s%s: status %d, %.200q: want 500 engine_failed", marker, extra, r.status, r.body)
 			}
 			if !strings.Contains(e.Error.Message, id) || strings.Contains(e.Error.Message, "standin") || strings.Contains(e.Error.Message, "/") {
 				t.Fatalf("%s: the message must name request %s and hold no engine output or path: %q", marker, id, e.Error.Message)

@@ -126,7 +126,7 @@ func TestFailedSynthesisNeverLooksComplete(t *testing.T) {
 		body := `{"input":"` + long + `"` + extra + `}`
 		r := rawDo(t, ts.URL, "HTTP/1.0", "POST", "/v1/audio/speech", body, nil)
 		var e struct{ Error struct{ Code string } }
-		if r.Status == 200 || json.Unmarshal(r.Body, &e) != nil || e.Error.Code != "engine_failed" {
+		if r.Status != 500 || json.Unmarshal(r.Body, &e) != nil || e.Error.Code != "engine_failed" {
 			t.Fatalf("HTTP/1.0 %s: status %d, body %.200q: a failed synthesis must be an error status", extra, r.Status, r.Body)
 		}
 		r = rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech", body, nil)
@@ -284,8 +284,8 @@ func TestEngineFailureHidesLogTail(t *testing.T) {
 					t.Fatalf("midway %v %s: the reply holds %q: %s", midway, body, leak, r.Body)
 				}
 			}
-			if r.Status != 503 || id == "" || !strings.Contains(string(r.Body), id) {
-				t.Fatalf("midway %v %s: status %d, want 503 naming request id %q: %s", midway, body, r.Status, id, r.Body)
+			if r.Status != 500 || id == "" || !strings.Contains(string(r.Body), id) {
+				t.Fatalf("midway %v %s: status %d, want 500 naming request id %q: %s", midway, body, r.Status, id, r.Body)
 			}
 			if l := logs.String(); !strings.Contains(l, id) || !strings.Contains(l, "kernel.cu:42") {
 				t.Fatalf("midway %v: the log lacks the request id %s or the engine's output:\n%s", midway, id, l)

@@ -43,8 +43,9 @@ func unavailable(code string, retry time.Duration, format string, args ...any) *
 }
 
 // fromEngine maps an engine error onto the API: invalid input is a 400 in
-// the engine's words, busy is a 503 with Retry-After, and a failed or not
-// ready engine is a 503 that says what happens next; what the engine said
+// the engine's words, busy and not ready are 503s with Retry-After (the
+// request did not run), and a failed engine is a 500 with Retry-After that
+// says what happens next; what the engine said
 // then (its output, local paths) becomes the Detail, for the log only.
 func fromEngine(err error) *apiError {
 	var ae *apiError
@@ -62,7 +63,11 @@ func fromEngine(err error) *apiError {
 		e.Detail = err
 		return e
 	}
-	e := unavailable("engine_failed", 5*time.Second, "the engine failed during this request; drama serve checks it and restarts it if needed: retry shortly")
+	// a 500, not a 503: every 503 says that nothing of the request ran
+	// here, so that a balancer may send it on to another host, and a text
+	// that crashed this engine must not be sent on to crash the next
+	e := &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "engine_failed", RetryAfter: 5 * time.Second,
+		Message: "the engine failed during this request; drama serve checks it and restarts it if needed: retry shortly"}
 	e.Detail = err
 	return e
 }

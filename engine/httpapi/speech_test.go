@@ -79,7 +79,7 @@ func TestFailureAfterFirstChunkHasNoTerminatingChunk(t *testing.T) {
 	resp := post(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 100)+`","stream":false}`)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 503 || !strings.Contains(string(body), `"code":"engine_failed"`) || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Trailer") != "" {
+	if resp.StatusCode != 500 || resp.Header.Get("Retry-After") != "5" || !strings.Contains(string(body), `"code":"engine_failed"`) || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Trailer") != "" {
 		t.Fatalf("whole reply of a failed synthesis: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 }

@@ -170,7 +170,7 @@ async function checks() {
     await speak({ input: failing, stream: false });
     fail('"stream": false failing: no error');
   } catch (e) {
-    check(e instanceof OpenAI.APIError && e.status === 503 && e.code === "engine_failed", '"stream": false failing: want a 503 engine_failed, got ' + e);
+    check(e instanceof OpenAI.APIError && e.status === 500 && e.code === "engine_failed", '"stream": false failing: want a 500 engine_failed, got ' + e);
     ok('mid-stream failure, "stream": false', e.status + " " + e.message);
   }
 

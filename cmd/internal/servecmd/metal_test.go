@@ -182,7 +182,7 @@ func TestMetalFailedSynthesisIsNoRestart(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "engine_failed") {
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "engine_failed") {
 		t.Fatalf("the failing synthesis: %d %s", resp.StatusCode, body)
 	}
 	ready, err := http.Get("http://" + addr + "/ready")

@@ -156,7 +156,7 @@ func TestAFailedSynthesisOfALiveEngineIsNoRestart(t *testing.T) {
 		return failingInput{fake}, func() {}, nil
 	}, engine.StartRequest{}, nil)
 	url := apiOver(t, sup, fake.Desc.Capabilities)
-	if code, body := speech(t, url, `{"input":"[fail] this one","stream":false}`); code != 503 || !strings.Contains(body, "engine_failed") {
+	if code, body := speech(t, url, `{"input":"[fail] this one","stream":false}`); code != 500 || !strings.Contains(body, "engine_failed") {
 		t.Fatalf("the failing request: %d %s", code, body)
 	}
 	if code, body := get(t, url+"/ready"); code != 200 || !strings.Contains(body, `"restarts":0`) {
