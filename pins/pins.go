@@ -90,6 +90,32 @@ func (p *Pins) Complete() bool {
 	return true
 }
 
+// CompletedBy returns p with the digests of lock, a complete lock file an
+// earlier fetch of the same repository and revision wrote: all of lock
+// when p lists no file, else p's files, in p's order, each taken from lock.
+// It reports false, and p is to be completed from the Hub, when lock is of
+// another repository or revision, is not complete, lacks one of p's files,
+// or disagrees with a size or sha256 p gives.
+func (p *Pins) CompletedBy(lock *Pins) (*Pins, bool) {
+	if lock == nil || !lock.Complete() || lock.Repo != p.Repo || lock.Revision != p.Revision || p.Revision == "" {
+		return nil, false
+	}
+	if len(p.Files) == 0 {
+		return lock, true
+	}
+	files := make([]File, 0, len(p.Files))
+	for _, f := range p.Files {
+		l, ok := lock.Lookup(f.Path)
+		if !ok || (f.Size != 0 && f.Size != l.Size) || (f.SHA256 != "" && f.SHA256 != l.SHA256) {
+			return nil, false
+		}
+		files = append(files, l)
+	}
+	c := *p
+	c.Files = files
+	return &c, true
+}
+
 // Lookup returns the pinned file with the given slash-separated path.
 func (p *Pins) Lookup(name string) (File, bool) {
 	for _, f := range p.Files {

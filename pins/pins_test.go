@@ -136,3 +136,46 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletedBy: a lock of the same repository and revision completes
+// pins that list no file (all of it) or some files without digests (those
+// files, in the pins' order), and nothing else.
+func TestCompletedBy(t *testing.T) {
+	rev := strings.Repeat("a", 40)
+	sha := func(c string) string { return strings.Repeat(c, 64) }
+	lock := &Pins{Repo: "fishaudio/drama-3", Revision: rev, Files: []File{
+		{Path: "codec.pth", Size: 10, SHA256: sha("1")},
+		{Path: "config.json", Size: 2, SHA256: sha("2")},
+		{Path: "model.safetensors", Size: 30, SHA256: sha("3"), LFS: true},
+	}}
+	pinsOf := func(files ...File) *Pins {
+		return &Pins{Variant: "full", Repo: lock.Repo, Revision: rev, License: "L", Files: files}
+	}
+	if c, ok := pinsOf().CompletedBy(lock); !ok || c != lock {
+		t.Fatalf("pins with no file: %v %+v, want the lock itself", ok, c)
+	}
+	c, ok := pinsOf(File{Path: "model.safetensors"}, File{Path: "codec.pth", Size: 10}).CompletedBy(lock)
+	if !ok || !c.Complete() || len(c.Files) != 2 || c.Files[0] != lock.Files[2] || c.Files[1] != lock.Files[0] || c.License != "L" {
+		t.Fatalf("pins naming two files: %v %+v", ok, c)
+	}
+	for name, p := range map[string]*Pins{
+		"a file the lock lacks": pinsOf(File{Path: "tokenizer.json"}),
+		"another size":          pinsOf(File{Path: "codec.pth", Size: 11}),
+		"another sha256":        pinsOf(File{Path: "codec.pth", SHA256: sha("9")}),
+		"another revision":      {Repo: lock.Repo, Revision: strings.Repeat("b", 40)},
+		"another repository":    {Repo: "someone/else", Revision: rev},
+		"no revision":           {Repo: lock.Repo},
+	} {
+		if c, ok := p.CompletedBy(lock); ok || c != nil {
+			t.Errorf("%s: completed by the lock: %+v", name, c)
+		}
+	}
+	incomplete := *lock
+	incomplete.Files = []File{{Path: "codec.pth", Size: 10}}
+	if _, ok := pinsOf(File{Path: "codec.pth"}).CompletedBy(&incomplete); ok {
+		t.Error("completed by an incomplete lock")
+	}
+	if _, ok := pinsOf().CompletedBy(nil); ok {
+		t.Error("completed by no lock")
+	}
+}

@@ -10,14 +10,23 @@ import (
 )
 
 // LoadPins returns the pins a command works with and the variant they are
-// for: the file given with --pins if any, else the variant's lock file in
+// for: the file given with --pins if any (its digests from the root's lock
+// file when it lacks them and the lock holds them), else the variant's lock file in
 // the root (written by a verified fetch), else the built-in pins.
 // variantSet says whether --variant was given: a --pins file for another
 // variant is then refused.
 func LoadPins(f *Factory, pinsFile string, variantSet bool) (*pins.Pins, error) {
 	variant := f.Global.Variant
 	if pinsFile != "" {
-		return ReadPinsFile(f, pinsFile, variantSet)
+		p, err := ReadPinsFile(f, pinsFile, variantSet)
+		if err != nil || p.Complete() {
+			return p, err
+		}
+		root, err := f.Root()
+		if err != nil {
+			return nil, err
+		}
+		return CompleteFromLock(root, p), nil
 	}
 	root, err := f.Root()
 	if err != nil {
@@ -51,4 +60,19 @@ func ReadPinsFile(f *Factory, name string, variantSet bool) (*pins.Pins, error) 
 		return nil, fmt.Errorf("pins file %s is for variant %s, not %s: drop --variant or pass --variant %s", name, p.Variant, f.Global.Variant, p.Variant)
 	}
 	return p, nil
+}
+
+// CompleteFromLock returns incomplete pins p with the digests of the lock
+// file an earlier fetch of the same revision wrote in root (see
+// pins.Pins.CompletedBy), or p itself when that lock does not complete
+// them.
+func CompleteFromLock(root string, p *pins.Pins) *pins.Pins {
+	l, err := pins.ReadFile(filepath.Join(root, p.Variant, pins.LockFileName))
+	if err != nil {
+		return p
+	}
+	if c, ok := p.CompletedBy(l); ok {
+		return c
+	}
+	return p
 }

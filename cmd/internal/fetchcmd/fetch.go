@@ -104,12 +104,8 @@ func loadPins(opts *FetchOptions, e *shared.Hub) (*pins.Pins, error) {
 		return p, err
 	}
 	// Incomplete pins: the lock file written by an earlier fetch of the
-	// same commit already holds the listing's digests.
-	if l, lerr := pins.ReadFile(filepath.Join(e.VariantDir(p), pins.LockFileName)); lerr == nil && l.Complete() &&
-		l.Repo == p.Repo && l.Revision == p.Revision && len(p.Files) == 0 {
-		return l, nil
-	}
-	return p, nil
+	// same commit may already hold the listing's digests.
+	return cmdutil.CompleteFromLock(e.Root, p), nil
 }
 
 func runFetch(ctx context.Context, opts *FetchOptions) error {

@@ -586,3 +586,49 @@ func TestFetchWaitsForAnotherFetchOfTheRoot(t *testing.T) {
 		t.Errorf("fetched %d ranges while another fetch held the root", st.DataRequests)
 	}
 }
+
+// TestPinsNamingFilesUseTheLock: pins that name some files without their
+// digests are completed from the Hub once; later fetches take the digests
+// from the lock file that fetch wrote, so they work offline and ask the Hub
+// nothing.
+func TestPinsNamingFilesUseTheLock(t *testing.T) {
+	e := newTestEnv(t, false)
+	p, err := pins.ReadFile(e.pinsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Files = []pins.File{{Path: "config.json"}, {Path: "codec.pth"}}
+	if err := p.WriteFile(e.pinsPath); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, errOut := cmdtest.IOStreams()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	before := e.srv.Stats()
+	ios, _, _, errOut = cmdtest.IOStreams()
+	if err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1"))); err != nil {
+		t.Fatalf("offline, pins naming files the lock holds: %v\n%s", err, errOut)
+	}
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	if after := e.srv.Stats(); after.Resolves != before.Resolves || after.APIRequests != before.APIRequests || after.DataRequests != before.DataRequests {
+		t.Errorf("fetches after the first asked the Hub: %+v -> %+v", before, after)
+	}
+	// a file the lock does not hold: completed from the Hub again
+	p.Files = append(p.Files, pins.File{Path: "tokenizer/tokenizer.json"})
+	if err := p.WriteFile(e.pinsPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := runFetch(context.Background(), e.opts(e.factory(ios, "HF_HUB_OFFLINE", "1"))); err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Fatalf("offline with a file the lock lacks: %v, want the offline refusal", err)
+	}
+	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pins.ReadFile(filepath.Join(e.root, "full", pins.LockFileName))
+	if err != nil || !lock.Complete() || len(lock.Files) != 3 {
+		t.Fatalf("the lock after the third file: %v %+v", err, lock)
+	}
+}

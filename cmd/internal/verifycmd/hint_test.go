@@ -104,3 +104,33 @@ func TestVerifyTableModes(t *testing.T) {
 		t.Errorf("json: %s", got)
 	}
 }
+
+// TestVerifyPinsWithoutDigestsUseTheLock: --pins naming files without
+// digests verifies them by the digests of the root's lock file, which a
+// fetch with those pins wrote; a file the lock lacks leaves them
+// incomplete.
+func TestVerifyPinsWithoutDigestsUseTheLock(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "full")
+	os.MkdirAll(dir, 0o755)
+	data := []byte("the config\n")
+	os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644)
+	sum := sha256.Sum256(data)
+	head := fmt.Sprintf(`{"format": "drama-pins/1", "variant": "full", "repo": "demo/drama-demo", "repo_type": "model",
+ "revision": "%s", "license": "demo", "engine": "cuda", "serve_flags": [], "memory_gib": 0, `, strings.Repeat("a", 40))
+	os.WriteFile(filepath.Join(dir, "pins.lock.json"), []byte(head+fmt.Sprintf(`"files": [{"path": "config.json", "size": %d, "sha256": "%s"}]}`, len(data), hex.EncodeToString(sum[:]))), 0o644)
+	pinsFile := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(pinsFile, []byte(head+`"files": [{"path": "config.json", "size": 0}]}`), 0o644)
+	ios, _, out, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
+	if err := cmdtest.Execute(cmdtest.NewRoot(f, NewCmd(f, nil)), "verify", "--root", root, "--pins", pinsFile, "--level", "sha256"); err != nil {
+		t.Fatalf("verify --pins without digests, the lock holding them: %v", err)
+	}
+	if got := out.String(); got != "config.json\tok\t11\tsha256\t\n" {
+		t.Errorf("verified by %q, want config.json by sha256", got)
+	}
+	os.WriteFile(pinsFile, []byte(head+`"files": [{"path": "config.json"}, {"path": "codec.pth"}]}`), 0o644)
+	if err := runVerify(t, "--root", root, "--pins", pinsFile); err == nil || !strings.Contains(err.Error(), "pins lock") {
+		t.Fatalf("a file the lock lacks: %v, want the advice to lock the pins", err)
+	}
+}
