@@ -429,6 +429,26 @@ func TestARestartThatGivesUpTouchesNothing(t *testing.T) {
 	speak(t, k.sup, "still served")
 }
 
+// TestAFailedPrepareLeavesTheEngineServing: a restart whose Prepare fails
+// (a voice catalog that cannot be written) returns the error and leaves
+// the engine it did not touch ready and serving, not stuck restarting.
+func TestAFailedPrepareLeavesTheEngineServing(t *testing.T) {
+	k := newKeptAlive(t, time.Hour)
+	k.sup.Prepare = func(context.Context, engine.Engine, engine.StartRequest) (engine.StartRequest, error) {
+		return engine.StartRequest{}, errors.New("catalog: disk full")
+	}
+	if err := k.sup.Restart(context.Background()); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("a restart whose Prepare fails: %v", err)
+	}
+	if st := k.sup.Status(); st.Phase != "ready" || !st.Ready || !st.Loaded {
+		t.Fatalf("status after a failed Prepare: %+v, want ready", st)
+	}
+	speak(t, k.sup, "still served")
+	if n := k.starts.Load(); n != 1 {
+		t.Fatalf("the engine started %d times, want 1", n)
+	}
+}
+
 // TestStartsCountsEveryStart: Starts moves on with each start of the
 // engine (at Start, Restart, a load on demand), each of which empties its
 // prefix cache, and not with an unload.

@@ -290,10 +290,19 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 	err := s.startEngine(ctx, eng)
 	s.mu.Lock()
 	s.shift, s.restarting = nil, false
+	if err != nil {
+		// an engine that still serves (Prepare failed before it was
+		// touched) keeps serving; one that does not is restarted
+		s.status = before
+	}
 	s.mu.Unlock()
 	if err != nil {
-		t.err = engine.NotReadyf("the engine did not start again (%s): it is being restarted; retry shortly", Summary(err))
 		s.EngineFailed(err)
+		s.mu.Lock()
+		if s.restarting {
+			t.err = engine.NotReadyf("the engine did not start again (%s): it is being restarted; retry shortly", Summary(err))
+		}
+		s.mu.Unlock()
 		close(t.done)
 		return err
 	}
