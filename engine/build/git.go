@@ -102,10 +102,10 @@ type CommitError struct {
 // Error implements error.
 func (e *CommitError) Error() string {
 	if e.Unreachable {
-		return fmt.Sprintf("engine build: %s: could not fetch commit %s from %s (%s): check the network and the address, or point --source at a mirror (a directory of clones, a git bundle, a base URL)",
+		return fmt.Sprintf("engine build: %s: could not fetch commit %s from %s (%s): check the network and the address, or fetch from a mirror (a directory of clones, a git bundle, a base URL)",
 			e.Repo, e.Commit, strings.Join(e.Tried, ", "), strings.Join(e.Errs, "; "))
 	}
-	return fmt.Sprintf("engine build: %s: commit %s is not in %s (%s): point --source at a mirror that holds the pinned commit",
+	return fmt.Sprintf("engine build: %s: commit %s is not in %s (%s): fetch from a mirror that holds the pinned commit",
 		e.Repo, e.Commit, strings.Join(e.Tried, ", "), strings.Join(e.Errs, "; "))
 }
 
@@ -195,10 +195,13 @@ func ownerName(repo pins.Repo) (owner, name string) {
 	return owner, name
 }
 
-// HeadError is a checkout whose HEAD is not the pinned one.
+// HeadError is a checkout whose HEAD is not the pinned one. Operator is
+// set when Want is the HEAD the operator's own patches were to give
+// (Options.Head) and Got the one they gave.
 type HeadError struct {
 	Repo, What, Want, Got string
 	Fix                   string
+	Operator              bool
 }
 
 // Error implements error.

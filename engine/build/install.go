@@ -77,9 +77,12 @@ func (e *BuildError) Error() string {
 // Unwrap returns the command's error.
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// FileError is a pinned file or patch whose sha256 is not the pinned one.
+// FileError is a pinned file or patch whose sha256 is not the pinned one
+// (Got is empty when it is missing). For a pinned file, Repo and Commit are
+// the checkout it was looked for in.
 type FileError struct {
 	What, Path, Want, Got, Fix string
+	Repo, Commit               string
 }
 
 // Error implements error.
@@ -129,7 +132,7 @@ func Install(ctx context.Context, o Options) (*Record, error) {
 	if _, err := os.Stat(o.Source); o.Source != "" && err == nil {
 		// git runs inside the checkouts: a local mirror is named absolutely.
 		if o.Source, err = filepath.Abs(o.Source); err != nil {
-			return nil, fmt.Errorf("engine build: --source: %w", err)
+			return nil, fmt.Errorf("engine build: mirror %s: %w", o.Source, err)
 		}
 	}
 	in := &installer{o: o, s: s, work: WorkDir(o.Root, s.Variant)}
@@ -221,7 +224,7 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func (in *installer) checkOperatorPatches() error {
 	if len(in.o.Patches) > 0 && !pins.IsCommit(in.o.Head) {
-		return fmt.Errorf("engine build: operator patches need the HEAD they give: pass --head with its full 40-hex commit (got %q)", in.o.Head)
+		return fmt.Errorf("engine build: operator patches need the HEAD they give, as a full 40-hex commit (got %q)", in.o.Head)
 	}
 	for _, p := range in.o.Patches {
 		if !hex64.MatchString(p.SHA256) {
@@ -288,7 +291,7 @@ func (in *installer) checkFiles() error {
 		p := filepath.Join(in.recipe, filepath.FromSlash(f.Path))
 		got, err := fileSHA256(p)
 		if errors.Is(err, os.ErrNotExist) {
-			return &FileError{What: "pinned file", Path: f.Path, Want: f.SHA256,
+			return &FileError{What: "pinned file", Path: f.Path, Want: f.SHA256, Repo: in.s.Recipe.Name, Commit: in.s.Recipe.Commit,
 				Fix: fmt.Sprintf("%s at %s does not have it: the pins and the commit disagree", in.s.Recipe.Name, in.s.Recipe.Commit)}
 		}
 		if err != nil {
@@ -299,8 +302,8 @@ func (in *installer) checkFiles() error {
 			r.Completed = true
 			completed++
 		} else if got != f.SHA256 {
-			return &FileError{What: "pinned file", Path: p, Want: f.SHA256, Got: got,
-				Fix: fmt.Sprintf("%s at %s is not what the pins name: check the mirror given to --source, or the pins", in.s.Recipe.Name, in.s.Recipe.Commit)}
+			return &FileError{What: "pinned file", Path: p, Want: f.SHA256, Got: got, Repo: in.s.Recipe.Name, Commit: in.s.Recipe.Commit,
+				Fix: fmt.Sprintf("%s at %s is not what the pins name: check the mirror it was fetched from, or the pins", in.s.Recipe.Name, in.s.Recipe.Commit)}
 		}
 		in.rec.Files = append(in.rec.Files, r)
 	}
@@ -425,8 +428,8 @@ func (in *installer) patch(ctx context.Context) error {
 			return err
 		}
 		if got != in.o.Head {
-			return &HeadError{Repo: in.s.Upstream.Name, What: "after your patches", Want: in.o.Head, Got: got,
-				Fix: "check the patches and the order they are given in, or, having reviewed the result, pass --head " + got}
+			return &HeadError{Repo: in.s.Upstream.Name, What: "after your patches", Want: in.o.Head, Got: got, Operator: true,
+				Fix: "check the patches and the order they are given in, or, having reviewed the result, name " + got + " as the HEAD they give"}
 		}
 	}
 	in.rec.Head = in.finalHead()

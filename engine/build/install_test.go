@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -190,6 +191,12 @@ func TestInstallFromBaseURL(t *testing.T) {
 	}
 }
 
+// installFlag is a flag of drama engine install (and its global ones):
+// naming one is the command's advice, never this package's.
+var installFlag = regexp.MustCompile(`--(source|sources|zig|nvcc|patch|head|lock-wait|variant|root)([^\w-]|$)`)
+
+// TestInstallRefuses: each refusal is its typed error, says what is wrong
+// and what to do, and names no command-line flag.
 func TestInstallRefuses(t *testing.T) {
 	fx := buildtest.New(t)
 	wrongZig := buildtest.FakeZig(t, t.TempDir(), "0.16.0")
@@ -201,16 +208,16 @@ func TestInstallRefuses(t *testing.T) {
 		want   []string
 	}{
 		{"wrong commit", func(s *pins.Sources, _ *build.Options) { s.Recipe.Commit = strings.Repeat("ab", 20) },
-			new(*build.CommitError), []string{"commit " + strings.Repeat("ab", 20) + " is not in", "point --source at a mirror"}},
+			new(*build.CommitError), []string{"commit " + strings.Repeat("ab", 20) + " is not in", "fetch from a mirror that holds the pinned commit"}},
 		{"unreachable source", func(_ *pins.Sources, o *build.Options) { o.Source = "http://127.0.0.1:1/git" },
-			new(*build.CommitError), []string{"could not fetch commit " + fx.Good + " from http://127.0.0.1:1/git/drama-tensorfold.git", "check the network"}},
+			new(*build.CommitError), []string{"could not fetch commit " + fx.Good + " from http://127.0.0.1:1/git/drama-tensorfold.git", "check the network", "or fetch from a mirror"}},
 		{"changed pinned file", func(s *pins.Sources, _ *build.Options) {
 			for i := range s.Recipe.Files {
 				if s.Recipe.Files[i].Path == "NOTICE" {
 					s.Recipe.Files[i].SHA256 = strings.Repeat("0", 64)
 				}
 			}
-		}, new(*build.FileError), []string{"pinned file", "NOTICE: sha256: want " + strings.Repeat("0", 64)}},
+		}, new(*build.FileError), []string{"pinned file", "NOTICE: sha256: want " + strings.Repeat("0", 64), "check the mirror it was fetched from, or the pins"}},
 		{"patch with the wrong sha256", func(s *pins.Sources, _ *build.Options) { s.Recipe.Commit = fx.Tampered },
 			new(*build.FileError), []string{"upstream patch", "0001-engine-fuse-the-kernels.patch: sha256: want"}},
 		{"HEAD mismatch after the series", func(s *pins.Sources, _ *build.Options) { s.PatchedHead = fx.OperatorHead },
@@ -218,7 +225,10 @@ func TestInstallRefuses(t *testing.T) {
 		{"HEAD mismatch after operator patches", func(_ *pins.Sources, o *build.Options) {
 			o.Patches = []build.Patch{{File: fx.OperatorPatch, SHA256: fx.OperatorSHA256}}
 			o.Head = fx.PatchedHead
-		}, new(*build.HeadError), []string{"HEAD after your patches: want " + fx.PatchedHead + ", got " + fx.OperatorHead, "pass --head " + fx.OperatorHead}},
+		}, new(*build.HeadError), []string{"HEAD after your patches: want " + fx.PatchedHead + ", got " + fx.OperatorHead, "having reviewed the result, name " + fx.OperatorHead + " as the HEAD they give"}},
+		{"operator patch without its HEAD", func(_ *pins.Sources, o *build.Options) {
+			o.Patches = []build.Patch{{File: fx.OperatorPatch, SHA256: fx.OperatorSHA256}}
+		}, new(error), []string{"operator patches need the HEAD they give, as a full 40-hex commit"}},
 		{"operator patch with the wrong sha256", func(_ *pins.Sources, o *build.Options) {
 			o.Patches = []build.Patch{{File: fx.OperatorPatch, SHA256: strings.Repeat("1", 64)}}
 			o.Head = fx.OperatorHead
@@ -228,13 +238,42 @@ func TestInstallRefuses(t *testing.T) {
 		{"build that dirties the engine checkout", func(s *pins.Sources, _ *build.Options) { *s = *fx.Sources(t, fx.Dirty) },
 			new(*build.BuildError), []string{"it changed tracked files of the TensorFold checkout", "M src/engine.txt"}},
 		{"missing zig", func(_ *pins.Sources, o *build.Options) { o.Zig = "/nonexistent/zig" },
-			new(*build.ToolchainError), []string{"zig: not found at /nonexistent/zig", "--zig /opt/zig-0.17.0/zig"}},
+			new(*build.ToolchainError), []string{"zig: not found at /nonexistent/zig", "install Zig 0.17.0"}},
 		{"wrong zig", func(_ *pins.Sources, o *build.Options) { o.Zig = wrongZig },
 			new(*build.ToolchainError), []string{"want version 0.17.0, got 0.16.0"}},
 		{"missing nvcc", func(_ *pins.Sources, o *build.Options) { o.NVCC = "/nonexistent/nvcc" },
 			new(*build.ToolchainError), []string{"nvcc: not found at /nonexistent/nvcc", "install CUDA 13"}},
 		{"wrong nvcc", func(_ *pins.Sources, o *build.Options) { o.NVCC = oldNVCC },
 			new(*build.ToolchainError), []string{"want version 13.x, got 12.8"}},
+	}
+	// The facts a caller's advice is made of, by case.
+	facts := map[string]func(err error) bool{
+		"missing zig": func(err error) bool {
+			var e *build.ToolchainError
+			return errors.As(err, &e) && *e == build.ToolchainError{Tool: build.ToolZig, Path: "/nonexistent/zig", Want: "0.17.0",
+				Fix: "install Zig 0.17.0", Env: "ZIG", Default: build.DefaultZig("0.17.0")}
+		},
+		"wrong nvcc": func(err error) bool {
+			var e *build.ToolchainError
+			return errors.As(err, &e) && *e == build.ToolchainError{Tool: build.ToolNVCC, Path: oldNVCC, Want: "13.x", Got: "12.8",
+				Fix: "install CUDA 13", Env: "NVCC", Default: build.DefaultNVCC}
+		},
+		"HEAD mismatch after operator patches": func(err error) bool {
+			var e *build.HeadError
+			return errors.As(err, &e) && e.Operator && e.Want == fx.PatchedHead && e.Got == fx.OperatorHead
+		},
+		"HEAD mismatch after the series": func(err error) bool {
+			var e *build.HeadError
+			return errors.As(err, &e) && !e.Operator
+		},
+		"changed pinned file": func(err error) bool {
+			var e *build.FileError
+			return errors.As(err, &e) && e.Repo == "drama-tensorfold" && e.Commit == fx.Good
+		},
+		"patch with the wrong sha256": func(err error) bool {
+			var e *build.FileError
+			return errors.As(err, &e) && e.Repo == ""
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -253,10 +292,16 @@ func TestInstallRefuses(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
+			if flag := installFlag.FindString(err.Error()); flag != "" {
+				t.Errorf("error %q names the flag %s", err, flag)
+			}
+			if f := facts[c.name]; f != nil && !f(err) {
+				t.Errorf("error %#v does not carry the facts of the refusal", err)
+			}
 			if _, err := os.Stat(filepath.Join(build.Dir(o.Root, "full"), build.RecordName)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a record was written: %v", err)
 			}
-			if strings.Contains(c.name, "zig") || strings.Contains(c.name, "nvcc") || strings.Contains(c.name, "operator patch with") {
+			if strings.Contains(c.name, "zig") || strings.Contains(c.name, "nvcc") || strings.Contains(c.name, "operator patch ") {
 				// Refused before any download.
 				if len(status(*steps, "fetch drama-tensorfold")) != 0 {
 					t.Error("fetched before the refusal")

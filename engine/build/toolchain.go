@@ -23,9 +23,28 @@ type Tools struct {
 	Metal       string `json:"metal,omitempty"` // the Metal compiler's version line
 }
 
+// The compilers a ToolchainError names in its Tool.
+const (
+	ToolZig  = "zig"
+	ToolNVCC = "nvcc"
+)
+
+// DefaultNVCC is where nvcc is looked for when neither the caller, $NVCC
+// nor the PATH names one.
+const DefaultNVCC = "/usr/local/cuda/bin/nvcc"
+
+// DefaultZig is where Zig of the given version is looked for when neither the caller,
+// $ZIG nor the PATH names one.
+func DefaultZig(version string) string { return "/opt/zig-" + version + "/zig" }
+
 // ToolchainError is a compiler that is missing or of the wrong version.
+// Tool is ToolZig or ToolNVCC; Path is where it was looked for; Env is the
+// environment variable that names it; Default is where it is looked for
+// last, a usual place to install it; Got is empty when it was not found.
+// Fix says what to install; naming its path is the caller's to advise.
 type ToolchainError struct {
 	Tool, Path, Want, Got, Fix string
+	Env, Default               string
 }
 
 // Error implements error.
@@ -79,30 +98,36 @@ func CheckToolchain(ctx context.Context, tc pins.Toolchain, zig, nvcc string, en
 		}
 		return ""
 	}
-	t.Zig = resolve(firstNonEmpty(zig, getenv("ZIG")), []string{"zig"}, "/opt/zig-"+tc.Zig+"/zig")
+	zigErr := func(got string) *ToolchainError {
+		return &ToolchainError{Tool: ToolZig, Path: t.Zig, Want: tc.Zig, Got: got, Env: "ZIG", Default: DefaultZig(tc.Zig),
+			Fix: "install Zig " + tc.Zig}
+	}
+	t.Zig = resolve(firstNonEmpty(zig, getenv("ZIG")), []string{"zig"}, DefaultZig(tc.Zig))
 	out, err := toolOutput(ctx, env, t.Zig, "version")
 	if err != nil {
-		return t, nil, &ToolchainError{Tool: "zig", Path: t.Zig, Want: tc.Zig, Fix: "install Zig " + tc.Zig + " and pass --zig /opt/zig-" + tc.Zig + "/zig (or set ZIG)"}
+		return t, nil, zigErr("")
 	}
 	t.ZigVersion = strings.TrimSpace(out)
 	if t.ZigVersion != tc.Zig {
-		return t, nil, &ToolchainError{Tool: "zig", Path: t.Zig, Want: tc.Zig, Got: firstLine(t.ZigVersion),
-			Fix: "install Zig " + tc.Zig + " and pass --zig /opt/zig-" + tc.Zig + "/zig (or set ZIG)"}
+		return t, nil, zigErr(firstLine(t.ZigVersion))
 	}
 	if tc.CUDA != "" {
-		t.NVCC = resolve(firstNonEmpty(nvcc, getenv("NVCC")), []string{"nvcc"}, "/usr/local/cuda/bin/nvcc")
-		fix := "install CUDA " + tc.CUDA + " and pass --nvcc /usr/local/cuda/bin/nvcc (or set NVCC)"
+		t.NVCC = resolve(firstNonEmpty(nvcc, getenv("NVCC")), []string{"nvcc"}, DefaultNVCC)
+		nvccErr := func(want, got string) *ToolchainError {
+			return &ToolchainError{Tool: ToolNVCC, Path: t.NVCC, Want: want, Got: got, Env: "NVCC", Default: DefaultNVCC,
+				Fix: "install CUDA " + tc.CUDA}
+		}
 		out, err := toolOutput(ctx, env, t.NVCC, "--version")
 		if err != nil {
-			return t, nil, &ToolchainError{Tool: "nvcc", Path: t.NVCC, Want: tc.CUDA, Fix: fix}
+			return t, nil, nvccErr(tc.CUDA, "")
 		}
 		m := nvccRelease.FindStringSubmatch(out)
 		if m == nil {
-			return t, nil, &ToolchainError{Tool: "nvcc", Path: t.NVCC, Want: tc.CUDA + ".x", Got: "no \"release N.M\" in its --version: " + firstLine(out), Fix: fix}
+			return t, nil, nvccErr(tc.CUDA+".x", "no \"release N.M\" in its --version: "+firstLine(out))
 		}
 		t.CUDAVersion = m[1] + "." + m[2]
 		if m[1] != tc.CUDA {
-			return t, nil, &ToolchainError{Tool: "nvcc", Path: t.NVCC, Want: tc.CUDA + ".x", Got: t.CUDAVersion, Fix: fix}
+			return t, nil, nvccErr(tc.CUDA+".x", t.CUDAVersion)
 		}
 	}
 	if tc.Metal {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,11 +157,11 @@ func TestEngineInstallRefusals(t *testing.T) {
 		want  []string
 	}{
 		{"wrong zig", fx.Sources(t, fx.Good), []string{"--zig", wrongZig}, 1, []string{"zig at " + wrongZig + ": want version 0.17.0, got 0.16.0", "--zig /opt/zig-0.17.0/zig"}},
-		{"missing nvcc", fx.Sources(t, fx.Good), []string{"--nvcc", "/nonexistent/nvcc"}, 1, []string{"nvcc: not found at /nonexistent/nvcc"}},
+		{"missing nvcc", fx.Sources(t, fx.Good), []string{"--nvcc", "/nonexistent/nvcc"}, 1, []string{"nvcc: not found at /nonexistent/nvcc", "--nvcc /usr/local/cuda/bin/nvcc"}},
 		{"changed pinned file", changed, nil, 3, []string{"pinned file", "LICENSE: sha256: want " + strings.Repeat("0", 64)}},
 		{"failing build", fx.Sources(t, fx.Broken), nil, 1, []string{"build failed: exit status 1", "build.log, ending:", "1 error detected"}},
 		{"wrong head after patches", fx.Sources(t, fx.Good), []string{"--patch", fx.OperatorPatch + "=" + fx.OperatorSHA256, "--head", fx.Base}, 3,
-			[]string{"HEAD after your patches: want " + fx.Base + ", got " + fx.OperatorHead}},
+			[]string{"HEAD after your patches: want " + fx.Base + ", got " + fx.OperatorHead, "pass --head " + fx.OperatorHead}},
 		{"patch without head", fx.Sources(t, fx.Good), []string{"--patch", fx.OperatorPatch + "=" + fx.OperatorSHA256}, 2, []string{"--patch needs --head"}},
 		{"patch without sha256", fx.Sources(t, fx.Good), []string{"--patch", fx.OperatorPatch, "--head", fx.OperatorHead}, 2, []string{"want FILE=SHA256"}},
 	}
@@ -178,6 +179,90 @@ func TestEngineInstallRefusals(t *testing.T) {
 			}
 			if _, err := serveCheck(t, root, "full"); err == nil {
 				t.Error("serve would accept an engine after a refused install")
+			}
+		})
+	}
+}
+
+// TestEngineInstallAdviceRepeatsTheUsersFlags: where a refusal of the
+// build says what to pass, the command names its flag and gives the
+// user's own command line with that flag changed and every other flag as
+// given.
+func TestEngineInstallAdviceRepeatsTheUsersFlags(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	fx := buildtest.New(t)
+	wrongZig := buildtest.FakeZig(t, t.TempDir(), "0.16.0")
+	oldNVCC := buildtest.FakeNVCC(t, t.TempDir(), "12.8")
+	elsewhere := fx.Sources(t, fx.Good)
+	elsewhere.Recipe.Commit = strings.Repeat("ab", 20)
+	changed := fx.Sources(t, fx.Good)
+	changed.Recipe.Files[0].SHA256 = strings.Repeat("0", 64)
+	patch := fx.OperatorPatch + "=" + fx.OperatorSHA256
+	cases := []struct {
+		name    string
+		s       *pins.Sources
+		zig     string
+		nvcc    string
+		extra   []string
+		code    int
+		says    string
+		changed map[string]string // flag: the value the advice gives it; "" when it gives no command line
+	}{
+		{"wrong zig", fx.Sources(t, fx.Good), wrongZig, fx.NVCC, nil, 1,
+			"install Zig 0.17.0, then name it: run `", map[string]string{"--zig": "/opt/zig-0.17.0/zig"}},
+		{"wrong nvcc", fx.Sources(t, fx.Good), fx.Zig, oldNVCC, nil, 1,
+			"install CUDA 13, then name it: run `", map[string]string{"--nvcc": "/usr/local/cuda/bin/nvcc"}},
+		{"commit not in the mirror", elsewhere, fx.Zig, fx.NVCC, nil, 1,
+			"point --source at a mirror: run `", map[string]string{"--source": "MIRROR"}},
+		{"HEAD after the patches", fx.Sources(t, fx.Good), fx.Zig, fx.NVCC, []string{"--patch", patch, "--head", fx.Base}, cmdutil.ExitMismatch,
+			"pass --head " + fx.OperatorHead + ": run `", map[string]string{"--head": fx.OperatorHead}},
+		{"changed pinned file", changed, fx.Zig, fx.NVCC, nil, cmdutil.ExitMismatch,
+			"(the mirror given to --source is " + fx.Mirror + "; the pins given to --sources are ", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			sources := buildtest.WriteSources(t, c.s)
+			args := append([]string{"--root", root, "engine", "install", "--sources", sources, "--source", fx.Mirror,
+				"--zig", c.zig, "--nvcc", c.nvcc, "--lock-wait", "7s"}, c.extra...)
+			code, _, errOut := drama(t, nil, args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s", code, c.code, errOut)
+			}
+			i := strings.Index(errOut, c.says)
+			if i < 0 {
+				t.Fatalf("stderr does not say %q:\n%s", c.says, errOut)
+			}
+			if c.changed == nil {
+				if !strings.Contains(errOut, sources+")") {
+					t.Errorf("stderr does not name the pins file %s:\n%s", sources, errOut)
+				}
+				return
+			}
+			line, _, ok := strings.Cut(errOut[i+len(c.says):], "`")
+			if !ok {
+				t.Fatalf("no command line after %q:\n%s", c.says, errOut)
+			}
+			want := map[string]string{"--root": root, "--sources": sources, "--source": fx.Mirror, "--zig": c.zig, "--nvcc": c.nvcc, "--lock-wait": "7s"}
+			for j := 0; j+1 < len(c.extra); j += 2 {
+				want[c.extra[j]] = c.extra[j+1]
+			}
+			for flag, v := range c.changed {
+				want[flag] = v
+			}
+			words := strings.Fields(line)
+			if len(words) < 3 || strings.Join(words[:3], " ") != "drama engine install" || len(words)%2 != 1 {
+				t.Fatalf("advice %q is not a drama engine install command line of flags and values", line)
+			}
+			got := map[string]string{}
+			for j := 3; j+1 < len(words); j += 2 {
+				if _, twice := got[words[j]]; twice {
+					t.Errorf("advice %q gives %s twice", line, words[j])
+				}
+				got[words[j]] = words[j+1]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("advice %q:\n got flags %v\nwant flags %v", line, got, want)
 			}
 		})
 	}

@@ -28,6 +28,9 @@ type InstallOptions struct {
 	Head        string
 	LockWait    time.Duration
 	VariantSet  bool
+	// Given are the flags of the command line as flag, value pairs, for
+	// advice that repeats them.
+	Given []string
 }
 
 // NewCmdInstall returns `drama engine install`. runF, if not nil, replaces
@@ -77,6 +80,7 @@ $ drama engine install --sources engine-sources.json --source mirror --patch voi
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.VariantSet = cmd.Flags().Changed("variant")
+			opts.Given = cmdutil.GivenFlags(cmd)
 			if _, err := parsePatches(opts.Patches); err != nil {
 				return cmdutil.FlagErrorf("--patch: %v", err)
 			}
@@ -168,7 +172,7 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 		Patches: patches, Head: opts.Head, Env: os.Environ(), Step: hb.event}
 	rec, err := build.Install(ctx, o)
 	if err != nil {
-		return installError(err)
+		return installError(advice(f, opts, err))
 	}
 	f.Infof("engine %s: installed in %s (%s)", s.Variant, build.Dir(root, s.Variant), time.Since(start).Round(time.Millisecond))
 	if f.Global.JSON {
@@ -179,6 +183,44 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 		t.AddRow(b.Name, b.SHA256, filepath.Join(build.Dir(root, s.Variant), b.Name))
 	}
 	return t.Render()
+}
+
+// advice adds to a refusal of build.Install what to pass this command, as
+// the user's own command line where it gives one.
+func advice(f *cmdutil.Factory, opts *InstallOptions, err error) error {
+	again := func(flag, value string) string {
+		return f.Suggest(append([]string{"engine", "install"}, cmdutil.WithFlag(opts.Given, flag, value)...)...)
+	}
+	var (
+		te *build.ToolchainError
+		ce *build.CommitError
+		he *build.HeadError
+		fe *build.FileError
+	)
+	switch {
+	case errors.As(err, &te):
+		flag := map[string]string{build.ToolZig: "--zig", build.ToolNVCC: "--nvcc"}[te.Tool]
+		if flag == "" {
+			return err
+		}
+		return fmt.Errorf("%w, then name it: run `%s` (or set %s instead of passing %s)", err, again(flag, te.Default), te.Env, flag)
+	case errors.As(err, &ce):
+		return fmt.Errorf("%w; point --source at a mirror: run `%s`", err, again("--source", "MIRROR"))
+	case errors.As(err, &he) && he.Operator:
+		return fmt.Errorf("%w; pass --head %s: run `%s`", err, he.Got, again("--head", he.Got))
+	case errors.As(err, &fe) && fe.Repo != "":
+		var from []string
+		if opts.Source != "" {
+			from = append(from, "the mirror given to --source is "+opts.Source)
+		}
+		if opts.SourcesFile != "" {
+			from = append(from, "the pins given to --sources are "+opts.SourcesFile)
+		} else {
+			from = append(from, "the pins are the variant's built-in ones; --sources gives others")
+		}
+		return fmt.Errorf("%w (%s)", err, strings.Join(from, "; "))
+	}
+	return err
 }
 
 // installError maps a mismatch (a HEAD, a pinned file, a patch, Metal

@@ -234,8 +234,8 @@ func (q *hostQualification) check() (httpapi.Qualification, string) {
 		switch {
 		case st.Marker != nil:
 			out.Detail = "its marker records no passing run"
-		case strings.HasPrefix(st.Reason, "no qualification marker"):
-			out.Detail = "no qualification marker"
+		case st.Reason == qualify.NoMarker:
+			out.Detail = qualify.NoMarker
 		default:
 			out.Detail = "its marker cannot be read"
 		}
