@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/pool"
 )
@@ -114,5 +115,27 @@ func TestDispatchOptions(t *testing.T) {
 	o = serveOptions(t, t.TempDir(), "")
 	if got := dispatchOptions(o); got != (pool.Options{MaxQueue: 32, AffinityWait: pool.DefaultAffinityWait, WarmVoices: 2, Policy: pool.Affinity}) {
 		t.Fatalf("default options %+v", got)
+	}
+}
+
+// TestServeRecordNamesEveryEngineLog: with several engines the record
+// drama status reads names each engine and its own log, and keeps the
+// first engine's log under engine_log for older readers.
+func TestServeRecordNamesEveryEngineLog(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, ".drama", "run")
+	for args, want := range map[string][]serverec.EngineLog{
+		"--gpus 0,1": {{Name: "gpu0-0", Log: filepath.Join(run, "gpu0-0", "engine-cuda.log")}, {Name: "gpu1-0", Log: filepath.Join(run, "gpu1-0", "engine-cuda.log")}},
+		"":           {{Name: "engine-0", Log: filepath.Join(run, "engine-cuda.log")}},
+	} {
+		opts := serveOptions(t, root, "--engine cuda "+args)
+		plan, err := planEngines(context.Background(), opts.F, opts, engine.StartRequest{RuntimeDir: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := serveRecord(opts, plan, "127.0.0.1:1", root)
+		if !slices.Equal(rec.Engines, want) || rec.EngineLog != want[0].Log || rec.Engine != "cuda" {
+			t.Errorf("%q: record engines %+v, engine_log %q; want %+v and the first's log", args, rec.Engines, rec.EngineLog, want)
+		}
 	}
 }

@@ -528,9 +528,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	}
 	addr := ln.Addr().String()
 	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
-	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
-		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(),
-		EngineLog: native.LogFile(plan[0].req.RuntimeDir, engineName(opts.Engine))}); err != nil {
+	if _, err := serverec.Write(root, serveRecord(opts, plan, addr, root)); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
 	defer serverec.Remove(root, os.Getpid())
@@ -571,6 +569,22 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	case err := <-errc:
 		return err
 	}
+}
+
+// serveRecord is the record drama status reads of this drama serve: each
+// engine with its native log, the first one's also under EngineLog for
+// readers older than several engines.
+func serveRecord(opts *Options, plan []plannedEngine, addr, root string) serverec.Record {
+	name := engineName(opts.Engine)
+	rec := serverec.Record{PID: os.Getpid(), Addr: addr, Variant: opts.F.Global.Variant, Root: root, Engine: name,
+		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String()}
+	for _, pe := range plan {
+		rec.Engines = append(rec.Engines, serverec.EngineLog{Name: pe.name, Log: native.LogFile(pe.req.RuntimeDir, name)})
+	}
+	if len(rec.Engines) > 0 {
+		rec.EngineLog = rec.Engines[0].Log
+	}
+	return rec
 }
 
 // engineSet is drama serve's engines: a supervisor each, behind one pool.
