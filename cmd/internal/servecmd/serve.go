@@ -642,9 +642,6 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
 	})
-	for _, sup := range engines.sups {
-		sup.OnRestart = api.EngineRestarted
-	}
 	srv := &http.Server{
 		Handler:           accessLog(logs.from(sourceAccess), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
