@@ -2,6 +2,8 @@ package servecmd
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,6 +138,39 @@ func TestServeRecordNamesEveryEngineLog(t *testing.T) {
 		rec := serveRecord(opts, plan, "127.0.0.1:1", root)
 		if !slices.Equal(rec.Engines, want) || rec.EngineLog != want[0].Log || rec.Engine != "cuda" {
 			t.Errorf("%q: record engines %+v, engine_log %q; want %+v and the first's log", args, rec.Engines, rec.EngineLog, want)
+		}
+	}
+}
+
+// TestAutoWithoutNvidiaSMIFailsFirst: with --engines-per-gpu auto on a
+// host without nvidia-smi, drama serve fails at once, naming the flag and
+// suggesting --engines-per-gpu 1 with the user's flags: before the install
+// checks (nothing is installed here, which would be the error otherwise)
+// and before --gpu-lock (whose file is never created, nor the lock
+// taken).
+func TestAutoWithoutNvidiaSMIFailsFirst(t *testing.T) {
+	standIn := standInBinary(t)
+	notStandIn := filepath.Join(t.TempDir(), "tensorfold-native")
+	if err := os.WriteFile(notStandIn, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no nvidia-smi
+	for what, bin := range map[string]string{"the install checks": notStandIn, "the GPU lock": standIn} {
+		root := t.TempDir() // nothing installed
+		lock := filepath.Join(t.TempDir(), "gpu.lock")
+		args := []string{"--engine", filepath.Join(t.TempDir(), "drama-engine-cuda"), "--engine-bin", bin, "--addr", "127.0.0.1:0",
+			"--gpus", "0", "--engines-per-gpu", "auto", "--gpu-lock", lock, "--gpu-lock-wait", "1h"}
+		opts := serveOptions(t, root, strings.Join(args, " "))
+		opts.Given = args
+		var errOut strings.Builder
+		opts.F.IO.ErrOut = &errOut
+		err := run(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), "--engines-per-gpu auto reads each GPU's memory with nvidia-smi, which is not on the PATH") ||
+			!strings.Contains(err.Error(), "--engines-per-gpu 1") || !strings.Contains(err.Error(), "--gpu-lock "+lock) {
+			t.Errorf("before %s: %v; want the nvidia-smi error, with the user's flags and --engines-per-gpu 1", what, err)
+		}
+		if _, serr := os.Stat(lock); !errors.Is(serr, fs.ErrNotExist) || strings.Contains(errOut.String(), "GPU lock") {
+			t.Errorf("before %s: the GPU lock was taken before nvidia-smi was looked for (%v); log:\n%s", what, serr, errOut.String())
 		}
 	}
 }

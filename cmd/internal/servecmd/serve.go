@@ -369,6 +369,12 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.perGPU == 0 {
+		// before the file checks and --gpu-lock, which may be waited for
+		if _, _, err := checkAuto(f, opts, f.Global.Variant); err != nil {
+			return err
+		}
+	}
 	plugin, err := cmdutil.FindPlugin(f, opts.PluginDir, opts.Engine, root)
 	if err != nil {
 		return err
