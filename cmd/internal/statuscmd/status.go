@@ -42,7 +42,7 @@ pid when known, whether it is ready (and if not, why: the phase and
 message of GET /ready), each engine it runs and whether that engine is
 loaded (drama serve --keep-alive unloads an idle engine; the next request
 loads it), the queue depth (drama_queue_depth of GET /metrics), uptime, and
-its log files.
+its log files: drama serve's --log-file and each engine's native log.
 
 Each server is asked over loopback, each question bounded by --timeout; a
 server that does not answer is listed with the error. Records of processes
