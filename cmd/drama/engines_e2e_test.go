@@ -77,10 +77,15 @@ func TestServeEnginesPerGPU(t *testing.T) {
 	if st.Engines != 2 || len(st.PerEngine) != 2 || st.PerEngine[0].Name != "gpu0-0" || st.PerEngine[1].Name != "gpu1-0" {
 		t.Fatalf("/ready %+v", st)
 	}
+	engines := statusEngines(t, root, "forever")
 	for i, name := range []string{"gpu0-0", "gpu1-0"} {
-		log, err := os.ReadFile(native.LogFile(filepath.Join(serverec.RuntimeDir(root), name), "cuda"))
+		path := native.LogFile(filepath.Join(serverec.RuntimeDir(root), name), "cuda")
+		log, err := os.ReadFile(path)
 		if err != nil || !strings.Contains(string(log), fmt.Sprintf("standin: device: CUDA_VISIBLE_DEVICES=%d\n", i)) {
 			t.Fatalf("%s's log: %v\n%s", name, err, log)
+		}
+		if len(engines) != 2 || engines[i].Name != name || engines[i].Log != path {
+			t.Fatalf("drama status --json engines %+v: want %s with its log %s", engines, name, path)
 		}
 	}
 	body := `{"input":"Two engines.","response_format":"pcm","stream":false}`

@@ -20,6 +20,7 @@ type statusEngine struct {
 	State  string `json:"state"`
 	Loaded bool   `json:"loaded"`
 	PID    int    `json:"pid"`
+	Log    string `json:"log"`
 }
 
 // statusEngines runs drama status --json on root and returns the engines

@@ -44,9 +44,8 @@ func (h *histogram) write(w io.Writer, name, help string) {
 
 // metrics are drama serve's counters, gauges and histograms.
 type metrics struct {
-	pool     *pool.Pool
-	restarts atomic.Int64
-	stalled  atomic.Int64 // clients cut for accepting no audio
+	pool    *pool.Pool
+	stalled atomic.Int64 // clients cut for accepting no audio
 	// catalogRestarts counts restarts that loaded a clone into a catalog.
 	catalogRestarts atomic.Int64
 	// hold is how long a request holds the engine's slot, the time the
@@ -147,16 +146,23 @@ func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, "# HELP drama_queue_depth Requests waiting for the engine.\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", m.pool.Depth())
 	fmt.Fprintf(w, "# HELP drama_stalled_clients_total Replies cut because the client accepted no audio within the stall timeout.\n# TYPE drama_stalled_clients_total counter\ndrama_stalled_clients_total %d\n", m.stalled.Load())
 	fmt.Fprintf(w, "# HELP drama_catalog_restarts_total Engine restarts that loaded a cloned voice into the catalog.\n# TYPE drama_catalog_restarts_total counter\ndrama_catalog_restarts_total %d\n", m.catalogRestarts.Load())
-	fmt.Fprintf(w, "# HELP drama_engine_restarts_total Engine restarts after a failure.\n# TYPE drama_engine_restarts_total counter\ndrama_engine_restarts_total %d\n", m.restarts.Load())
+	// one reading of the engines gives the total and each engine's figure,
+	// so that the total is their sum: the supervisors count, nothing else
+	engines := m.pool.Engines()
+	restarts := 0
+	for _, e := range engines {
+		restarts += e.Status.Restarts
+	}
+	fmt.Fprintf(w, "# HELP drama_engine_restarts_total Engine restarts after a failure, of all the engines.\n# TYPE drama_engine_restarts_total counter\ndrama_engine_restarts_total %d\n", restarts)
 	m.firstAudio.write(w, "drama_first_audio_seconds", "Time from request to the first audio byte.")
 	m.rtf.write(w, "drama_real_time_factor", "Engine time (from the request's turn at the engine) over audio duration.")
 	m.queueWait.write(w, "drama_queue_wait_seconds", "Time a request waited in the queue for the engine.")
-	m.writeEngines(w)
+	writeEngines(w, engines)
 }
 
-// writeEngines writes the per-engine series, labelled engine="NAME".
-func (m *metrics) writeEngines(w io.Writer) {
-	engines := m.pool.Engines()
+// writeEngines writes the per-engine series of engines, labelled
+// engine="NAME".
+func writeEngines(w io.Writer, engines []pool.EngineState) {
 	series := []struct {
 		name, kind, help string
 		value            func(pool.EngineState) uint64

@@ -201,3 +201,34 @@ func TestReadyAfterDrain(t *testing.T) {
 		t.Fatalf("speech after Drain with the engine free: %d", code)
 	}
 }
+
+// TestRestartTotalIsTheSumOfTheEngines: the engines' supervisors count
+// their restarts; drama_engine_restarts_total is their sum, beside each
+// engine's drama_engine_restarts and /ready's per_engine restarts, so the
+// figures cannot disagree whoever builds the server over the pool.
+func TestRestartTotalIsTheSumOfTheEngines(t *testing.T) {
+	ts, ms, _ := startPool(t, 2)
+	ms[0].set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
+	ms[1].set(supervise.Status{Phase: "ready", Ready: true, Restarts: 2})
+	r, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	for _, want := range []string{`drama_engine_restarts{engine="gpu0-0"} 1`, `drama_engine_restarts{engine="gpu1-0"} 2`, "\ndrama_engine_restarts_total 3\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, b)
+		}
+	}
+	var body Readiness
+	r, err = http.Get(ts.URL + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(r.Body).Decode(&body)
+	r.Body.Close()
+	if len(body.PerEngine) != 2 || body.PerEngine[0].Restarts != 1 || body.PerEngine[1].Restarts != 2 || body.Restarts != 3 {
+		t.Fatalf("/ready restarts %+v, want 1 and 2, 3 in all", body)
+	}
+}

@@ -256,9 +256,6 @@ func (s *Server) counted(next http.Handler) http.Handler {
 	})
 }
 
-// EngineRestarted counts a restart of the engine in the metrics.
-func (s *Server) EngineRestarted() { s.metrics.restarts.Add(1) }
-
 type ctxKey struct{}
 
 // withRequestID gives every request an id, echoed as X-Request-Id (a

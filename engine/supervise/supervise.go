@@ -40,8 +40,11 @@ type Status struct {
 	Ready    bool    `json:"ready"`
 	// Loaded is whether the engine is up and holds the model; false while
 	// it starts, loads, is unloaded for idleness, restarts or has failed.
-	Loaded   bool `json:"loaded"`
-	Restarts int  `json:"restarts"`
+	Loaded bool `json:"loaded"`
+	// Restarts counts the restarts after a failure that brought the engine
+	// back, since the supervisor started; drama serve's metrics read their
+	// restart figures from it alone.
+	Restarts int `json:"restarts"`
 }
 
 // State is the engine's state in one word, as drama status reports it.
@@ -89,8 +92,6 @@ type Supervisor struct {
 	MaxRestarts int
 	Backoff     time.Duration
 	MaxBackoff  time.Duration
-	// OnRestart is called after each successful restart (metrics).
-	OnRestart func()
 	// Prepare, when set, runs before every start of the engine and may
 	// change what it is started with (a voice catalog rewritten, say).
 	Prepare func(ctx context.Context, eng engine.Engine, req engine.StartRequest) (engine.StartRequest, error)
@@ -415,9 +416,6 @@ func (s *Supervisor) restart() {
 		err := s.restartOnce()
 		if err == nil {
 			s.becameReady(true)
-			if s.OnRestart != nil {
-				s.OnRestart()
-			}
 			return
 		}
 		if s.ctx.Err() != nil {

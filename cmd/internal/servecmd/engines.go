@@ -93,16 +93,39 @@ func parseNvidiaSMI(out []byte) ([]gpuMemory, error) {
 	return gpus, nil
 }
 
-// autoEngines is how many engines of estimate bytes fit on each GPU of
-// gpus, from what nvidia-smi reports: the free memory less the reserve
-// the engine's own admission leaves (native.DefaultReserve).
-func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []int, variant string, estimate uint64) (map[int]int, error) {
-	smi := cmp.Or(opts.nvidiaSMI, "nvidia-smi")
-	withN := f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--engines-per-gpu", "1")...)...)
-	bin, err := exec.LookPath(smi)
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("--engines-per-gpu auto reads each GPU's memory with nvidia-smi, which is not on the PATH: give a number instead: %s", withN)
+// checkAuto makes the checks --engines-per-gpu auto needs before it can
+// measure: --gpus given, a memory estimate for the variant, nvidia-smi
+// found. It returns nvidia-smi's path and the estimate. drama serve makes
+// them before anything else, so that a host without nvidia-smi learns it
+// at once rather than after the file checks and --gpu-lock; the memory
+// itself is measured later, with the lock held.
+func checkAuto(f *cmdutil.Factory, opts *Options, variant string) (smi string, estimate uint64, err error) {
+	if len(opts.gpus) == 0 {
+		return "", 0, cmdutil.FlagErrorf("--engines-per-gpu auto needs --gpus, the GPUs to measure: e.g. %s",
+			f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--gpus", "0")...)...))
 	}
+	estimate = native.CUDA.MemoryEstimate[variant]
+	if estimate == 0 {
+		return "", 0, cmdutil.FlagErrorf("--engines-per-gpu auto: no memory estimate for variant %s: give a number", variant)
+	}
+	smi, err = exec.LookPath(cmp.Or(opts.nvidiaSMI, "nvidia-smi"))
+	if err != nil {
+		return "", 0, cmdutil.FlagErrorf("--engines-per-gpu auto reads each GPU's memory with nvidia-smi, which is not on the PATH: give a number instead: %s", withOnePerGPU(f, opts))
+	}
+	return smi, estimate, nil
+}
+
+// withOnePerGPU is the user's drama serve command line with
+// --engines-per-gpu 1.
+func withOnePerGPU(f *cmdutil.Factory, opts *Options) string {
+	return f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--engines-per-gpu", "1")...)...)
+}
+
+// autoEngines is how many engines of estimate bytes fit on each GPU of
+// gpus, from what nvidia-smi (at bin) reports: the free memory less the
+// reserve the engine's own admission leaves (native.DefaultReserve).
+func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, bin string, gpus []int, variant string, estimate uint64) (map[int]int, error) {
+	withN := withOnePerGPU(f, opts)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--query-gpu=index,memory.total,memory.used", "--format=csv,noheader,nounits").Output()
@@ -141,11 +164,17 @@ func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, gpus []
 // in a directory of its own under the runtime directory.
 func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req engine.StartRequest) ([]plannedEngine, error) {
 	gpus, per := opts.gpus, opts.perGPU
-	if len(gpus) == 0 {
-		if per == 0 {
-			return nil, cmdutil.FlagErrorf("--engines-per-gpu auto needs --gpus, the GPUs to measure: e.g. %s",
-				f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--gpus", "0")...)...))
+	counts := map[int]int{}
+	if per == 0 {
+		smi, est, err := checkAuto(f, opts, req.Variant)
+		if err != nil {
+			return nil, err
 		}
+		if counts, err = autoEngines(ctx, f, opts, smi, gpus, req.Variant, est); err != nil {
+			return nil, err
+		}
+	}
+	if len(gpus) == 0 {
 		if per == 1 {
 			return []plannedEngine{{name: "engine-0", req: req}}, nil
 		}
@@ -154,17 +183,6 @@ func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req eng
 			out = append(out, ownDir(fmt.Sprintf("engine-%d", i), req, ""))
 		}
 		return out, nil
-	}
-	counts := map[int]int{}
-	if per == 0 {
-		est := native.CUDA.MemoryEstimate[req.Variant]
-		if est == 0 {
-			return nil, cmdutil.FlagErrorf("--engines-per-gpu auto: no memory estimate for variant %s: give a number", req.Variant)
-		}
-		var err error
-		if counts, err = autoEngines(ctx, f, opts, gpus, req.Variant, est); err != nil {
-			return nil, err
-		}
 	}
 	var out []plannedEngine
 	for _, g := range gpus {

@@ -2,6 +2,8 @@ package servecmd
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/pool"
 )
@@ -114,5 +117,60 @@ func TestDispatchOptions(t *testing.T) {
 	o = serveOptions(t, t.TempDir(), "")
 	if got := dispatchOptions(o); got != (pool.Options{MaxQueue: 32, AffinityWait: pool.DefaultAffinityWait, WarmVoices: 2, Policy: pool.Affinity}) {
 		t.Fatalf("default options %+v", got)
+	}
+}
+
+// TestServeRecordNamesEveryEngineLog: with several engines the record
+// drama status reads names each engine and its own log, and keeps the
+// first engine's log under engine_log for older readers.
+func TestServeRecordNamesEveryEngineLog(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, ".drama", "run")
+	for args, want := range map[string][]serverec.EngineLog{
+		"--gpus 0,1": {{Name: "gpu0-0", Log: filepath.Join(run, "gpu0-0", "engine-cuda.log")}, {Name: "gpu1-0", Log: filepath.Join(run, "gpu1-0", "engine-cuda.log")}},
+		"":           {{Name: "engine-0", Log: filepath.Join(run, "engine-cuda.log")}},
+	} {
+		opts := serveOptions(t, root, "--engine cuda "+args)
+		plan, err := planEngines(context.Background(), opts.F, opts, engine.StartRequest{RuntimeDir: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := serveRecord(opts, plan, "127.0.0.1:1", root)
+		if !slices.Equal(rec.Engines, want) || rec.EngineLog != want[0].Log || rec.Engine != "cuda" {
+			t.Errorf("%q: record engines %+v, engine_log %q; want %+v and the first's log", args, rec.Engines, rec.EngineLog, want)
+		}
+	}
+}
+
+// TestAutoWithoutNvidiaSMIFailsFirst: with --engines-per-gpu auto on a
+// host without nvidia-smi, drama serve fails at once, naming the flag and
+// suggesting --engines-per-gpu 1 with the user's flags: before the install
+// checks (nothing is installed here, which would be the error otherwise)
+// and before --gpu-lock (whose file is never created, nor the lock
+// taken).
+func TestAutoWithoutNvidiaSMIFailsFirst(t *testing.T) {
+	standIn := standInBinary(t)
+	notStandIn := filepath.Join(t.TempDir(), "tensorfold-native")
+	if err := os.WriteFile(notStandIn, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no nvidia-smi
+	for what, bin := range map[string]string{"the install checks": notStandIn, "the GPU lock": standIn} {
+		root := t.TempDir() // nothing installed
+		lock := filepath.Join(t.TempDir(), "gpu.lock")
+		args := []string{"--engine", filepath.Join(t.TempDir(), "drama-engine-cuda"), "--engine-bin", bin, "--addr", "127.0.0.1:0",
+			"--gpus", "0", "--engines-per-gpu", "auto", "--gpu-lock", lock, "--gpu-lock-wait", "1h"}
+		opts := serveOptions(t, root, strings.Join(args, " "))
+		opts.Given = args
+		var errOut strings.Builder
+		opts.F.IO.ErrOut = &errOut
+		err := run(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), "--engines-per-gpu auto reads each GPU's memory with nvidia-smi, which is not on the PATH") ||
+			!strings.Contains(err.Error(), "--engines-per-gpu 1") || !strings.Contains(err.Error(), "--gpu-lock "+lock) {
+			t.Errorf("before %s: %v; want the nvidia-smi error, with the user's flags and --engines-per-gpu 1", what, err)
+		}
+		if _, serr := os.Stat(lock); !errors.Is(serr, fs.ErrNotExist) || strings.Contains(errOut.String(), "GPU lock") {
+			t.Errorf("before %s: the GPU lock was taken before nvidia-smi was looked for (%v); log:\n%s", what, serr, errOut.String())
+		}
 	}
 }

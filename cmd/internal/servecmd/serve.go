@@ -369,6 +369,12 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.perGPU == 0 {
+		// before the file checks and --gpu-lock, which may be waited for
+		if _, _, err := checkAuto(f, opts, f.Global.Variant); err != nil {
+			return err
+		}
+	}
 	plugin, err := cmdutil.FindPlugin(f, opts.PluginDir, opts.Engine, root)
 	if err != nil {
 		return err
@@ -528,9 +534,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	}
 	addr := ln.Addr().String()
 	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
-	if _, err := serverec.Write(root, serverec.Record{PID: os.Getpid(), Addr: addr, Variant: req.Variant, Root: root,
-		Engine: engineName(opts.Engine), Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(),
-		EngineLog: native.LogFile(plan[0].req.RuntimeDir, engineName(opts.Engine))}); err != nil {
+	if _, err := serverec.Write(root, serveRecord(opts, plan, addr, root)); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
 	defer serverec.Remove(root, os.Getpid())
@@ -571,6 +575,22 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	case err := <-errc:
 		return err
 	}
+}
+
+// serveRecord is the record drama status reads of this drama serve: each
+// engine with its native log, the first one's also under EngineLog for
+// readers older than several engines.
+func serveRecord(opts *Options, plan []plannedEngine, addr, root string) serverec.Record {
+	name := engineName(opts.Engine)
+	rec := serverec.Record{PID: os.Getpid(), Addr: addr, Variant: opts.F.Global.Variant, Root: root, Engine: name,
+		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String()}
+	for _, pe := range plan {
+		rec.Engines = append(rec.Engines, serverec.EngineLog{Name: pe.name, Log: native.LogFile(pe.req.RuntimeDir, name)})
+	}
+	if len(rec.Engines) > 0 {
+		rec.EngineLog = rec.Engines[0].Log
+	}
+	return rec
 }
 
 // engineSet is drama serve's engines: a supervisor each, behind one pool.
@@ -628,9 +648,6 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
 	})
-	for _, sup := range engines.sups {
-		sup.OnRestart = api.EngineRestarted
-	}
 	srv := &http.Server{
 		Handler:           accessLog(logs.from(sourceAccess), api.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,

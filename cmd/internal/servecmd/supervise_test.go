@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,58 @@ func TestAFailedSynthesisOfALiveEngineIsNoRestart(t *testing.T) {
 	}
 	if n := opens.Load(); n != 1 {
 		t.Fatalf("the plugin was opened %d times, want once", n)
+	}
+}
+
+// TestRestartFiguresAgreeAcrossEngines: two engines under drama serve's
+// supervisors and HTTP API, one restarted once and the other twice:
+// drama_engine_restarts_total is the sum of each engine's
+// drama_engine_restarts, and of /ready's per_engine restarts.
+func TestRestartFiguresAgreeAcrossEngines(t *testing.T) {
+	var fakes []*enginetest.Fake
+	var sups []*supervise.Supervisor
+	for range 2 {
+		fake, sup := supervisedFake(0)
+		sup.Backoff = 10 * time.Millisecond
+		fakes, sups = append(fakes, fake), append(sups, sup)
+	}
+	opts := serveOptions(t, "", "")
+	engines, err := newEngineSet([]string{"gpu0-0", "gpu1-0"}, sups, dispatchOptions(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := newHTTPServer(context.Background(), opts, discardLogs(), engines, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := engines.pool.Start(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engines.pool.Stop(context.Background()) })
+	engines.pool.Watch(ctx, 5*time.Millisecond)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + ln.Addr().String()
+
+	for i, times := range []int{1, 2} {
+		for n := 1; n <= times; n++ {
+			fakes[i].Crash()
+			enginetest.WaitFor(t, func() bool { st := sups[i].Status(); return st.Ready && st.Restarts == n })
+		}
+	}
+	_, m := get(t, url+"/metrics")
+	for _, want := range []string{`drama_engine_restarts{engine="gpu0-0"} 1`, `drama_engine_restarts{engine="gpu1-0"} 2`, "\ndrama_engine_restarts_total 3\n"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, m)
+		}
+	}
+	_, ready := get(t, url+"/ready")
+	var st httpapi.Readiness
+	if err := json.Unmarshal([]byte(ready), &st); err != nil || len(st.PerEngine) != 2 || st.PerEngine[0].Restarts != 1 ||
+		st.PerEngine[1].Restarts != 2 || st.Restarts != 3 {
+		t.Fatalf("/ready restarts: %v %s; want 1 and 2, 3 in all", err, ready)
 	}
 }

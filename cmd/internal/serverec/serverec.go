@@ -38,10 +38,33 @@ type Record struct {
 	Engine    string    `json:"engine,omitempty"` // the engine plugin's name (cuda, metal)
 	Started   time.Time `json:"started"`
 	LogFile   string    `json:"log_file,omitempty"`
-	EngineLog string    `json:"engine_log,omitempty"`
+	// EngineLog is the first engine's native log: the one log a record
+	// written before drama serve ran several engines names. Engines names
+	// them all.
+	EngineLog string `json:"engine_log,omitempty"`
+	// Engines are the engines drama serve runs, in order (one, or those of
+	// --gpus and --engines-per-gpu), each with its native engine's log.
+	Engines []EngineLog `json:"engines,omitempty"`
 	// KeepAlive is drama serve's --keep-alive: how long an idle engine
 	// stays loaded ("forever", or a duration).
 	KeepAlive string `json:"keep_alive,omitempty"`
+}
+
+// EngineLog names one engine of a drama serve (as GET /ready's per_engine
+// and the engine label of /metrics name it) and its native engine's log.
+type EngineLog struct {
+	Name string `json:"name"`
+	Log  string `json:"log"`
+}
+
+// EngineLogs returns the engines of rec with their logs: Engines, or for a
+// record written before drama serve named each engine, its one EngineLog
+// under no name.
+func (rec Record) EngineLogs() []EngineLog {
+	if len(rec.Engines) > 0 || rec.EngineLog == "" {
+		return rec.Engines
+	}
+	return []EngineLog{{Log: rec.EngineLog}}
 }
 
 // Dir returns the directory of a root's serve records.

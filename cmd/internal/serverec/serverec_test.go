@@ -1,11 +1,14 @@
 package serverec
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -105,5 +108,40 @@ func TestEnginePIDOf(t *testing.T) {
 	}
 	if got := EnginePID(root, rec); got != 0 {
 		t.Fatalf("EnginePID (the one engine's file) = %d, want 0: none is there", got)
+	}
+}
+
+// TestEngineLogs: a record names each engine's log and keeps the first in
+// engine_log, for readers older than several engines; a record of such a
+// drama serve, with engine_log alone, still gives its one log.
+func TestEngineLogs(t *testing.T) {
+	root := t.TempDir()
+	engines := []EngineLog{{Name: "gpu0-0", Log: "/r/.drama/run/gpu0-0/engine-cuda.log"}, {Name: "gpu1-0", Log: "/r/.drama/run/gpu1-0/engine-cuda.log"}}
+	if _, err := Write(root, Record{PID: os.Getpid(), Addr: "a", EngineLog: engines[0].Log, Engines: engines}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(Path(root, os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old struct {
+		EngineLog string `json:"engine_log"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil || old.EngineLog != engines[0].Log {
+		t.Fatalf("engine_log %q (%v), want the first engine's for older readers:\n%s", old.EngineLog, err, b)
+	}
+	got, _ := List(root)
+	if len(got) != 1 || !slices.Equal(got[0].EngineLogs(), engines) {
+		t.Fatalf("engine logs %+v, want %+v", got, engines)
+	}
+	if err := os.WriteFile(Path(root, os.Getpid()), []byte(`{"pid":`+strconv.Itoa(os.Getpid())+`,"addr":"a","engine_log":"/r/.drama/run/engine-cuda.log"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = List(root)
+	if len(got) != 1 || !slices.Equal(got[0].EngineLogs(), []EngineLog{{Log: "/r/.drama/run/engine-cuda.log"}}) {
+		t.Fatalf("an older record: %+v", got)
+	}
+	if logs := (Record{}).EngineLogs(); len(logs) != 0 {
+		t.Fatalf("no log: %+v", logs)
 	}
 }

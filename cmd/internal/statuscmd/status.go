@@ -42,7 +42,7 @@ pid when known, whether it is ready (and if not, why: the phase and
 message of GET /ready), each engine it runs and whether that engine is
 loaded (drama serve --keep-alive unloads an idle engine; the next request
 loads it), the queue depth (drama_queue_depth of GET /metrics), uptime, and
-its log files.
+its log files: drama serve's --log-file and each engine's native log.
 
 Each server is asked over loopback, each question bounded by --timeout; a
 server that does not answer is listed with the error. Records of processes
@@ -86,7 +86,8 @@ type Server struct {
 	Started    time.Time `json:"started"`
 	UptimeSec  int64     `json:"uptime_seconds"`
 	LogFile    string    `json:"log_file,omitempty"`
-	EngineLog  string    `json:"engine_log,omitempty"`
+	// EngineLog is the first engine's log; each engine's is under Engines.
+	EngineLog string `json:"engine_log,omitempty"`
 	// KeepAlive is the server's --keep-alive ("forever" or a duration).
 	KeepAlive string `json:"keep_alive,omitempty"`
 	// Engines are the engines the server runs, one or more.
@@ -107,6 +108,8 @@ type Engine struct {
 	Phase   string `json:"phase,omitempty"`
 	Message string `json:"message,omitempty"`
 	PID     int    `json:"pid,omitempty"` // the native engine's pid, when known
+	// Log is the native engine's log, from the server's record.
+	Log string `json:"log,omitempty"`
 }
 
 // readyBody is what drama serve's GET /ready answers: its engines' state as
@@ -159,6 +162,50 @@ func enginePIDs(root string, rec serverec.Record, s *Server) {
 	if s.EnginePID == 0 && len(s.Engines) == 1 {
 		s.EnginePID = s.Engines[0].PID
 	}
+}
+
+// recordEngines lists the engines of a server that could not be asked,
+// from its record: each name and log, in state unknown, so that the logs
+// of a server that does not answer are still at hand.
+func recordEngines(rec serverec.Record) []Engine {
+	out := []Engine{}
+	for _, e := range rec.EngineLogs() {
+		out = append(out, Engine{Name: cmp.Or(e.Name, rec.Engine, "engine"), State: "unknown", Log: e.Log})
+	}
+	return out
+}
+
+// engineLogsOf gives each engine its log from the record, by name; a
+// record of one engine gives it to a server's only engine whatever the
+// names (a drama serve older than named engines records no name, and
+// its /ready names none).
+func engineLogsOf(rec serverec.Record, engines []Engine) {
+	logs := rec.EngineLogs()
+	if len(logs) == 1 && len(engines) == 1 {
+		engines[0].Log = logs[0].Log
+		return
+	}
+	for i, e := range engines {
+		for _, l := range logs {
+			if l.Name == e.Name {
+				engines[i].Log = l.Log
+			}
+		}
+	}
+}
+
+// engineLogs are the logs of s's engines, else its EngineLog.
+func engineLogs(s Server) []string {
+	var out []string
+	for _, e := range s.Engines {
+		if e.Log != "" {
+			out = append(out, e.Log)
+		}
+	}
+	if len(out) == 0 && s.EngineLog != "" {
+		out = append(out, s.EngineLog)
+	}
+	return out
 }
 
 func newEngine(name, phase, msg string, ready bool, loaded *bool) Engine {
@@ -216,7 +263,7 @@ func run(ctx context.Context, opts *Options) error {
 		if s.QueueDepth != nil {
 			queue = strconv.Itoa(*s.QueueDepth)
 		}
-		logs := strings.Join(nonEmpty(s.LogFile, s.EngineLog), ",")
+		logs := strings.Join(nonEmpty(append([]string{s.LogFile}, engineLogs(s)...)...), ",")
 		if logs == "" {
 			logs = "-"
 		}
@@ -236,17 +283,20 @@ func ask(ctx context.Context, client *http.Client, root string, rec serverec.Rec
 	base := "http://" + loopback(rec.Addr)
 	var st readyBody
 	body, code, err := get(ctx, client, base+"/ready")
+	if err == nil {
+		if jerr := json.Unmarshal(body, &st); jerr != nil {
+			err = fmt.Errorf("GET /ready: status %d, not drama serve's answer: %v", code, jerr)
+		}
+	}
 	if err != nil {
 		s.Error = err.Error()
-		return s
-	}
-	if err := json.Unmarshal(body, &st); err != nil {
-		s.Error = fmt.Sprintf("GET /ready: status %d, not drama serve's answer: %v", code, err)
+		s.Engines = recordEngines(rec)
 		return s
 	}
 	s.Ready, s.Phase, s.Progress, s.Message = st.Ready && code == http.StatusOK, st.Phase, st.Progress, st.Message
 	s.Engines = st.engines(rec.Engine)
 	enginePIDs(root, rec, &s)
+	engineLogsOf(rec, s.Engines)
 	if body, code, err := get(ctx, client, base+"/metrics"); err == nil && code == http.StatusOK {
 		if n, ok := gauge(body, "drama_queue_depth"); ok {
 			s.QueueDepth = &n

@@ -133,7 +133,7 @@ func TestStatusJSON(t *testing.T) {
 	if b.Ready || b.Phase != "loading" || b.Progress != 0.5 || b.Message != "reading weights" {
 		t.Fatalf("loading server %+v", b)
 	}
-	if len(a.Engines) != 1 || a.Engines[0] != (Engine{Name: "cuda", State: "loaded", Loaded: true, Ready: true, Phase: "ready", PID: 4242}) {
+	if len(a.Engines) != 1 || a.Engines[0] != (Engine{Name: "cuda", State: "loaded", Loaded: true, Ready: true, Phase: "ready", PID: 4242, Log: "/var/log/engine.log"}) {
 		t.Fatalf("engines of the ready server (an older drama serve, whose /ready has no \"loaded\"): %+v", a.Engines)
 	}
 	if len(b.Engines) != 1 || b.Engines[0].State != "loading" || b.Engines[0].Loaded || b.Engines[0].PID != 0 {
@@ -237,4 +237,41 @@ func TestStatusFindsTheOneEngineInItsOwnDirectory(t *testing.T) {
 	if s.EnginePID != 4343 || len(s.Engines) != 1 || s.Engines[0].PID != 4343 {
 		t.Fatalf("engine pid %d, engines %+v: want 4343, the pid in %s", s.EnginePID, s.Engines, dir)
 	}
+}
+
+// TestStatusListsEachEngineLog: a server of several engines has each
+// engine's log in its record; drama status gives each engine its own (the
+// logs column lists them all), and still does for a server that does not
+// answer, from the record alone.
+func TestStatusListsEachEngineLog(t *testing.T) {
+	root := t.TempDir()
+	ts := fakeServe(t, http.StatusOK, `{"phase":"ready","ready":true,"loaded":true,"restarts":0,"engines":2,"engines_ready":2,"per_engine":[`+
+		`{"name":"gpu0-0","phase":"ready","ready":true,"loaded":true,"restarts":0},{"name":"gpu1-0","phase":"ready","ready":true,"loaded":true,"restarts":0}]}`, 0)
+	run := serverec.RuntimeDir(root)
+	logs := []serverec.EngineLog{{Name: "gpu0-0", Log: filepath.Join(run, "gpu0-0", "engine-cuda.log")}, {Name: "gpu1-0", Log: filepath.Join(run, "gpu1-0", "engine-cuda.log")}}
+	rec := serverec.Record{PID: os.Getpid(), Addr: ts.Listener.Addr().String(), Variant: "nvfp4", Root: root, Engine: "cuda", Started: now,
+		LogFile: "/var/log/drama.log", EngineLog: logs[0].Log, Engines: logs}
+	if _, err := serverec.Write(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		t.Helper()
+		out, _ := runStatus(t, root, false)
+		if want := "\t/var/log/drama.log," + logs[0].Log + "," + logs[1].Log + "\n"; !strings.HasSuffix(out, want) {
+			t.Fatalf("%s: table %q, want the logs column %q", what, out, want)
+		}
+		out, _ = runStatus(t, root, true)
+		var rep Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
+			t.Fatalf("%v %s", err, out)
+		}
+		s := rep.Servers[0]
+		if len(s.Engines) != 2 || s.Engines[0].Name != "gpu0-0" || s.Engines[0].Log != logs[0].Log || s.Engines[1].Name != "gpu1-0" ||
+			s.Engines[1].Log != logs[1].Log || s.EngineLog != logs[0].Log {
+			t.Fatalf("%s: engines %+v, engine_log %q; want each engine with its own log", what, s.Engines, s.EngineLog)
+		}
+	}
+	check("a server that answers")
+	ts.Close()
+	check("a server that does not answer")
 }
