@@ -146,7 +146,7 @@ func TestServeStandInNeedsNoInstallNorAdmission(t *testing.T) {
 	ios, _, _, errOut := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios)
 	f.Global.Root = t.TempDir() // nothing installed
-	opts := &Options{F: f, Engine: filepath.Join(t.TempDir(), "drama-engine-cuda"), EngineBin: bin, Addr: "127.0.0.1:0", Admission: "own", perGPU: 1,
+	opts := &Options{F: f, Engine: filepath.Join(t.TempDir(), "drama-engine-cuda"), EngineBin: bin, Addr: "127.0.0.1:0", Admission: "own",
 		Listening: func(string) {}}
 	req, err := startRequest(f, opts, f.Global.Root)
 	if err != nil {

@@ -45,10 +45,14 @@ func parseGPUs(s string) ([]int, error) {
 	return out, nil
 }
 
-// parseEnginesPerGPU reads --engines-per-gpu: a number from 1, or auto (0).
+// perGPUAuto is --engines-per-gpu auto as parseEnginesPerGPU reads it.
+const perGPUAuto = -1
+
+// parseEnginesPerGPU reads --engines-per-gpu: a number from 1, or auto
+// (perGPUAuto).
 func parseEnginesPerGPU(s string) (int, error) {
 	if s == "auto" {
-		return 0, nil
+		return perGPUAuto, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
@@ -163,9 +167,10 @@ func autoEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, bin str
 // its GPU alone (CUDA_VISIBLE_DEVICES) and keeps its runtime file and log
 // in a directory of its own under the runtime directory.
 func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req engine.StartRequest) ([]plannedEngine, error) {
-	gpus, per := opts.gpus, opts.perGPU
+	gpus, per := opts.gpus, max(opts.perGPU, 1)
+	auto := opts.perGPU == perGPUAuto
 	counts := map[int]int{}
-	if per == 0 {
+	if auto {
 		smi, est, err := checkAuto(f, opts, req.Variant)
 		if err != nil {
 			return nil, err
@@ -187,7 +192,7 @@ func planEngines(ctx context.Context, f *cmdutil.Factory, opts *Options, req eng
 	var out []plannedEngine
 	for _, g := range gpus {
 		n := per
-		if per == 0 {
+		if auto {
 			n = counts[g]
 		}
 		for i := range n {
@@ -233,7 +238,7 @@ func (o *Options) checkEngines() error {
 	if err != nil {
 		return err
 	}
-	if engineName(o.Engine) == "metal" && (len(gpus) > 0 || per != 1) {
+	if engineName(o.Engine) == "metal" && (len(gpus) > 0 || per != 1) { // auto included
 		return cmdutil.FlagErrorf("--gpus and --engines-per-gpu: the metal engine runs one engine; leave them out")
 	}
 	o.gpus, o.perGPU = gpus, per

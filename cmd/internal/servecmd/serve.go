@@ -109,7 +109,7 @@ type Options struct {
 	AffinityWait time.Duration
 	nvidiaSMI    string // the nvidia-smi to run (tests); empty: from PATH
 	// gpus and perGPU are --gpus and --engines-per-gpu as validate read
-	// them (perGPU 0: auto).
+	// them (perGPU perGPUAuto: auto; 0, as left by a literal, is 1).
 	gpus   []int
 	perGPU int
 	// Given are the flags of the command line as flag, value pairs, for
@@ -369,7 +369,7 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.perGPU == 0 {
+	if opts.perGPU == perGPUAuto {
 		// before the file checks and --gpu-lock, which may be waited for
 		if _, _, err := checkAuto(f, opts, f.Global.Variant); err != nil {
 			return err
