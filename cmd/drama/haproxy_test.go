@@ -244,7 +244,7 @@ var lbEnv = []string{"TENSORFOLD_STANDIN_RTF=0.1"}
 // the moment before its passive check took the host out (answered 503
 // with Retry-After by then); that haproxy took the host out; and that no
 // request reached it afterwards.
-func checkFailover(t *testing.T, lb *lbSetup, fail func()) {
+func checkFailover(t *testing.T, lb *lbSetup, fail func()) (refused int) {
 	stop := make(chan struct{})
 	wait := lb.load(t, t.Name(), 4, stop)
 	time.Sleep(1500 * time.Millisecond)
@@ -262,7 +262,7 @@ func checkFailover(t *testing.T, lb *lbSetup, fail func()) {
 	close(stop)
 	results := wait()
 	atB := served(lb.hosts[1])
-	var lost, refused, after int
+	var lost, after int
 	for _, r := range results {
 		if r.start.After(down) {
 			after++
@@ -294,6 +294,7 @@ func checkFailover(t *testing.T, lb *lbSetup, fail func()) {
 	st := lb.stat(t, "gpu2")
 	t.Logf("%d requests, %d lost (%d refused with Retry-After); host taken out %v after the failure; gpu2: %s retries, %s redispatches",
 		len(results), lost, refused, down.Sub(failed).Round(time.Millisecond), st["wretr"], st["wredis"])
+	return refused
 }
 
 // TestHAProxyKilledHost: drama serve on one host is killed outright; the
@@ -313,7 +314,7 @@ func TestHAProxyKilledHost(t *testing.T) {
 func TestHAProxyFailedEngine(t *testing.T) {
 	fault := filepath.Join(t.TempDir(), "fault")
 	lb := startLB(t, [2][]string{lbEnv, append([]string{"TENSORFOLD_STANDIN_FAULT_FILE=" + fault}, lbEnv...)})
-	checkFailover(t, lb, func() {
+	refused := checkFailover(t, lb, func() {
 		if err := os.WriteFile(fault, []byte("crash-on-start"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -322,6 +323,11 @@ func TestHAProxyFailedEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// what haproxy hands the host before it takes it out gets a 503 held
+	// for --ready-wait, which haproxy sends on to the other host
+	if refused > 0 {
+		t.Errorf("%d requests reached the client as a 503: haproxy's retry-on 503 sends them to the other host once --ready-wait has let it take this one out", refused)
+	}
 	resp, err := http.Get(lb.hosts[1].url + "/ready")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
@@ -59,8 +60,9 @@ func (r *recordingEngine) spoke() []string {
 	return append([]string(nil), r.voices...)
 }
 
-// startPool starts an API server in front of a pool of n fake engines.
-func startPool(t *testing.T, n int) (*httptest.Server, []*poolMember, *pool.Pool) {
+// startPool starts an API server in front of a pool of n fake engines;
+// tune, if given, changes the server's Config first.
+func startPool(t *testing.T, n int, tune ...func(*Config)) (*httptest.Server, []*poolMember, *pool.Pool) {
 	t.Helper()
 	var named []pool.Named
 	var members []*poolMember
@@ -79,7 +81,11 @@ func startPool(t *testing.T, n int) (*httptest.Server, []*poolMember, *pool.Pool
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{Engine: p.Any(), Pool: p, Caps: enginetest.NewFake().Desc.Capabilities, Model: "drama-3-test"})
+	cfg := Config{Engine: p.Any(), Pool: p, Caps: enginetest.NewFake().Desc.Capabilities, Model: "drama-3-test"}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	srv := New(cfg)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, members, p
@@ -230,5 +236,43 @@ func TestRestartTotalIsTheSumOfTheEngines(t *testing.T) {
 	r.Body.Close()
 	if len(body.PerEngine) != 2 || body.PerEngine[0].Restarts != 1 || body.PerEngine[1].Restarts != 2 || body.Restarts != 3 {
 		t.Fatalf("/ready restarts %+v, want 1 and 2, 3 in all", body)
+	}
+}
+
+// TestReadyWait: a speech request that finds no engine ready waits up to
+// ReadyWait for one and is served when one becomes ready meanwhile; past
+// ReadyWait, or with none, it gets its 503 engine_not_ready.
+func TestReadyWait(t *testing.T) {
+	notReady := supervise.Status{Phase: "restarting", Message: "the engine failed: restarting it"}
+	answer := func(url string) (int, string) {
+		r := post(t, url, `{"input":"hello","stream":false}`)
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		return r.StatusCode, string(b)
+	}
+	ts, ms, _ := startPool(t, 1)
+	ms[0].set(notReady)
+	if code, body := answer(ts.URL); code != 503 || !strings.Contains(body, `"code":"engine_not_ready"`) {
+		t.Fatalf("no ReadyWait, no engine ready: %d %s", code, body)
+	}
+
+	ts, ms, _ = startPool(t, 1, func(c *Config) { c.ReadyWait = 30 * time.Millisecond })
+	ms[0].set(notReady)
+	if code, body := answer(ts.URL); code != 503 || !strings.Contains(body, `"code":"engine_not_ready"`) || !strings.Contains(body, "restarting") {
+		t.Fatalf("past ReadyWait: %d %s", code, body)
+	}
+
+	ts, ms, _ = startPool(t, 2, func(c *Config) { c.ReadyWait = time.Minute })
+	ms[0].set(notReady)
+	ms[1].set(notReady)
+	got := make(chan int, 1)
+	go func() { code, _ := answer(ts.URL); got <- code }()
+	time.Sleep(100 * time.Millisecond) // the request waits meanwhile
+	ms[1].set(supervise.Status{Phase: "ready", Ready: true})
+	if code := <-got; code != 200 {
+		t.Fatalf("an engine ready within ReadyWait: %d, want 200", code)
+	}
+	if v := ms[1].eng.spoke(); len(v) != 1 {
+		t.Fatalf("the engine that became ready spoke %d times, want 1", len(v))
 	}
 }

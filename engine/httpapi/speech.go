@@ -49,7 +49,11 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, e)
 		return
 	}
-	if st := s.status(); !st.Ready {
+	if st, ok := s.awaitReady(r.Context()); !ok {
+		if r.Context().Err() != nil {
+			writeError(rec, clientClosed())
+			return
+		}
 		writeError(rec, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase))
 		return
 	}
@@ -114,6 +118,36 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 		return nil, badRequest("", "reading the request body: %v", err)
 	}
 	return s.parseSpeech(body)
+}
+
+// readyPoll is how often awaitReady looks at the engines' state.
+const readyPoll = 20 * time.Millisecond
+
+// awaitReady waits up to ReadyWait for an engine to be ready, and returns
+// the state it last saw and whether it is ready; a client that leaves ends
+// the wait.
+func (s *Server) awaitReady(ctx context.Context) (Status, bool) {
+	st := s.status()
+	if st.Ready || s.cfg.ReadyWait <= 0 {
+		return st, st.Ready
+	}
+	deadline := time.NewTimer(s.cfg.ReadyWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return st, false
+		case <-deadline.C:
+			st = s.status()
+			return st, st.Ready
+		case <-tick.C:
+			if st = s.status(); st.Ready {
+				return st, true
+			}
+		}
+	}
 }
 
 // waitTurn queues the request for an engine (one that holds voice, a

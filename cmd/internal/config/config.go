@@ -59,6 +59,7 @@ var Keys = []Key{
 	{Name: "serve.admission", Command: "serve", Flag: "admission", Doc: "memory admission: own, external or off"},
 	{Name: "serve.max_queue", Command: "serve", Flag: "max-queue", Doc: "requests that may wait for the engine"},
 	{Name: "serve.queue_timeout", Command: "serve", Flag: "queue-timeout", Doc: "longest wait in the queue, e.g. 5m"},
+	{Name: "serve.ready_wait", Command: "serve", Flag: "ready-wait", Doc: "how long a request that finds no engine ready waits for one before its 503, e.g. 1s"},
 	{Name: "serve.log_file", Command: "serve", Flag: "log-file", Doc: "file drama serve logs to"},
 	{Name: "serve.verify", Command: "serve", Flag: "verify", Doc: "check of the variant's files before the engine starts: size, sha256 or none"},
 	{Name: "serve.require_qualified", Command: "serve", Flag: "require-qualified", Doc: "answer speech 503 unless drama qualify's marker holds for this host"},

@@ -105,6 +105,7 @@ func TestEngineFlagsRefused(t *testing.T) {
 		"--engine metal --gpus 0":            "the metal engine runs one engine",
 		"--dispatch fastest":                 `--dispatch "fastest": want affinity or round-robin`,
 		"--affinity-wait -1s":                "--affinity-wait must be 0 or more",
+		"--ready-wait -1s":                   "--ready-wait must be 0 or more",
 		"--engine metal --engines-per-gpu 2": "the metal engine runs one engine",
 	}))
 }

@@ -45,6 +45,9 @@ type Options struct {
 	AllowRemote  bool
 	MaxQueue     int
 	QueueTimeout time.Duration
+	// ReadyWait is how long a speech request that finds no engine ready
+	// waits for one before its 503.
+	ReadyWait    time.Duration
 	PluginDir    string
 	EngineBin    string
 	AllowEngine  bool // start an engine binary whose sha256 differs from the root's record
@@ -206,6 +209,7 @@ $ drama serve --keep-alive 10m                           # unload the engine aft
 	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence)")
 	fl.IntVar(&opts.MaxQueue, "max-queue", httpapi.DefaultMaxQueue, "requests that may wait for the engine (0: none; a busy engine answers 503 at once)")
 	fl.DurationVar(&opts.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
+	fl.DurationVar(&opts.ReadyWait, "ready-wait", time.Second, "how long a request that finds no engine ready waits for one before its 503 (0: none)")
 	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins")
 	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
 	fl.BoolVar(&opts.AllowEngine, "allow-engine-mismatch", false, "start an engine binary whose sha256 differs from <root>/engine/engine.sha256")
@@ -294,6 +298,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
 	case o.AffinityWait < 0:
 		return cmdutil.FlagErrorf("--affinity-wait must be 0 or more, e.g. 250ms")
+	case o.ReadyWait < 0:
+		return cmdutil.FlagErrorf("--ready-wait must be 0 or more, e.g. 1s")
 	case o.Dispatch != string(pool.Affinity) && o.Dispatch != string(pool.RoundRobin):
 		return cmdutil.FlagErrorf("--dispatch %q: want %s or %s", o.Dispatch, pool.Affinity, pool.RoundRobin)
 	}
@@ -640,7 +646,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		sup.Prepare = store.prepare
 	}
 	api := httpapi.New(httpapi.Config{
-		Engine: engines.pool.Any(), Pool: engines.pool, Model: "drama-3-" + opts.F.Global.Variant, QueueTimeout: opts.QueueTimeout,
+		Engine: engines.pool.Any(), Pool: engines.pool, Model: "drama-3-" + opts.F.Global.Variant, QueueTimeout: opts.QueueTimeout, ReadyWait: opts.ReadyWait,
 		Restarter: engines.pool, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
