@@ -17,20 +17,14 @@ import (
 
 // FetchOptions are drama fetch's flags.
 type FetchOptions struct {
-	F             *cmdutil.Factory
-	Endpoint      string
-	PinsFile      string
+	F *cmdutil.Factory
+	shared.HubFlags
 	Workers       int
 	ChunkMiB      int
 	IdleTimeout   time.Duration
 	LockWait      time.Duration
 	AcceptLicense bool
 	NoCache       bool
-	// VariantSet says --variant was given: a --pins file for another
-	// variant is then refused.
-	VariantSet bool
-	// CommandLine is the command as the user gave it, for advice.
-	CommandLine string
 }
 
 // NewCmd returns drama fetch.
@@ -61,11 +55,9 @@ present).`,
 			if opts.ChunkMiB < 1 || opts.ChunkMiB > 1024 {
 				return cmdutil.FlagErrorf("--chunk-size %d: want 1 to 1024 MiB", opts.ChunkMiB)
 			}
-			if err := shared.CheckEndpoint(f, opts.Endpoint); err != nil {
+			if err := opts.HubFlags.Parse(f, cmd); err != nil {
 				return err
 			}
-			opts.VariantSet = cmd.Flags().Changed("variant")
-			opts.CommandLine = shared.CommandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -76,9 +68,8 @@ present).`,
 			return err
 		},
 	}
+	opts.HubFlags.Bind(cmd, "pins file to fetch (default <root>/<variant>/pins.lock.json, else the built-in pins)")
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Endpoint, "endpoint", "", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)")
-	fl.StringVar(&opts.PinsFile, "pins", "", "pins file to fetch (default <root>/<variant>/pins.lock.json, else the built-in pins)")
 	fl.IntVar(&opts.Workers, "workers", hub.DefaultWorkers, "parallel download streams over all files; past 8, added only while they raise the rate")
 	fl.IntVar(&opts.ChunkMiB, "chunk-size", hub.DefaultChunkSize>>20, "MiB per ranged request")
 	fl.DurationVar(&opts.IdleTimeout, "idle-timeout", hub.DefaultIdleTimeout, "re-issue a stream that sent nothing for this long")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
@@ -109,7 +110,7 @@ func (e *testEnv) factory(ios *cmdutil.IOStreams, extraEnv ...string) *cmdutil.F
 }
 
 func (e *testEnv) opts(f *cmdutil.Factory) *FetchOptions {
-	return &FetchOptions{F: f, Endpoint: e.url, PinsFile: e.pinsPath, Workers: 4, ChunkMiB: 1,
+	return &FetchOptions{F: f, HubFlags: shared.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Workers: 4, ChunkMiB: 1,
 		IdleTimeout: 5 * time.Second, LockWait: time.Second, AcceptLicense: true}
 }
 

@@ -14,15 +14,9 @@ import (
 
 // LockOptions are drama pins lock's flags.
 type LockOptions struct {
-	F        *cmdutil.Factory
-	Endpoint string
-	PinsFile string
-	Output   string
-	// VariantSet says --variant was given: a --pins file for another
-	// variant is then refused.
-	VariantSet bool
-	// CommandLine is the command as the user gave it, for advice.
-	CommandLine string
+	F *cmdutil.Factory
+	shared.HubFlags
+	Output string
 }
 
 // NewCmdLock returns drama pins lock, which writes the lock file: the pins
@@ -42,20 +36,17 @@ a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
   $ drama pins lock --pins my.json --output -`,
 		Args: shared.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := shared.CheckEndpoint(f, opts.Endpoint); err != nil {
+			if err := opts.HubFlags.Parse(f, cmd); err != nil {
 				return err
 			}
-			opts.VariantSet = cmd.Flags().Changed("variant")
-			opts.CommandLine = shared.CommandLine(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runLock(cmd.Context(), opts)
 		},
 	}
+	opts.HubFlags.Bind(cmd, "pins file to lock (default: the variant's built-in pins)")
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Endpoint, "endpoint", "", "Hub address (default $HF_ENDPOINT, else https://huggingface.co)")
-	fl.StringVar(&opts.PinsFile, "pins", "", "pins file to lock (default: the variant's built-in pins)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "where to write the lock file (default <root>/<variant>/pins.lock.json; - for stdout)")
 	return cmd
 }
