@@ -78,7 +78,7 @@ func (s *Server) loadForClone(ctx context.Context, info *VoiceInfo) *apiError {
 	if !ok {
 		return nil
 	}
-	_, release, e := s.waitTurn(ctx, "")
+	_, release, e := s.waitTurn(ctx, "", s.cfg.QueueTimeout)
 	if e != nil {
 		return e
 	}

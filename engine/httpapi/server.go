@@ -85,7 +85,8 @@ type Config struct {
 	// QueueTimeout is the longest a request waits in the queue (default 5 min).
 	QueueTimeout time.Duration
 	// ReadyWait is how long a speech request that finds no engine ready
-	// waits for one before its 503 engine_not_ready (0: none). A balancer
+	// waits in the queue for one before its 503 engine_not_ready (0: it
+	// does not wait). A balancer
 	// that sends such a 503 on to another host (nothing of the request ran
 	// here) has taken this host out by then.
 	ReadyWait time.Duration

@@ -49,16 +49,17 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, e)
 		return
 	}
-	if st, ok := s.awaitReady(r.Context()); !ok {
-		if r.Context().Err() != nil {
-			writeError(rec, clientClosed())
+	limit := s.cfg.QueueTimeout
+	if st := s.status(); !st.Ready {
+		if s.cfg.ReadyWait <= 0 {
+			writeError(rec, notReady(st))
 			return
 		}
-		writeError(rec, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase))
-		return
+		// wait in the queue as any request does, but only ReadyWait
+		limit = min(limit, s.cfg.ReadyWait)
 	}
 	queued := time.Now()
-	lease, release, e := s.waitTurn(r.Context(), voiceKey(req.SynthesisRequest))
+	lease, release, e := s.waitTurn(r.Context(), voiceKey(req.SynthesisRequest), limit)
 	if e != nil {
 		writeError(rec, e)
 		return
@@ -120,41 +121,12 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 	return s.parseSpeech(body)
 }
 
-// readyPoll is how often awaitReady looks at the engines' state.
-const readyPoll = 20 * time.Millisecond
-
-// awaitReady waits up to ReadyWait for an engine to be ready, and returns
-// the state it last saw and whether it is ready; a client that leaves ends
-// the wait.
-func (s *Server) awaitReady(ctx context.Context) (Status, bool) {
-	st := s.status()
-	if st.Ready || s.cfg.ReadyWait <= 0 {
-		return st, st.Ready
-	}
-	deadline := time.NewTimer(s.cfg.ReadyWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(readyPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return st, false
-		case <-deadline.C:
-			st = s.status()
-			return st, st.Ready
-		case <-tick.C:
-			if st = s.status(); st.Ready {
-				return st, true
-			}
-		}
-	}
-}
-
 // waitTurn queues the request for an engine (one that holds voice, a
-// voiceKey, first), recording how long it waited and, once it is done, how
-// long it held the engine.
-func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease, release func(), e *apiError) {
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.QueueTimeout)
+// voiceKey, first) for at most limit, recording how long it waited and,
+// once it is done, how long it held the engine. A request turned away
+// while no engine is ready is told so (engine_not_ready).
+func (s *Server) waitTurn(ctx context.Context, voice string, limit time.Duration) (lease *pool.Lease, release func(), e *apiError) {
+	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	arrived := time.Now()
 	lease, err := s.pool.Acquire(wctx, voice)
@@ -163,18 +135,24 @@ func (s *Server) waitTurn(ctx context.Context, voice string) (lease *pool.Lease,
 		got := time.Now()
 		s.metrics.observeQueueWait(got.Sub(arrived))
 		return lease, func() { s.metrics.hold.add(time.Since(got)); lease.Release() }, nil
-	case errors.Is(err, pool.ErrQueueFull):
-		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
 	case errors.Is(err, pool.ErrDraining):
 		return nil, nil, s.draining()
-	case errors.Is(err, pool.ErrNoEngine):
-		st := s.status()
-		return nil, nil, unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase)
 	case ctx.Err() != nil:
 		return nil, nil, clientClosed()
-	default:
-		return nil, nil, unavailable("queue_timeout", s.retryAfter(), "waited %v for the engine without a turn: retry later", s.cfg.QueueTimeout)
 	}
+	if st := s.status(); !st.Ready || errors.Is(err, pool.ErrNoEngine) {
+		return nil, nil, notReady(st)
+	}
+	if errors.Is(err, pool.ErrQueueFull) {
+		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
+	}
+	return nil, nil, unavailable("queue_timeout", s.retryAfter(), "waited %v for the engine without a turn: retry later", limit)
+}
+
+// notReady is the 503 of a request turned away while no engine is ready
+// (st is the engines' state then).
+func notReady(st Status) *apiError {
+	return unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase)
 }
 
 // retryAfter estimates when a place in the queue frees up: the places
