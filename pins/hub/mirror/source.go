@@ -70,7 +70,7 @@ type CacheSource struct{ Dir string }
 
 // ErrOutside is wrapped by the error of a path that is a symbolic link
 // leading out of the source's root (or an absolute one): it is not served.
-var ErrOutside = errors.New("a symbolic link that leads out of the served folder")
+var ErrOutside = errors.New("a symbolic link that is absolute or leads out of the served folder")
 
 func (s DirSource) repoRel(repo string) string { return repo }
 
@@ -178,20 +178,28 @@ func openIn(dir, rel string) (*os.File, error) {
 }
 
 // refusedIn says why p, a path the listing of commitRel left out, is not
-// served: ErrOutside when it is a symbolic link that leads out of dir,
-// else nil.
+// served: ErrOutside when p or a folder on its way is a symbolic link that
+// leads out of dir, else nil.
 func refusedIn(dir, commitRel, repo, commit, p string) error {
 	if !validRepo(repo) || !pins.IsCommit(commit) || !fs.ValidPath(p) {
 		return nil
 	}
 	var out error
 	_ = inRoot(dir, func(root *os.Root) error {
-		rel := commitRel + "/" + p
-		if _, err := root.Stat(rel); err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if _, err := root.Lstat(rel); err == nil {
-			out = fmt.Errorf("%s@%s: entry %q is %w; drama mirror serve serves only what lies inside it", repo, commit, p, ErrOutside)
+		rel := commitRel
+		for _, part := range strings.Split(p, "/") {
+			rel += "/" + part
+			li, err := root.Lstat(rel)
+			if err != nil {
+				return nil
+			}
+			if li.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			if _, err := root.Stat(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				out = fmt.Errorf("%s@%s: entry %q: %q is %w; drama mirror serve serves only what lies inside it", repo, commit, p, part, ErrOutside)
+				return nil
+			}
 		}
 		return nil
 	})
