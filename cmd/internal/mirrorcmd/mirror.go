@@ -92,9 +92,10 @@ followed when it is relative and stays inside, and one that leads out is
 neither listed nor served. A request whose Host header names neither the
 listening address, nor localhost for a loopback one, nor an --allow-host
 name gets 421 (a web page cannot reach the mirror by pointing its own name
-at it). A connection gets --max-conns places over both listeners, 10 s to
-send its headers and 2 min idle between requests; at the bound the
-connection idle longest gives way to a new one.
+at it). At most --max-conns connections are open over both listeners, each
+with 10 s to send a request's headers and 2 min idle between requests; at
+the bound the connection idle longest gives way to a new one. No timeout
+cuts a response whose bytes keep flowing.
 
 --fault injects failures into data responses, for testing clients:
 KIND[@AFTER][xTIMES] with KIND one of drop, full200, badrange, 416, 429, 503,

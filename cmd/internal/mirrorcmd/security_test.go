@@ -104,6 +104,20 @@ func TestMirrorServesNothingOutsideDir(t *testing.T) {
 			}
 		}
 	}
+	// .. in the repository, the revision or the path, escaped past the
+	// router's cleaning, reaches nothing outside either
+	for _, u := range []string{
+		"/org/m/resolve/main/..%2F..%2F..%2F..%2Foutside%2Fsecret.txt",
+		"/org/m/raw/main/..%2F..%2F..%2F..%2Foutside%2Fsecret.txt",
+		"/org/m/resolve/..%2F..%2F..%2F..%2Foutside/secret.txt",
+		"/..%2F..%2Foutside/x/resolve/main/secret.txt",
+		"/org/..%2F..%2Foutside/resolve/main/secret.txt",
+	} {
+		st, body := getBody(t, c, newGet(t, endpoint+u))
+		if st != http.StatusNotFound || bytes.Contains(body, []byte("SECRET")) {
+			t.Errorf("GET %s: %d %q, want 404", u, st, short(body))
+		}
+	}
 	var tree []struct {
 		Path string `json:"path"`
 	}
