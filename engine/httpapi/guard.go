@@ -1,10 +1,11 @@
 package httpapi
 
 import (
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/drama-tts/drama/internal/hostcheck"
 )
 
 // corsExposed are the reply headers a browser page of an allowed origin may
@@ -21,9 +22,9 @@ const corsExposed = "X-Request-Id, X-Sample-Rate, X-Audio-Format, X-Finish-Reaso
 // neither header and are not affected.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.hostAllowed(r.Host) {
+		if !s.hosts.Allowed(r.Host) {
 			writeError(w, &apiError{Status: http.StatusMisdirectedRequest, Type: "invalid_request_error", Code: "host_not_allowed",
-				Message: "Host " + quoteHost(r.Host) + " is not an address this server listens on: use " + s.selfHost() + ", or start drama serve with --allow-host " + hostOnly(r.Host)})
+				Message: "Host " + hostcheck.Quote(r.Host) + " is not an address this server listens on: use " + s.selfHost() + ", or start drama serve with --allow-host " + hostcheck.HostOnly(r.Host)})
 			return
 		}
 		origin := r.Header.Get("Origin")
@@ -75,7 +76,7 @@ func originOrExample(origin string) string {
 func crossSiteFetch(v string) bool { return v == "cross-site" || v == "same-site" }
 
 // sameOrigin reports whether origin is this server as the request reached
-// it: http://<Host>, with a Host that hostAllowed has already accepted.
+// it: http://<Host>, with a Host that the host check has already accepted.
 func (s *Server) sameOrigin(origin string, r *http.Request) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Scheme != "http" || u.Path != "" {
@@ -95,68 +96,7 @@ func (s *Server) originAllowed(origin string) bool {
 	return false
 }
 
-// hostAllowed reports whether a request's Host names this server: the bound
-// IP address, localhost for a loopback address, any IP address and this
-// machine's names for a wildcard address, or a name in AllowHosts. Without
-// a bound address (Config.Addr empty) every Host is taken, and so is an
-// HTTP/1.0 request without one (browsers always send it; net/http refuses
-// an HTTP/1.1 request without it).
-func (s *Server) hostAllowed(hostport string) bool {
-	if s.cfg.Addr == "" || hostport == "" {
-		return true
-	}
-	host := strings.ToLower(hostOnly(hostport))
-	for _, h := range s.cfg.AllowHosts {
-		if h == "*" || strings.EqualFold(h, host) {
-			return true
-		}
-	}
-	bound, _, err := net.SplitHostPort(s.cfg.Addr)
-	if err != nil {
-		return false
-	}
-	bip := net.ParseIP(bound)
-	ip := net.ParseIP(host)
-	switch {
-	case bound == "" || (bip != nil && bip.IsUnspecified()):
-		return ip != nil || host == "localhost" || s.machineName(host)
-	case strings.EqualFold(bound, "localhost"):
-		return host == "localhost" || (ip != nil && ip.IsLoopback())
-	case bip == nil:
-		return strings.EqualFold(bound, host)
-	case ip != nil:
-		return ip.Equal(bip)
-	default:
-		return host == "localhost" && bip.IsLoopback()
-	}
-}
-
-func (s *Server) machineName(host string) bool {
-	for _, n := range s.hostNames {
-		if strings.EqualFold(n, host) {
-			return true
-		}
-	}
-	return false
-}
-
 // selfHost is how a client should name this server.
 func (s *Server) selfHost() string {
 	return s.cfg.Addr
-}
-
-// hostOnly strips the port (and an IPv6 literal's brackets) from a Host
-// header.
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func quoteHost(h string) string {
-	if h == "" {
-		return "(empty)"
-	}
-	return "\"" + h + "\""
 }

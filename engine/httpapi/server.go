@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/engine/supervise"
+	"github.com/drama-tts/drama/internal/hostcheck"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -156,8 +155,8 @@ type Server struct {
 	metrics *metrics
 	log     *slog.Logger
 
-	hostNames []string      // this machine's names, for a wildcard address
-	cloneSlot chan struct{} // one clone at a time
+	hosts     *hostcheck.Checker // what a request's Host may name
+	cloneSlot chan struct{}      // one clone at a time
 
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
@@ -195,9 +194,7 @@ func New(cfg Config) *Server {
 	} else {
 		s.cfg.MaxQueue = s.pool.Options().MaxQueue
 	}
-	if name, err := os.Hostname(); err == nil {
-		s.hostNames = []string{strings.ToLower(name)}
-	}
+	s.hosts = hostcheck.New(cfg.Addr, cfg.AllowHosts)
 	s.SetCapabilities(cfg.Caps)
 	s.metrics = newMetrics(s.pool)
 	return s

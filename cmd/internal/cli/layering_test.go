@@ -37,14 +37,16 @@ var (
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
 var layers = []layer{
 	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil}, // main imports cli alone; its end-to-end tests use fixtures
-	{"cmd/internal", append([]string{"cmd/internal/..."}, domain...), cliModules},
+	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit"}, domain...), cliModules},
 	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
 	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
 	{"pins/atomicfile", []string{"internal/proc"}, nil},                                                                                    // an owner's start time names its temporaries
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
+	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
+	{"internal/connlimit", nil, nil}, // the connection bound of drama mirror serve
 	{"engine/model", nil, nil},
-	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror"}, []string{"golang.org/x/sys"}},
+	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
 	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
 	{"safetensors", []string{"safetensors/..."}, []string{"github.com/x448/float16"}},
@@ -58,7 +60,7 @@ var layers = []layer{
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
-	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "voices/..."}, []string{"github.com/go-json-experiment/json"}},
+	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json"}},
 	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
 	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
 	{"engine/supervise", []string{"engine"}, nil},

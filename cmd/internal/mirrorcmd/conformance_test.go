@@ -80,11 +80,12 @@ func confFixture(t *testing.T) (dir string, a, b confRepoFiles) {
 }
 
 // startMirror runs drama mirror serve's code on loopback (main and CDN
-// listeners) until the test ends and returns its endpoint.
-func startMirror(t *testing.T, opts ServeOptions) string {
+// listeners) until the test ends and returns its endpoint; env are the
+// variables it sees (name, value, ...).
+func startMirror(t *testing.T, opts ServeOptions, env ...string) string {
 	t.Helper()
 	ios, _, _, _ := cmdtest.IOStreams()
-	f := cmdtest.Factory(ios)
+	f := cmdtest.Factory(ios, env...)
 	f.Global.Quiet = true
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc, done := make(chan string, 1), make(chan error, 1)
@@ -323,7 +324,53 @@ func TestConformanceHuggingFaceHub(t *testing.T) {
 	py := realclient.Python(t)
 	a, b, endpoint, tokenEndpoint := confMirrors(t)
 	r, _ := runClient(t, py, "scripts/conformance/hf_mirror.py", endpoint, tokenEndpoint)
+	checkHuggingFaceHub(t, r, a, b)
+}
 
+// huggingface_hub against drama mirror serve --cache: a Hugging Face cache
+// that drama fetch filled, whose snapshot entries are links into blobs/,
+// followed inside the cache.
+func TestConformanceHuggingFaceHubCache(t *testing.T) {
+	py := realclient.Python(t)
+	dir, a, b := confFixture(t)
+	src := startMirror(t, ServeOptions{Dir: dir, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour})
+	cacheDir := t.TempDir()
+	cache := hub.Cache{Dir: cacheDir}
+	fetcher := &hub.Fetcher{Client: hub.New(src, "", 4), Cache: cache, Download: hub.DownloadOptions{Workers: 4, ChunkSize: 32 << 10}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for commit, files := range map[string]confRepoFiles{confCommitA: a, confCommitB: b} {
+		var pf []pins.File
+		for _, p := range files.paths() {
+			f := files[p]
+			pf = append(pf, pins.File{Path: p, Size: int64(len(f.data)), SHA256: sha256Hex(f.data), LFS: f.lfs})
+		}
+		if _, err := fetcher.Fetch(ctx, confRepo, commit, pf); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(cache.SnapshotPath(confRepo, commit, "config.json")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the cache should hold snapshot links into blobs/: %v %v", fi, err)
+		}
+	}
+	// the refs of a cache huggingface_hub filled: main alone
+	if err := os.RemoveAll(filepath.Join(cache.RepoDir(confRepo), "refs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.WriteRef(confRepo, "main", confCommitA); err != nil {
+		t.Fatal(err)
+	}
+	opts := ServeOptions{Cache: true, LFSMinSize: confLFSMin, PageSize: 4, URLTTL: time.Hour}
+	endpoint := startMirror(t, opts, "HF_HUB_CACHE", cacheDir)
+	opts.Token = confToken
+	tokenEndpoint := startMirror(t, opts, "HF_HUB_CACHE", cacheDir)
+	r, _ := runClient(t, py, "scripts/conformance/hf_mirror.py", endpoint, tokenEndpoint)
+	checkHuggingFaceHub(t, r, a, b)
+}
+
+// checkHuggingFaceHub checks hf_mirror.py's results against the fixture's
+// two commits.
+func checkHuggingFaceHub(t *testing.T, r confResults, a, b confRepoFiles) {
+	t.Helper()
 	if !slices.Equal(r.Files, a.paths()) {
 		t.Errorf("list_repo_files: got %q, want %q", r.Files, a.paths())
 	}

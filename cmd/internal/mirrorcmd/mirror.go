@@ -2,6 +2,7 @@
 package mirrorcmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/connlimit"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
@@ -40,8 +42,24 @@ type ServeOptions struct {
 	BytesPerSec int64
 	LFSMinSize  int64
 	PageSize    int
-	Ready       func(addr string) // called once listening (tests)
+	AllowHosts  []string // more names a request's Host may give (--allow-host; "*": any)
+	MaxConns    int      // open connections over both listeners (--max-conns)
+	// ReadHeaderTimeout and IdleTimeout bound how long a connection may
+	// take to send a request's headers and sit idle between requests
+	// (0: DefaultReadHeaderTimeout, DefaultIdleTimeout).
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	Ready             func(addr string) // called once listening (tests)
 }
+
+// The limits of drama mirror serve's connections. Nothing bounds how long
+// a response takes: a download of tens of gigabytes runs for as long as
+// its bytes flow.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxConns          = 512
+)
 
 // NewCmdServe returns drama mirror serve.
 func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
@@ -66,7 +84,18 @@ DIR holds <owner>/<name>/<commit>/<path> and optionally
 --endpoint. It binds 127.0.0.1 unless --addr says otherwise.
 
 --token makes every Hub route require "Authorization: Bearer TOKEN" (the
-CDN's signed URLs never do); without it any token or none is accepted.
+CDN's signed URLs never do); without it any token or none is accepted, and
+a mirror listening beyond loopback says so on stderr.
+
+Only files inside DIR (or the cache) are served: a symbolic link is
+followed when it is relative and stays inside, and one that leads out is
+neither listed nor served. A request whose Host header names neither the
+listening address, nor localhost for a loopback one, nor an --allow-host
+name gets 421 (a web page cannot reach the mirror by pointing its own name
+at it). At most --max-conns connections are open over both listeners, each
+with 10 s to send a request's headers and 2 min idle between requests; at
+the bound the connection idle longest gives way to a new one. No timeout
+cuts a response whose bytes keep flowing.
 
 --fault injects failures into data responses, for testing clients:
 KIND[@AFTER][xTIMES] with KIND one of drop, full200, badrange, 416, 429, 503,
@@ -80,6 +109,9 @@ stall, flip, expire, short, slow.`,
 			}
 			if (opts.Dir == "") == !opts.Cache {
 				return cmdutil.FlagErrorf("give either DIR or --cache")
+			}
+			if opts.MaxConns < 1 {
+				return cmdutil.FlagErrorf("--max-conns %d: give the number of connections to hold open at once, at least 1 (default %d)", opts.MaxConns, DefaultMaxConns)
 			}
 			opts.Faults = nil
 			for _, s := range faults {
@@ -105,6 +137,8 @@ stall, flip, expire, short, slow.`,
 	fl.Int64Var(&opts.BytesPerSec, "rate", 0, "limit each data response to this many bytes per second (0: none)")
 	fl.Int64Var(&opts.LFSMinSize, "lfs-min-size", mirror.DefaultLFSMinSize, "files this large or larger are served as LFS files")
 	fl.IntVar(&opts.PageSize, "page-size", mirror.DefaultPageSize, "tree API entries per page")
+	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. mirror.lan); repeatable; * for any")
+	fl.IntVar(&opts.MaxConns, "max-conns", DefaultMaxConns, "most connections open at once over both listeners")
 	return cmd
 }
 
@@ -142,10 +176,10 @@ func runServe(ctx context.Context, opts *ServeOptions) error {
 		return fmt.Errorf("mirror: --cdn-addr %s: %w", cdnAddr, err)
 	}
 	s.CDNURL = "http://" + cdnLn.Addr().String()
-	return serve(ctx, f, s, ln, cdnLn, dir, opts.Ready)
+	return serve(ctx, f, s, ln, cdnLn, dir, opts)
 }
 
-func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln, cdnLn net.Listener, dir string, ready func(string)) error {
+func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln, cdnLn net.Listener, dir string, opts *ServeOptions) error {
 	addr := ln.Addr().String()
 	if f.Global.JSON {
 		_ = cmdutil.WriteJSON(f.IO.Out, map[string]string{"event": "listening", "endpoint": "http://" + addr, "cdn": s.CDNURL, "dir": dir})
@@ -153,11 +187,28 @@ func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln, cdnLn 
 		fmt.Fprintf(f.IO.Out, "http://%s\n", addr)
 	}
 	f.Infof("serving %s at http://%s (set HF_ENDPOINT=http://%s on clients), LFS content from %s", dir, addr, addr, s.CDNURL)
-	if ready != nil {
-		ready(addr)
+	if s.Token == "" {
+		for _, l := range []net.Listener{ln, cdnLn} {
+			if !loopback(l.Addr()) {
+				f.Warnf("listening on %s, beyond loopback, without --token: every host that reaches it can read all of %s; add --token TOKEN (clients send it as HF_TOKEN), or keep --addr and --cdn-addr on 127.0.0.1",
+					l.Addr(), dir)
+				break
+			}
+		}
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
-	cdn := &http.Server{Handler: s.CDN(), ReadHeaderTimeout: 30 * time.Second}
+	if opts.Ready != nil {
+		opts.Ready(addr)
+	}
+	limit := connlimit.New(cmp.Or(opts.MaxConns, DefaultMaxConns))
+	httpServer := func(h http.Handler) *http.Server {
+		return &http.Server{Handler: h,
+			ReadHeaderTimeout: cmp.Or(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+			IdleTimeout:       cmp.Or(opts.IdleTimeout, DefaultIdleTimeout),
+			MaxHeaderBytes:    64 << 10,
+		}
+	}
+	srv := httpServer(mirror.Guard(addr, opts.AllowHosts, s))
+	cdn := httpServer(mirror.Guard(cdnLn.Addr().String(), opts.AllowHosts, s.CDN()))
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -166,8 +217,8 @@ func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln, cdnLn 
 	})
 	defer stop()
 	cdnDone := make(chan error, 1)
-	go func() { cdnDone <- cdn.Serve(cdnLn) }()
-	err := srv.Serve(ln)
+	go func() { cdnDone <- limit.Serve(cdn, cdnLn) }()
+	err := limit.Serve(srv, ln)
 	_ = cdn.Close()
 	cerr := <-cdnDone
 	for _, e := range []error{err, cerr} {
@@ -176,4 +227,10 @@ func serve(ctx context.Context, f *cmdutil.Factory, s *mirror.Server, ln, cdnLn 
 		}
 	}
 	return nil // stopped by SIGINT or SIGTERM: a server's normal end, exit status 0
+}
+
+// loopback reports whether a listener's address is a loopback one.
+func loopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

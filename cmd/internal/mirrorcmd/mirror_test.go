@@ -26,6 +26,12 @@ func TestServeFlags(t *testing.T) {
 		{Code: cmdutil.ExitUsage},
 		{Args: []string{"dir", "--cache"}, Code: cmdutil.ExitUsage},
 		{Args: []string{"dir", "--fault", "boom"}, Code: cmdutil.ExitUsage},
+		{Args: []string{"dir", "--allow-host", "mirror.lan", "--allow-host", "10.0.0.5", "--max-conns", "16"},
+			Check: func(o *ServeOptions) bool {
+				return len(o.AllowHosts) == 2 && o.AllowHosts[0] == "mirror.lan" && o.AllowHosts[1] == "10.0.0.5" && o.MaxConns == 16
+			}},
+		{Args: []string{"dir"}, Check: func(o *ServeOptions) bool { return o.MaxConns == DefaultMaxConns && len(o.AllowHosts) == 0 }},
+		{Args: []string{"dir", "--max-conns", "0"}, Code: cmdutil.ExitUsage},
 	})
 }
 

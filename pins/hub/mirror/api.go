@@ -44,7 +44,7 @@ type TreeLFS struct {
 
 // entry returns the tree entry of a file, hashing it if needed.
 func (s *Server) entry(e Entry) (TreeEntry, error) {
-	d, err := s.digests.get(e.Abs)
+	d, err := s.digests.get(s.Source, e)
 	if err != nil {
 		return TreeEntry{}, err
 	}

@@ -20,7 +20,7 @@ type Digests struct {
 
 // digestKey identifies a file version: a changed size or mtime re-hashes.
 type digestKey struct {
-	abs   string
+	file  string
 	size  int64
 	mtime time.Time
 }
@@ -36,41 +36,42 @@ type digestEntry struct {
 	err  error
 }
 
-func (c *digestCache) get(abs string) (Digests, error) {
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return Digests{}, err
-	}
-	k := digestKey{abs, fi.Size(), fi.ModTime()}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[digestKey]*digestEntry{}
-	}
-	e := c.m[k]
-	if e == nil {
-		e = &digestEntry{}
-		c.m[k] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.d, e.err = hashBoth(abs, fi.Size()) })
-	return e.d, e.err
-}
-
-// hashBoth reads a file once and returns its sha256 and git blob sha1.
-func hashBoth(abs string, size int64) (Digests, error) {
-	f, err := os.Open(abs)
+// get returns the digests of a listed file, opened through src.
+func (c *digestCache) get(src Source, e Entry) (Digests, error) {
+	f, err := src.Open(e)
 	if err != nil {
 		return Digests{}, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Digests{}, err
+	}
+	k := digestKey{e.File, fi.Size(), fi.ModTime()}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[digestKey]*digestEntry{}
+	}
+	d := c.m[k]
+	if d == nil {
+		d = &digestEntry{}
+		c.m[k] = d
+	}
+	c.mu.Unlock()
+	d.once.Do(func() { d.d, d.err = hashBoth(f, e.File, fi.Size()) })
+	return d.d, d.err
+}
+
+// hashBoth reads a file once and returns its sha256 and git blob sha1.
+func hashBoth(f *os.File, name string, size int64) (Digests, error) {
 	s2, s1 := sha256.New(), sha1.New()
 	fmt.Fprintf(s1, "blob %d\x00", size)
 	n, err := io.CopyBuffer(io.MultiWriter(s2, s1), f, make([]byte, 1<<20))
 	if err != nil {
-		return Digests{}, fmt.Errorf("mirror: hash %s: %w", abs, err)
+		return Digests{}, fmt.Errorf("mirror: hash %s: %w", name, err)
 	}
 	if n != size {
-		return Digests{}, fmt.Errorf("mirror: hash %s: file changed: want %d bytes, got %d", abs, size, n)
+		return Digests{}, fmt.Errorf("mirror: hash %s: file changed: want %d bytes, got %d", name, size, n)
 	}
 	return Digests{SHA256: hex.EncodeToString(s2.Sum(nil)), GitSHA1: hex.EncodeToString(s1.Sum(nil))}, nil
 }

@@ -10,6 +10,15 @@
 // CacheSource serves a Hugging Face cache (models--<owner>--<name>/
 // snapshots/<commit>/<path>, refs/<branch>).
 //
+// Both open every file, folder and ref through an os.Root on their Dir: a
+// symbolic link is followed when it is relative and stays inside Dir (the
+// cache's snapshot links into blobs/), and one that leads out, or is
+// absolute, is neither listed nor served; a request for it gets 404
+// EntryNotFound saying so (ErrOutside).
+//
+// Guard wraps the handler of each listener with the Host check drama
+// serve makes (internal/hostcheck): any other Host gets 421.
+//
 // # Routes
 //
 //	HEAD|GET /{owner}/{name}/resolve/{rev}/{path...}

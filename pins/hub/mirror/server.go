@@ -262,6 +262,11 @@ func (s *Server) lookup(repo, commit, p string) (Entry, error) {
 			return e, nil
 		}
 	}
+	if rf, ok := s.Source.(refuser); ok {
+		if err := rf.refused(repo, commit, p); err != nil {
+			return Entry{}, err
+		}
+	}
 	return Entry{}, fmt.Errorf("%s@%s: entry %q: %w", repo, commit, p, ErrNotFound)
 }
 
@@ -418,7 +423,7 @@ func (s *Server) handleCDN(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "NoSuchKey", http.StatusNotFound)
 		return
 	}
-	d, err := s.digests.get(e.Abs)
+	d, err := s.digests.get(s.Source, e)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -461,9 +466,9 @@ func serveBytes(w http.ResponseWriter, r *http.Request, b []byte, ctype string) 
 // serveData answers HEAD or GET of a file's bytes, honouring one Range and
 // the fault plan.
 func (s *Server) serveData(w http.ResponseWriter, r *http.Request, e Entry) {
-	f, err := os.Open(e.Abs)
+	f, err := s.Source.Open(e)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		hubError(w, http.StatusNotFound, "EntryNotFound", e.Path+": "+err.Error())
 		return
 	}
 	defer f.Close()
