@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // The caps on a tree listing, over all its pages together. A real
@@ -18,7 +19,21 @@ const (
 	MaxTreeBytes = 64 << 20
 	// maxRefsBytes bounds the answer to a refs request.
 	maxRefsBytes = 8 << 20
+	// maxErrorMessage bounds the Hub's own message (X-Error-Message) that
+	// an error carries; its body is never read.
+	maxErrorMessage = 1024
 )
+
+// clip cuts s to at most n bytes, at a character's start, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("... (%d bytes more)", len(s)-n)
+}
 
 // ErrTooLarge is wrapped by every answer that reached one of drama's caps.
 var ErrTooLarge = errors.New("answer too large")

@@ -171,7 +171,7 @@ func (c *Client) newRequest(ctx context.Context, method, u string) (*http.Reques
 func (c *Client) statusError(resp *http.Response, repo string, data bool) *StatusError {
 	e := &StatusError{
 		Method: resp.Request.Method, URL: redact(resp.Request.URL.String()), Status: resp.StatusCode,
-		Code: resp.Header.Get("X-Error-Code"), Message: resp.Header.Get("X-Error-Message"),
+		Code: clip(resp.Header.Get("X-Error-Code"), 64), Message: clip(resp.Header.Get("X-Error-Message"), maxErrorMessage),
 		Repo: repo, Data: data,
 	}
 	if resp.Request.Header.Get("Authorization") != "" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
@@ -281,5 +282,28 @@ func TestFetchRefusesControlCharacterNames(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// TestHubErrorMessageIsBounded: the Hub's own message is carried into the
+// error cut to maxErrorMessage bytes, however long the header it sent.
+func TestHubErrorMessageIsBounded(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Error-Code", strings.Repeat("C", 4096))
+		w.Header().Set("X-Error-Message", strings.Repeat("é", 256<<10))
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	t.Cleanup(ts.Close)
+	c := New(ts.URL, "", 1)
+	c.Retries = 0
+	_, err := c.Tree(ctxT(t), repoA, commitA)
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("want ErrNotFound, got %v", err)
+	}
+	if n := len(err.Error()); n > maxErrorMessage+64+512 {
+		t.Fatalf("the error is %d bytes long; the Hub's message is cut to %d", n, maxErrorMessage)
+	}
+	if !strings.Contains(err.Error(), "bytes more)") || !utf8.ValidString(err.Error()) {
+		t.Fatalf("want the cut marked, at a character's start: %.200q", err)
 	}
 }
