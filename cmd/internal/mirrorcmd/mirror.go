@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
@@ -122,7 +123,10 @@ func runServe(ctx context.Context, opts *ServeOptions) error {
 	s := &mirror.Server{Source: src, URLTTL: opts.URLTTL, BytesPerSec: opts.BytesPerSec, LFSMinSize: opts.LFSMinSize, PageSize: opts.PageSize, Token: opts.Token}
 	s.SetFaults(opts.Faults)
 	if !f.Global.Quiet && !f.Global.JSON {
-		s.Log = func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, format+"\n", args...) }
+		// a log line names what a client asked for: outside text
+		s.Log = func(format string, args ...any) {
+			fmt.Fprintln(f.IO.ErrOut, safetext.Lines(fmt.Sprintf(format, args...)))
+		}
 	}
 	cdnAddr := opts.CDNAddr
 	if cdnAddr == "" {
