@@ -11,8 +11,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
@@ -199,9 +201,10 @@ func (p *Pins) Validate() error {
 }
 
 func validateFile(f File) error {
+	if err := CheckPath(f.Path); err != nil {
+		return err
+	}
 	switch {
-	case !ValidPath(f.Path):
-		return fmt.Errorf("path %q: want a clean relative slash-separated path", f.Path)
 	case f.Size < 0:
 		return fmt.Errorf("%s: size %d is negative", f.Path, f.Size)
 	case f.SHA256 != "" && !hex64.MatchString(f.SHA256):
@@ -213,13 +216,29 @@ func validateFile(f File) error {
 }
 
 // ValidPath reports whether name is a clean, relative, slash-separated path
-// that stays inside its directory and does not enter drama's state folder.
-func ValidPath(name string) bool {
-	if name == "" || name == "." || path.Clean(name) != name || path.IsAbs(name) || strings.Contains(name, `\`) {
-		return false
+// that stays inside its directory, does not enter drama's state folder and
+// holds no control character: CheckPath's rule.
+func ValidPath(name string) bool { return CheckPath(name) == nil }
+
+// CheckPath refuses a file name from outside (a pins or lock file, a Hub's
+// listing, a patch series) that drama may not turn into a path: one that is
+// not clean, relative and slash-separated, that leaves its directory or
+// enters drama's state folder, or that holds a control character (C0, TAB
+// and line feed included, DEL or C1), which could rewrite the terminal
+// it is shown on or forge a line of drama's output. The error names the
+// name, quoted with its control characters escaped.
+func CheckPath(name string) error {
+	if i := strings.IndexFunc(name, safetext.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("path %q holds the control character %s at byte %d: a file name may not hold one (a listing or pins file that names it is not to be trusted)",
+			name, safetext.Escape(string(r)), i)
 	}
 	first, _, _ := strings.Cut(name, "/")
-	return first != ".." && first != StateDirName && name != LockFileName
+	if name == "" || name == "." || path.Clean(name) != name || path.IsAbs(name) || strings.Contains(name, `\`) ||
+		first == ".." || first == StateDirName || name == LockFileName {
+		return fmt.Errorf("path %q: want a clean relative slash-separated path", name)
+	}
+	return nil
 }
 
 // Parse decodes and validates a pins file. name is used in errors. Unknown

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 const rev = "e0a9218aa48888270f06ef1ed9ea67622c0e17d2"
@@ -51,12 +53,24 @@ func TestParseErrors(t *testing.T) {
 		{"state dir", `{"format":"drama-pins/1","variant":"full","files":[{"path":".drama/x","size":1}]}`, "clean relative"},
 		{"bad sha", `{"format":"drama-pins/1","variant":"full","files":[{"path":"a","size":1,"sha256":"XYZ"}]}`, "64 lower-case hex"},
 		{"negative", `{"format":"drama-pins/1","variant":"full","files":[{"path":"a","size":-1}]}`, "negative"},
+		// A name that would rewrite the terminal, or forge a line of
+		// drama's output, when shown: refused, and named escaped.
+		{"escape sequence", `{"format":"drama-pins/1","variant":"full","files":[{"path":"esc\u001b]0;PWNED\u0007\u001b[31mred.txt","size":1}]}`,
+			`path "esc\x1b]0;PWNED\a\x1b[31mred.txt" holds the control character \x1b at byte 3`},
+		{"newline", `{"format":"drama-pins/1","variant":"full","files":[{"path":"a\nINJECTED: drama verified OK.txt","size":1}]}`,
+			`path "a\nINJECTED: drama verified OK.txt" holds the control character \n at byte 1`},
+		{"tab", `{"format":"drama-pins/1","variant":"full","files":[{"path":"a\tb","size":1}]}`, `control character \t`},
+		{"DEL", `{"format":"drama-pins/1","variant":"full","files":[{"path":"a\u007f","size":1}]}`, `control character \x7f`},
+		{"C1", `{"format":"drama-pins/1","variant":"full","files":[{"path":"sub/\u009b31m","size":1}]}`, `"sub/\u009b31m" holds the control character \u009b at byte 4`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.data), "p.json")
 			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "p.json") {
 				t.Fatalf("err = %v, want ErrInvalid mentioning %q and the file", err, tt.want)
+			}
+			if strings.ContainsFunc(err.Error(), safetext.Escapes) {
+				t.Fatalf("err = %q holds a control character", err)
 			}
 		})
 	}

@@ -171,7 +171,7 @@ func (c *Client) newRequest(ctx context.Context, method, u string) (*http.Reques
 func (c *Client) statusError(resp *http.Response, repo string, data bool) *StatusError {
 	e := &StatusError{
 		Method: resp.Request.Method, URL: redact(resp.Request.URL.String()), Status: resp.StatusCode,
-		Code: resp.Header.Get("X-Error-Code"), Message: resp.Header.Get("X-Error-Message"),
+		Code: clip(resp.Header.Get("X-Error-Code"), 64), Message: clip(resp.Header.Get("X-Error-Message"), maxErrorMessage),
 		Repo: repo, Data: data,
 	}
 	if resp.Request.Header.Get("Authorization") != "" {
@@ -215,7 +215,8 @@ func isTransient(err error) bool {
 	if errors.As(err, &se) {
 		return retryable(se.Status)
 	}
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, ErrMismatch) && !errors.Is(err, ErrNotHub)
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, ErrMismatch) && !errors.Is(err, ErrNotHub) &&
+		!errors.Is(err, errBudget) && !errors.Is(err, errTooManyEntries) // a cap reached: asking again reads more
 }
 
 // withRetry runs call until it succeeds, fails for good, or runs out of
@@ -340,48 +341,101 @@ type treeEntry struct {
 }
 
 // Tree lists every file of a repository at a commit, following the Link
-// pagination.
+// pagination. The pages together may hold at most MaxTreeEntries entries
+// and MaxTreeBytes bytes: a listing that reaches either is a *CapError,
+// and no more of it is read.
 func (c *Client) Tree(ctx context.Context, repo, commit string) ([]TreeFile, error) {
 	next := c.Endpoint + "/api/models/" + repo + "/tree/" + url.PathEscape(commit) + "?recursive=true&expand=false"
 	var out []TreeFile
-	for page := 0; next != ""; page++ {
-		if page > 100000 || !c.sameHost(next) {
+	// Every byte read counts, a failed attempt's too; one more than the cap
+	// lets a listing of exactly MaxTreeBytes through.
+	budget, entries := int64(MaxTreeBytes+1), 0
+	for next != "" {
+		if !c.sameHost(next) {
 			return nil, fmt.Errorf("hub: tree of %s@%s: %w: bad next page %s", repo, commit, ErrBadResponse, redact(next))
 		}
-		var entries []treeEntry
+		var files []TreeFile
+		var n int
 		var link string
 		err := c.withRetry(ctx, "listing of "+repo+"@"+shortCommit(commit), next, func(ctx context.Context) error {
 			var err error
-			entries, link, err = c.getJSONPage(ctx, repo, next)
+			files, n, link, err = c.treePage(ctx, repo, next, &budget, MaxTreeEntries-entries)
 			return err
 		})
-		if err != nil {
+		switch {
+		case errors.Is(err, errBudget):
+			return nil, &CapError{What: "listing", Repo: repo, Revision: commit, Cap: "bytes", Limit: MaxTreeBytes, Endpoint: c.Endpoint}
+		case errors.Is(err, errTooManyEntries):
+			return nil, &CapError{What: "listing", Repo: repo, Revision: commit, Cap: "entries", Limit: MaxTreeEntries, Endpoint: c.Endpoint}
+		case err != nil:
 			return nil, wrap(err, "hub: tree of %s@%s", repo, commit)
+		case n == 0 && link != "":
+			// Each page before the last holds an entry, so the entry cap
+			// bounds the pages too.
+			return nil, fmt.Errorf("hub: tree of %s@%s: %w: an empty page links to another, %s", repo, commit, ErrBadResponse, redact(link))
 		}
-		out = appendFiles(out, entries)
+		entries += n
+		out = append(out, files...)
 		next = link
 	}
 	return out, nil
 }
 
-func appendFiles(out []TreeFile, entries []treeEntry) []TreeFile {
-	for _, e := range entries {
-		if e.Type != "file" {
-			continue
-		}
-		f := TreeFile{Path: e.Path, Size: e.Size, GitOID: e.OID, XetHash: e.XetHash}
-		if e.LFS != nil {
-			f.SHA256, f.LFS, f.Size = e.LFS.OID, true, e.LFS.Size
-		}
-		out = append(out, f)
+// errTooManyEntries is what treePage returns for a page holding more
+// entries than it may.
+var errTooManyEntries = errors.New("too many entries")
+
+// treePage reads one page of a listing: a JSON array of entries, decoded
+// one at a time, at most room of them, its bytes taken from *budget. It
+// returns the page's files, its number of entries and its next link.
+func (c *Client) treePage(ctx context.Context, repo, u string, budget *int64, room int) (files []TreeFile, n int, next string, err error) {
+	resp, err := c.get(ctx, repo, u)
+	if err != nil {
+		return nil, 0, "", err
 	}
-	return out
+	defer resp.Body.Close()
+	dec := json.NewDecoder(budgetReader{r: resp.Body, left: budget})
+	bad := func(err error) error {
+		if errors.Is(err, errBudget) {
+			return err
+		}
+		return fmt.Errorf("%w: %s: %v", ErrBadResponse, redact(u), err)
+	}
+	if tok, err := dec.Token(); err != nil {
+		return nil, 0, "", bad(err)
+	} else if tok != json.Delim('[') {
+		return nil, 0, "", bad(fmt.Errorf("want a JSON array of entries, got %v", tok))
+	}
+	for dec.More() {
+		if n >= room {
+			return nil, 0, "", errTooManyEntries
+		}
+		var e treeEntry
+		if err := dec.Decode(&e); err != nil {
+			return nil, 0, "", bad(err)
+		}
+		n++
+		if f, ok := e.file(); ok {
+			files = append(files, f)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, 0, "", bad(err)
+	}
+	next, err = c.nextLink(resp)
+	return files, n, next, err
 }
 
-func (c *Client) getJSONPage(ctx context.Context, repo, u string) ([]treeEntry, string, error) {
-	var entries []treeEntry
-	next, err := c.getJSON(ctx, repo, u, 64<<20, &entries)
-	return entries, next, err
+// file is the entry as a TreeFile, and false for a directory.
+func (e treeEntry) file() (TreeFile, bool) {
+	if e.Type != "file" {
+		return TreeFile{}, false
+	}
+	f := TreeFile{Path: e.Path, Size: e.Size, GitOID: e.OID, XetHash: e.XetHash}
+	if e.LFS != nil {
+		f.SHA256, f.LFS, f.Size = e.LFS.OID, true, e.LFS.Size
+	}
+	return f, true
 }
 
 // get GETs u through the API client; any answer but 200 is an error of
@@ -402,19 +456,30 @@ func (c *Client) get(ctx context.Context, repo, u string) (*http.Response, error
 	return resp, nil
 }
 
-// getJSON GETs an API URL of the endpoint, decodes at most limit bytes of
-// its body into v, and returns the absolute URL of its Link rel="next"
-// ("" when there is none).
+// getJSON GETs an API URL of the endpoint, decodes its body into v, and
+// returns the absolute URL of its Link rel="next" ("" when there is none).
+// A body of more than limit bytes ends the read with errBudget.
 func (c *Client) getJSON(ctx context.Context, repo, u string, limit int64, v any) (next string, err error) {
 	resp, err := c.get(ctx, repo, u)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(v); err != nil {
+	left := limit + 1
+	if err := json.NewDecoder(budgetReader{r: resp.Body, left: &left}).Decode(v); err != nil {
+		if errors.Is(err, errBudget) {
+			return "", err
+		}
 		return "", fmt.Errorf("%w: %s: %v", ErrBadResponse, redact(u), err)
 	}
-	if next = NextLink(resp.Header.Get("Link")); next == "" {
+	return c.nextLink(resp)
+}
+
+// nextLink is the absolute URL of resp's Link rel="next", "" when there
+// is none.
+func (c *Client) nextLink(resp *http.Response) (string, error) {
+	next := NextLink(resp.Header.Get("Link"))
+	if next == "" {
 		return "", nil
 	}
 	ref, err := resp.Request.URL.Parse(next)
@@ -434,9 +499,12 @@ func (c *Client) Refs(ctx context.Context, repo string) (map[string]string, erro
 	}
 	u := c.Endpoint + "/api/models/" + repo + "/refs"
 	err := c.withRetry(ctx, "refs of "+repo, u, func(ctx context.Context) error {
-		_, err := c.getJSON(ctx, repo, u, 8<<20, &out)
+		_, err := c.getJSON(ctx, repo, u, maxRefsBytes, &out)
 		return err
 	})
+	if errors.Is(err, errBudget) {
+		return nil, &CapError{What: "refs", Repo: repo, Cap: "bytes", Limit: maxRefsBytes, Endpoint: c.Endpoint}
+	}
 	if err != nil {
 		return nil, wrap(err, "hub: refs of %s", repo)
 	}

@@ -44,6 +44,11 @@ func (c *Client) Complete(ctx context.Context, p *pins.Pins) (*pins.Pins, error)
 		}
 	}
 	for _, pf := range want {
+		// The names the pins take from a listing are refused before any
+		// is asked for, as a pins file's are.
+		if err := pins.CheckPath(pf.Path); err != nil {
+			return nil, fmt.Errorf("hub: complete pins: the listing of %s@%s: %w: %w", p.Repo, p.Revision, ErrBadResponse, err)
+		}
 		t, ok := listed[pf.Path]
 		if !ok {
 			return nil, fmt.Errorf("hub: complete pins: %s: %w in the listing of %s@%s", pf.Path, ErrNotFound, p.Repo, p.Revision)

@@ -93,6 +93,9 @@ func (s *Fetcher) fetch(ctx context.Context, repo, commit string, files []pins.F
 		return nil, fmt.Errorf("revision %q: want a full 40-hex commit", commit)
 	}
 	for _, pf := range files {
+		if err := pins.CheckPath(pf.Path); err != nil {
+			return nil, err
+		}
 		if BlobName(pf) == "" {
 			return nil, fmt.Errorf("%s: the pin has no digest: %w", pf.Path, pins.ErrIncomplete)
 		}
@@ -381,8 +384,9 @@ func allocatedBytes(fi os.FileInfo) int64 {
 // listing reads the commit's file listing from the Hub when files are to
 // be downloaded or huggingface_hub's cached copy of it (trees/<commit>.json)
 // is missing. It is the fetch's first request, so a server that cannot be
-// reached at all stops a fetch with work to do at once, with one message.
-// Any other failure only means there is no listing to cache. reachable
+// reached at all stops a fetch with work to do at once, with one message,
+// and so does a listing past a cap (a server that is no Hub). Any other
+// failure only means there is no listing to cache. reachable
 // says the server was asked and answered, so the branch refs are worth
 // asking for too.
 func (f *fetchRun) listing(ctx context.Context, repo, commit string, needed bool) (tree []TreeFile, reachable bool, err error) {
@@ -398,7 +402,7 @@ func (f *fetchRun) listing(ctx context.Context, repo, commit string, needed bool
 		return tree, true, nil
 	case ctx.Err() != nil:
 		return nil, false, ctx.Err()
-	case errors.Is(err, ErrUnreachable) && needed:
+	case errors.Is(err, ErrUnreachable) && needed, errors.Is(err, ErrTooLarge):
 		return nil, false, err
 	case errors.Is(err, ErrUnreachable):
 		return nil, false, nil

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // version is set at build time with -ldflags "-X ...cli.version=...".
@@ -61,7 +62,10 @@ func printError(f *cmdutil.Factory, path string, code int, err error) {
 		_ = cmdutil.WriteJSON(f.IO.ErrOut, map[string]any{"error": msg, "exit_code": code})
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, "drama: %s\n", msg)
+	// An error may carry outside text (a Hub's message, a file name, an
+	// engine's log lines): its control characters are shown escaped. The
+	// JSON error is encoded, not escaped.
+	fmt.Fprintf(f.IO.ErrOut, "drama: %s\n", safetext.Lines(msg))
 	if code == cmdutil.ExitUsage {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", path)
 	}

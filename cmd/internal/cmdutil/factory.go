@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // Global holds the global flags, bound by the root command.
@@ -53,17 +55,20 @@ func (f *Factory) Root() (string, error) {
 }
 
 // Infof prints an informational line on stderr unless --quiet or --json.
+// Control characters in it are escaped (safetext.Lines): its arguments may
+// be outside text.
 func (f *Factory) Infof(format string, args ...any) {
 	if f.Global.Quiet || f.Global.JSON {
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, format+"\n", args...)
+	fmt.Fprintln(f.IO.ErrOut, safetext.Lines(fmt.Sprintf(format, args...)))
 }
 
-// Warnf prints a warning on stderr unless --quiet.
+// Warnf prints a warning on stderr unless --quiet, escaped as Infof's
+// lines are.
 func (f *Factory) Warnf(format string, args ...any) {
 	if f.Global.Quiet {
 		return
 	}
-	fmt.Fprintf(f.IO.ErrOut, "warning: "+format+"\n", args...)
+	fmt.Fprintln(f.IO.ErrOut, "warning: "+safetext.Lines(fmt.Sprintf(format, args...)))
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // WriteJSON writes v as one indented JSON document followed by a newline.
@@ -29,11 +31,14 @@ func NewTable(ios *IOStreams, headers ...string) *Table {
 	return &Table{ios: ios, headers: headers}
 }
 
-// AddRow adds one row; each cell has any tab or line break replaced by a space.
+// AddRow adds one row. Each cell is escaped with safetext.Escape: a
+// cell may hold outside text (a file name from the Hub, a voice's
+// transcript), and a tab, line break or terminal escape in it is shown as
+// \t, \n or \x1b, never acted on, so a row stays one row of its columns.
 func (t *Table) AddRow(cells ...string) {
 	row := make([]string, len(cells))
 	for i, c := range cells {
-		row[i] = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(c)
+		row[i] = safetext.Escape(c)
 	}
 	t.rows = append(t.rows, row)
 }

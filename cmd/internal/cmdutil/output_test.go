@@ -2,9 +2,12 @@ package cmdutil
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 func TestTableTTYAndPiped(t *testing.T) {
@@ -15,7 +18,7 @@ func TestTableTTYAndPiped(t *testing.T) {
 	if err := tb.Render(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := out.String(), "a.bin\tok\nlong/name with tab\tmissing\n"; got != want {
+	if got, want := out.String(), "a.bin\tok\nlong/name\\twith tab\tmissing\n"; got != want {
 		t.Fatalf("piped:\n%q\nwant\n%q", got, want)
 	}
 	out.Reset()
@@ -26,6 +29,55 @@ func TestTableTTYAndPiped(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "PATH") || strings.Contains(out.String(), "\t") {
 		t.Fatalf("tty:\n%s", out.String())
+	}
+}
+
+// TestTableEscapesOutsideText: cells that came from outside (file names
+// from a Hub, a voice's transcript) with terminal escapes, line feeds,
+// tabs, DEL, C1 and bidi overrides are shown escaped on a terminal and in
+// TSV, one row a line and one cell a column; the same text as --json
+// stays the text itself, encoded.
+func TestTableEscapesOutsideText(t *testing.T) {
+	evil := []string{"esc\x1b]0;PWNED\x07\x1b[31mred.txt", "a\nINJECTED: drama verified OK.txt", "tab\there\x7f", "c1\u009b31m \u202egnp.exe", "voix-élodie"}
+	want := []string{`esc\x1b]0;PWNED\x07\x1b[31mred.txt`, `a\nINJECTED: drama verified OK.txt`, `tab\there\x7f`, `c1\u009b31m \u202egnp.exe`, "voix-élodie"}
+	for _, tty := range []bool{false, true} {
+		ios, _, out, _ := testStreams()
+		ios.SetStdoutTTY(tty)
+		tb := NewTable(ios, "path", "size")
+		for _, e := range evil {
+			tb.AddRow(e, "1 B")
+		}
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if tty {
+			lines = lines[1:] // the header
+		}
+		if len(lines) != len(evil) {
+			t.Fatalf("tty %v: want %d rows, got %d:\n%s", tty, len(evil), len(lines), out.String())
+		}
+		for i, l := range lines {
+			cell := strings.TrimRight(strings.SplitN(l, "\t", 2)[0], " ")
+			if tty {
+				cell = strings.TrimSuffix(strings.TrimRight(l, " "), "1 B")
+				cell = strings.TrimRight(cell, " ")
+			}
+			if cell != want[i] {
+				t.Errorf("tty %v row %d: cell %q, want %q", tty, i, cell, want[i])
+			}
+			if strings.ContainsFunc(l, func(r rune) bool { return r != '\t' && safetext.Escapes(r) }) {
+				t.Errorf("tty %v row %d holds a control character: %q", tty, i, l)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, evil); err != nil {
+		t.Fatal(err)
+	}
+	var back []string
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || strings.Join(back, "|") != strings.Join(evil, "|") {
+		t.Fatalf("--json must carry the text itself: got %q (%v)", back, err)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	pb "github.com/cheggaaa/pb/v3"
+
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // Progress reports the progress of one long operation counted in bytes.
@@ -58,12 +60,13 @@ func (f *Factory) newProgress(label string, total int64, bytes bool) Progress {
 	}
 }
 
-// NewBar returns drama's pb/v3 bar, not started: BarTemplate, the label as
-// prefix, counting bytes or things. Commands that show several
+// NewBar returns drama's pb/v3 bar, not started: BarTemplate, the label
+// (escaped: it may be a file name from the Hub) as prefix, counting bytes
+// or things. Commands that show several
 // bars at once (a pb.Pool) make each with it.
 func NewBar(w io.Writer, label string, total int64, bytes bool) *pb.ProgressBar {
 	registerElements()
-	bar := pb.New64(total).Set(pb.Bytes, bytes).Set("prefix", label+" ").SetWriter(w)
+	bar := pb.New64(total).Set(pb.Bytes, bytes).Set("prefix", safetext.Escape(label)+" ").SetWriter(w)
 	bar.Set(barBytes, bytes).Set(barStart, time.Now())
 	bar.SetTemplate(BarTemplate)
 	return bar

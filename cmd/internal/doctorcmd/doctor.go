@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
@@ -513,7 +514,7 @@ func (d *doctor) print() error {
 		}
 		for _, c := range d.rep.Checks {
 			if c.Fix != "" && c.Status != OK {
-				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n  fix: %s\n", c.Status, c.Check, c.Detail, c.Fix)
+				fmt.Fprintln(f.IO.ErrOut, safetext.Lines(fmt.Sprintf("%s %s: %s\n  fix: %s", c.Status, c.Check, c.Detail, c.Fix)))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -57,7 +58,8 @@ func acceptLicense(f *cmdutil.Factory, root string, p *pins.Pins, byFlag bool) e
 			return nil
 		}
 	}
-	fmt.Fprintf(f.IO.ErrOut, "The %s weights (%s) are licensed under the %s.\nRead it before downloading: %s\n", p.Variant, p.Repo, p.License, orURL(p))
+	// the licence's name and address come from the pins file: outside text
+	fmt.Fprintln(f.IO.ErrOut, safetext.Lines(fmt.Sprintf("The %s weights (%s) are licensed under the %s.\nRead it before downloading: %s", p.Variant, p.Repo, p.License, orURL(p))))
 	how := "flag"
 	switch {
 	case byFlag:

@@ -3,12 +3,14 @@ package fetchcmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	pb "github.com/cheggaaa/pb/v3"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
@@ -113,8 +115,10 @@ func (r *reporter) poolEvent(e hub.Event) {
 	}
 }
 
+// lineEvent prints a line per file event; a file name or error in it is
+// escaped (safetext.Lines), as it may come from the Hub.
 func (r *reporter) lineEvent(e hub.Event) {
-	w := r.f.IO.ErrOut
+	w := lineWriter{r.f.IO.ErrOut}
 	switch e.Kind {
 	case hub.EventPresent, hub.EventShared:
 		r.lines.Skip(e.Size)
@@ -156,8 +160,19 @@ func (r *reporter) retryLine(e hub.Event) {
 	if rl.hidden > 0 {
 		more = fmt.Sprintf(" (and %d more retries since the last line)", rl.hidden)
 	}
-	fmt.Fprintf(r.f.IO.ErrOut, "retry: %s: %s%s\n", e.Path, e.Error, more)
+	fmt.Fprintf(lineWriter{r.f.IO.ErrOut}, "retry: %s: %s%s\n", e.Path, e.Error, more)
 	rl.last, rl.hidden = t, 0
+}
+
+// lineWriter writes whole lines to w with their control characters
+// escaped (safetext.Lines), the line feeds between them kept.
+type lineWriter struct{ w io.Writer }
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(l.w, safetext.Lines(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (r *reporter) close() {

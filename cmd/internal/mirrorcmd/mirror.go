@@ -15,6 +15,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/internal/connlimit"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/mirror"
 )
@@ -156,7 +157,10 @@ func runServe(ctx context.Context, opts *ServeOptions) error {
 	s := &mirror.Server{Source: src, URLTTL: opts.URLTTL, BytesPerSec: opts.BytesPerSec, LFSMinSize: opts.LFSMinSize, PageSize: opts.PageSize, Token: opts.Token}
 	s.SetFaults(opts.Faults)
 	if !f.Global.Quiet && !f.Global.JSON {
-		s.Log = func(format string, args ...any) { fmt.Fprintf(f.IO.ErrOut, format+"\n", args...) }
+		// a log line names what a client asked for: outside text
+		s.Log = func(format string, args ...any) {
+			fmt.Fprintln(f.IO.ErrOut, safetext.Lines(fmt.Sprintf(format, args...)))
+		}
 	}
 	cdnAddr := opts.CDNAddr
 	if cdnAddr == "" {

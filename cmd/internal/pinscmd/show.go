@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -108,9 +109,12 @@ func printFields(f *cmdutil.Factory, p *pins.Pins) error {
 	return t.Render()
 }
 
+// printSummary writes the pins for people; a pins file is outside text,
+// escaped (safetext.Escape).
 func printSummary(w io.Writer, p *pins.Pins) {
-	fmt.Fprintf(w, "variant:   %s\nrepo:      %s@%s\nlicence:   %s\nengine:    %s\n", p.Variant, p.Repo, p.Revision, p.License, p.Engine)
-	fmt.Fprintf(w, "flags:     %s\nmemory:    %.1f GiB\n", strings.Join(p.ServeFlags, " "), p.MemoryGiB)
+	e := safetext.Escape
+	fmt.Fprintf(w, "variant:   %s\nrepo:      %s@%s\nlicence:   %s\nengine:    %s\n", e(p.Variant), e(p.Repo), p.Revision, e(p.License), e(p.Engine))
+	fmt.Fprintf(w, "flags:     %s\nmemory:    %.1f GiB\n", e(strings.Join(p.ServeFlags, " ")), p.MemoryGiB)
 	if len(p.Files) > 0 {
 		fmt.Fprintf(w, "files:     %d (%s)\n", len(p.Files), cmdutil.HumanBytes(p.TotalBytes()))
 	} else {
@@ -120,7 +124,7 @@ func printSummary(w io.Writer, p *pins.Pins) {
 		fmt.Fprintf(w, "expected:  %d files\n", p.ExpectedFiles)
 	}
 	if p.ExpectedBytes > 0 {
-		fmt.Fprintf(w, "expected:  %s (%d bytes) in %s\n", cmdutil.HumanBytes(p.ExpectedBytes), p.ExpectedBytes, strings.Join(p.ExpectedBytesOf, ", "))
+		fmt.Fprintf(w, "expected:  %s (%d bytes) in %s\n", cmdutil.HumanBytes(p.ExpectedBytes), p.ExpectedBytes, e(strings.Join(p.ExpectedBytesOf, ", ")))
 	}
 	if len(p.Files) > 0 {
 		fmt.Fprintln(w)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pth"
 )
 
@@ -158,13 +159,13 @@ func printCodec(f *cmdutil.Factory, c pth.CodecReport) {
 		state, g.SampleRate, g.FrameSamples, g.FrameRate, codebooks(g.Codebooks))
 	fmt.Fprintf(w, "          encoder rates %v, quantizer downsample %v, decoder rates %v\n", g.EncoderRates, g.Downsample, g.DecoderRates)
 	for _, k := range c.Missing {
-		fmt.Fprintf(w, "          missing: %s\n", k)
+		fmt.Fprintf(w, "          missing: %s\n", safetext.Escape(k))
 	}
 	for _, k := range c.Unexpected {
-		fmt.Fprintf(w, "          unexpected: %s\n", k)
+		fmt.Fprintf(w, "          unexpected: %s\n", safetext.Escape(k))
 	}
 	for _, k := range c.Mismatched {
-		fmt.Fprintf(w, "          shape: %s\n", k)
+		fmt.Fprintf(w, "          shape: %s\n", safetext.Escape(k))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/qualify"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/voices"
 )
@@ -244,7 +245,7 @@ func check(f *cmdutil.Factory, root string, want qualify.Binding, pinsFile strin
 			return err
 		}
 	} else {
-		fmt.Fprintf(f.IO.Out, "%s\t%s\t%s\n", want.Variant, st.State, st.Reason)
+		fmt.Fprintf(f.IO.Out, "%s\t%s\t%s\n", safetext.Escape(want.Variant), safetext.Escape(string(st.State)), safetext.Escape(st.Reason))
 	}
 	if !st.OK() {
 		return cmdutil.SilentError(1)

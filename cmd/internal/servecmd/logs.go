@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // drama serve writes one stream of log records. Each record names where it
@@ -199,6 +200,10 @@ func (h fanout) WithGroup(name string) slog.Handler {
 
 // textHandler writes a record as a line for people:
 // "15:04:05 source  message  key=value ...", warnings and errors marked.
+// A record may carry outside text (a request's path and voice, an engine's
+// or plugin's log line): the message, keys and values have their control
+// characters escaped (safetext.Escape), so a record stays one line and
+// cannot rewrite the terminal. The JSON handler's lines are encoded.
 type textHandler struct {
 	w     io.Writer
 	mu    *sync.Mutex
@@ -221,15 +226,16 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 			source = a.Value.String()
 			return
 		}
+		key := safetext.Escape(a.Key)
 		if a.Value.Kind() == slog.KindDuration {
-			kv = append(kv, a.Key+"="+a.Value.Duration().String())
+			kv = append(kv, key+"="+a.Value.Duration().String())
 			return
 		}
 		v := a.Value.String()
 		if strings.ContainsAny(v, " \t\"=") || v == "" {
 			v = fmt.Sprintf("%q", v)
 		}
-		kv = append(kv, a.Key+"="+v)
+		kv = append(kv, key+"="+safetext.Escape(v))
 	}
 	for _, a := range h.attrs {
 		add(a)
@@ -240,14 +246,14 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		t = h.now()
 	}
 	var line strings.Builder
-	fmt.Fprintf(&line, "%s %-6s ", t.Local().Format("15:04:05"), source)
+	fmt.Fprintf(&line, "%s %-6s ", t.Local().Format("15:04:05"), safetext.Escape(source))
 	switch {
 	case r.Level >= slog.LevelError:
 		line.WriteString("error: ")
 	case r.Level >= slog.LevelWarn:
 		line.WriteString("warning: ")
 	}
-	line.WriteString(r.Message)
+	line.WriteString(safetext.Escape(r.Message))
 	if len(kv) > 0 {
 		line.WriteString("  " + strings.Join(kv, " "))
 	}

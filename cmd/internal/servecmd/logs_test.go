@@ -13,6 +13,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // logSample sends what a start of drama serve logs through newLogs: lines of
@@ -140,4 +141,57 @@ func discardLogs() *logs {
 	l := &logs{base: slog.DiscardHandler}
 	l.logger = l.from(sourceDrama)
 	return l
+}
+
+// TestServeLogEscapesOutsideText plays a client and an engine that put
+// terminal escapes and line feeds in what drama serve logs: a request's
+// path and voice, a plugin's log line. On a terminal each record stays one
+// line with the characters shown escaped; piped, each is one JSON line
+// whose decoded values are the text as it came.
+func TestServeLogEscapesOutsideText(t *testing.T) {
+	const evilVoice = "anna\x1b]0;PWNED\x07\nINJECTED: drama ready"
+	const evilPath = "/v1/\x1b[31mred\u009b"
+	const evilLine = "engine says \x1b[2J\nINJECTED: all clear \u202etxt.exe"
+	for _, tty := range []bool{true, false} {
+		ios, _, _, errOut := cmdtest.IOStreams()
+		ios.SetStderrTTY(tty)
+		l, err := newLogs(cmdtest.Factory(ios), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.hclog().Named("engine").Info(evilLine, "detail", evilVoice)
+		srv := httptest.NewServer(accessLog(l.from(sourceAccess), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
+		body, _ := json.Marshal(map[string]string{"input": "Hi.", "voice": evilVoice})
+		resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/%1B%5B31mred%C2%9B", nil)
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		srv.Close()
+		got := errOut.String()
+		lines := strings.Split(strings.TrimSpace(got), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("tty %v: want 3 lines, one a record, got %d:\n%s", tty, len(lines), got)
+		}
+		if !tty {
+			recs := checkNDJSON(t, got, 3)
+			if recs[0]["msg"] != evilLine || recs[1]["voice"] != evilVoice || recs[2]["path"] != evilPath {
+				t.Errorf("JSON records do not carry the text as it came: %v", recs)
+			}
+			continue
+		}
+		if strings.ContainsFunc(got[:len(got)-1], func(r rune) bool { return r != '\n' && safetext.Escapes(r) }) {
+			t.Fatalf("a text log line holds a control character:\n%q", got)
+		}
+		for i, want := range []string{`engine says \x1b[2J\nINJECTED: all clear \u202etxt.exe`, `voice="anna\x1b]0;PWNED\a\nINJECTED: drama ready"`, `path=/v1/\x1b[31mred\u009b`} {
+			if !strings.Contains(lines[i], want) {
+				t.Errorf("line %d %q: want it to show %s", i, lines[i], want)
+			}
+		}
+	}
 }

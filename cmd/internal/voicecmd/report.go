@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -151,7 +152,7 @@ func loadOptions(path string) (*voices.Options, error) {
 // printProblems writes each problem of r on stderr.
 func printProblems(f *cmdutil.Factory, r *fileReport) {
 	for _, p := range r.Problems {
-		fmt.Fprintf(f.IO.ErrOut, "%s: %s\n", r.File, p)
+		fmt.Fprintf(f.IO.ErrOut, "%s: %s\n", safetext.Escape(r.File), safetext.Lines(fmt.Sprint(p)))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -130,7 +131,7 @@ func printShow(f *cmdutil.Factory, res *showResult) error {
 	w := f.IO.Out
 	kv := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(w, "%-11s%s\n", k+":", v)
+			fmt.Fprintf(w, "%-11s%s\n", k+":", safetext.Escape(v)) // a voice file's text is outside text
 		}
 	}
 	kv("file", res.File)

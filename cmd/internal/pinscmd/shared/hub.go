@@ -157,13 +157,16 @@ func CommandLine(cmd *cobra.Command) string {
 // check the address (naming where it came from), or, with cacheAlone (the
 // command can do without the Hub), work from the cache alone; both repeat
 // the user's own command. A repository, commit or file the Hub does not
-// have gets where its address came from. Other errors come back as they
-// are.
+// have, or an answer past drama's caps, gets where its address came from.
+// Other errors come back as they are.
 func (h *Hub) Advice(err error, cmdline string, cacheAlone bool) error {
 	var ne *hub.NetError
 	if !errors.As(err, &ne) {
 		if errors.Is(err, hub.ErrNotFound) {
 			return &advised{err: err, msg: fmt.Sprintf("%v (the Hub address %s comes from %s; --endpoint or HF_ENDPOINT names another)", err, h.Endpoint, h.EndpointFrom)}
+		}
+		if errors.Is(err, hub.ErrTooLarge) {
+			return &advised{err: err, msg: fmt.Sprintf("%v\n  the Hub address %s comes from %s: point --endpoint (or HF_ENDPOINT) at the Hub or a mirror you trust", err, h.Endpoint, h.EndpointFrom)}
 		}
 		return err
 	}
