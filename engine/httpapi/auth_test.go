@@ -32,7 +32,7 @@ func testKeys(t *testing.T) *apikey.Set {
 // consentStore lists one clone with its consent.
 type consentStore struct{ recordingStore }
 
-func (consentStore) List(context.Context) ([]VoiceInfo, error) {
+func (*consentStore) List(context.Context) ([]VoiceInfo, error) {
 	return []VoiceInfo{{ID: "anna", Name: "Anna", Origin: "clone", Source: "consented",
 		Consent: &VoiceConsent{Who: "Anna Example", When: time.Unix(0, 0).UTC(), Statement: "I agree."}}}, nil
 }

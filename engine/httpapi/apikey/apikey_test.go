@@ -189,3 +189,36 @@ func TestScopes(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsExampleParses holds the key file shown in docs/serve.md to the
+// parser: three keys, their names and scopes as the text says.
+func TestDocsExampleParses(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "## API keys\n")
+	if !ok {
+		t.Fatal("docs/serve.md has no section ## API keys")
+	}
+	_, block, _ := strings.Cut(after, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	s, err := Parse("serve.md", strings.NewReader(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Scope{"ops": Admin, "studio": Voices, "app": Speak}
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if k, ok := s.Lookup(f[0]); !ok || want[k.Name] != k.Scope {
+			t.Errorf("%s: %+v %v", f[1], k, ok)
+		}
+		delete(want, f[1])
+	}
+	if len(want) != 0 {
+		t.Errorf("keys not in the example: %v", want)
+	}
+}
