@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
 	"github.com/drama-tts/drama/engine/httpapi/webui"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
@@ -142,6 +143,14 @@ type Config struct {
 	// RequireQualified answers speech requests 503 unless Qualification
 	// says the host is qualified.
 	RequireQualified bool
+	// Keys, when it holds any, are the API keys every route but /health,
+	// /ready and the page's shell needs, each route a scope (see
+	// SetKeys for a reload). Nil or empty: no key is asked for.
+	Keys *apikey.Set
+	// AllowInlineReferences lets a speech request carry references of
+	// its own (raw codes): without keys, any request; with keys, one of a
+	// key of scope speak (scope voices may send them anyway).
+	AllowInlineReferences bool
 }
 
 // DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
@@ -157,6 +166,7 @@ type Server struct {
 
 	hosts     *hostcheck.Checker // what a request's Host may name
 	cloneSlot chan struct{}      // one clone at a time
+	keys      atomic.Pointer[apikey.Set]
 
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
@@ -196,6 +206,9 @@ func New(cfg Config) *Server {
 	}
 	s.hosts = hostcheck.New(cfg.Addr, cfg.AllowHosts)
 	s.SetCapabilities(cfg.Caps)
+	if cfg.Keys.Len() > 0 {
+		s.keys.Store(cfg.Keys)
+	}
 	s.metrics = newMetrics(s.pool)
 	return s
 }
@@ -237,7 +250,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
 	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
-	return s.counted(s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux)))))
+	return s.counted(s.withRequestID(s.guard(s.authorize(mux, s.withStallCut(jsonNotFound(mux))))))
 }
 
 // counted counts the requests being answered, for WaitIdle; the probes of

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
 )
 
 // VoiceInfo is one voice as GET /v1/voices lists it.
@@ -139,6 +140,12 @@ func (s *Server) handleListVoices(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, fromEngine(err))
 		return
+	}
+	if key, keyed := requestKey(r.Context()); keyed && !key.Scope.Allows(apikey.Admin) {
+		// who consented, and in what words, is for admin keys
+		for i := range list {
+			list[i].Consent = nil
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": list})
 }

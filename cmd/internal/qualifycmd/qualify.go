@@ -343,6 +343,9 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if opts.PluginDir != "" {
 		args = append(args, "--plugin-dir", opts.PluginDir)
 	}
+	if opts.References != "" {
+		args = append(args, "--allow-inline-references") // the e2e step sends them
+	}
 	args = append(args, opts.ServeArgs...)
 
 	f.Infof("qualify %s: e2e (cold start of drama serve)", p.Variant)
