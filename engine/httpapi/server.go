@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/upload"
 	"github.com/drama-tts/drama/engine/httpapi/webui"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
@@ -156,8 +157,8 @@ type Server struct {
 	metrics *metrics
 	log     *slog.Logger
 
-	hostNames []string      // this machine's names, for a wildcard address
-	cloneSlot chan struct{} // one clone at a time
+	hostNames []string     // this machine's names, for a wildcard address
+	cloneSlot *upload.Slot // one clone at a time
 
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
@@ -189,7 +190,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: upload.NewSlot(10 * time.Second)}
 	if s.pool == nil {
 		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
 	} else {
@@ -239,7 +240,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
-	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
+	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes,
+		StallTimeout: s.cfg.StallTimeout, UploadTimeout: s.cfg.Uploads.Timeout, Wait: s.cfg.Uploads.Wait, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
 	return s.counted(s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux)))))
 }
 

@@ -3,17 +3,20 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi/upload/uploadtest"
 )
 
 // bigForm is a clone request with one clip of n bytes (and a transcript
@@ -197,4 +200,114 @@ func TestStalledUploadIsCut(t *testing.T) {
 		t.Fatalf("%d clones, want the complete one only", n)
 	}
 	emptyDir(t, uploads)
+}
+
+// TestSlowUploadDoesNotHoldTheCloneSlot plays a slow-loris uploader: a
+// clone request whose body comes a byte at a time, never slow enough for
+// the stall timeout. While it trickles in, a normal clone gets the clone
+// slot and is made (here with no wait for the slot at all); the slow one
+// is answered 408 naming --upload-timeout before its body is sent, and no
+// file of either is left.
+func TestSlowUploadDoesNotHoldTheCloneSlot(t *testing.T) {
+	uploads := t.TempDir()
+	ts, srv := startBound(t, func(c *Config) {
+		c.Uploads = UploadLimits{Dir: uploads, Wait: -1, Timeout: 2 * time.Second}
+		c.StallTimeout = 30 * time.Second
+	})
+	addr := ts.Listener.Addr().String()
+	ct, body := bigForm(4000, 1)
+	slow := uploadtest.Slow(t.Context(), addr, "/v1/voices", ct, body, 10*time.Millisecond)
+	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
+	resp, msg := postForm(t, ts.URL, ct, body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a normal clone while a slow upload trickles in: %d %s", resp.StatusCode, msg)
+	}
+	r := <-slow
+	if r.Status != http.StatusRequestTimeout || !strings.Contains(r.Body, `"code":"upload_timeout"`) || !strings.Contains(r.Body, "--upload-timeout") || r.Sent == len(body) {
+		t.Fatalf("the slow upload: %d %s (%d of %d bytes sent) %v, want a 408 naming --upload-timeout before it is all sent", r.Status, r.Body, r.Sent, len(body), r.Err)
+	}
+	if n := srv.cfg.Voices.(*recordingStore).clones.Load(); n != 1 {
+		t.Fatalf("%d clones, want the normal one only", n)
+	}
+	emptyDir(t, uploads)
+}
+
+// TestCloneIsReceivedBeforeItWaits: while a clone runs, the next one's
+// upload is taken in whole, to disk, and only then does it wait for the
+// slot (here long enough for the first to end).
+func TestCloneIsReceivedBeforeItWaits(t *testing.T) {
+	uploads := t.TempDir()
+	hold := make(chan struct{})
+	store := &recordingStore{hold: hold}
+	ts, _ := startBound(t, func(c *Config) {
+		c.Voices = store
+		c.Uploads = UploadLimits{Dir: uploads, Wait: time.Minute}
+	})
+	ct, body := bigForm(1<<20, 1)
+	first := make(chan int)
+	go func() {
+		resp, _ := postForm(t, ts.URL, ct, body)
+		first <- resp.StatusCode
+	}()
+	enginetest.WaitFor(t, func() bool { return store.clones.Load() == 1 })
+	second := make(chan int)
+	go func() {
+		resp, _ := postForm(t, ts.URL, ct, body)
+		second <- resp.StatusCode
+	}()
+	// the second request's clip is on disk whole while the first holds the slot
+	enginetest.WaitFor(t, func() bool { return clipsOfSize(uploads, 1<<20) == 2 })
+	if n := store.clones.Load(); n != 1 {
+		t.Fatalf("%d clones began while the first holds the slot", n)
+	}
+	close(hold)
+	if a, b := <-first, <-second; a != http.StatusCreated || b != http.StatusCreated {
+		t.Fatalf("first clone %d, second %d, want both made", a, b)
+	}
+	emptyDir(t, uploads)
+}
+
+// clipsOfSize counts the files of size n in the request directories
+// under dir.
+func clipsOfSize(dir string, n int64) int {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "clip-*"))
+	count := 0
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Size() == n {
+			count++
+		}
+	}
+	return count
+}
+
+// slowStore is a VoiceStore whose clones take d, and fail when the
+// request's context ends first.
+type slowStore struct {
+	recordingStore
+	d time.Duration
+}
+
+func (s *slowStore) Clone(ctx context.Context, req CloneRequest) (VoiceInfo, error) {
+	select {
+	case <-time.After(s.d):
+	case <-ctx.Done():
+		return VoiceInfo{}, fmt.Errorf("the clone was cancelled: %w", context.Cause(ctx))
+	}
+	return s.recordingStore.Clone(ctx, req)
+}
+
+// TestCloneOutlivesItsUploadLimits: a clone that works for longer than
+// the stall timeout and the upload timeout, once its upload is in, is
+// not cancelled by them (net/http's watch on the connection would fail
+// under a read deadline left set).
+func TestCloneOutlivesItsUploadLimits(t *testing.T) {
+	ts, _ := startBound(t, func(c *Config) {
+		c.Voices = &slowStore{d: 2 * time.Second}
+		c.Uploads = UploadLimits{Dir: t.TempDir(), Timeout: 500 * time.Millisecond}
+		c.StallTimeout = 300 * time.Millisecond
+	})
+	ct, body := bigForm(1000, 1)
+	if resp, msg := postForm(t, ts.URL, ct, body); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a clone longer than the upload's limits: %d %s", resp.StatusCode, msg)
+	}
 }
