@@ -189,7 +189,6 @@ func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) 
 		files[i].Transcript = texts[i]
 	}
 	req.Clips = files
-	body.Done()
 	return req, nil
 }
 

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,6 +243,9 @@ func TestCloneIsReceivedBeforeItWaits(t *testing.T) {
 		c.Voices = store
 		c.Uploads = UploadLimits{Dir: uploads, Wait: time.Minute}
 	})
+	var once sync.Once
+	free := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(free) // before the server closes, which waits for its requests
 	ct, body := bigForm(1<<20, 1)
 	first := make(chan int)
 	go func() {
@@ -260,7 +263,7 @@ func TestCloneIsReceivedBeforeItWaits(t *testing.T) {
 	if n := store.clones.Load(); n != 1 {
 		t.Fatalf("%d clones began while the first holds the slot", n)
 	}
-	close(hold)
+	free()
 	if a, b := <-first, <-second; a != http.StatusCreated || b != http.StatusCreated {
 		t.Fatalf("first clone %d, second %d, want both made", a, b)
 	}
@@ -278,36 +281,4 @@ func clipsOfSize(dir string, n int64) int {
 		}
 	}
 	return count
-}
-
-// slowStore is a VoiceStore whose clones take d, and fail when the
-// request's context ends first.
-type slowStore struct {
-	recordingStore
-	d time.Duration
-}
-
-func (s *slowStore) Clone(ctx context.Context, req CloneRequest) (VoiceInfo, error) {
-	select {
-	case <-time.After(s.d):
-	case <-ctx.Done():
-		return VoiceInfo{}, fmt.Errorf("the clone was cancelled: %w", context.Cause(ctx))
-	}
-	return s.recordingStore.Clone(ctx, req)
-}
-
-// TestCloneOutlivesItsUploadLimits: a clone that works for longer than
-// the stall timeout and the upload timeout, once its upload is in, is
-// not cancelled by them (net/http's watch on the connection would fail
-// under a read deadline left set).
-func TestCloneOutlivesItsUploadLimits(t *testing.T) {
-	ts, _ := startBound(t, func(c *Config) {
-		c.Voices = &slowStore{d: 2 * time.Second}
-		c.Uploads = UploadLimits{Dir: t.TempDir(), Timeout: 500 * time.Millisecond}
-		c.StallTimeout = 300 * time.Millisecond
-	})
-	ct, body := bigForm(1000, 1)
-	if resp, msg := postForm(t, ts.URL, ct, body); resp.StatusCode != http.StatusCreated {
-		t.Fatalf("a clone longer than the upload's limits: %d %s", resp.StatusCode, msg)
-	}
 }

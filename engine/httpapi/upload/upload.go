@@ -77,10 +77,10 @@ type Body struct {
 	lim      Limits
 	deadline time.Time
 	err      *Error // the limit a read passed
+	eof      bool
 }
 
-// Receive puts r's body under lim from now on; read r.Body as usual. Call
-// Done once the body is read, before the request waits or works.
+// Receive puts r's body under lim from now on; read r.Body as usual.
 func Receive(w http.ResponseWriter, r *http.Request, lim Limits) *Body {
 	if lim.Stall <= 0 {
 		lim.Stall = DefaultStall
@@ -94,8 +94,14 @@ func Receive(w http.ResponseWriter, r *http.Request, lim Limits) *Body {
 }
 
 // Read reads the body under the sooner of the two deadlines; a read that
-// passes one fails with an *Error.
+// passes one fails with an *Error. Once the body has ended no deadline is
+// set again: net/http then watches the connection with a read of its own,
+// to tell when the client goes away, and a deadline would fail that read
+// and cancel the request's context while it waits for its slot or works.
 func (b *Body) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
 	d, whole := time.Now().Add(b.lim.Stall), false
 	if !d.Before(b.deadline) {
 		d, whole = b.deadline, true
@@ -110,6 +116,7 @@ func (b *Body) Read(p []byte) (int, error) {
 		b.err = e
 		return n, e
 	}
+	b.eof = err == io.EOF
 	return n, err
 }
 
@@ -120,13 +127,6 @@ func (b *Body) Err() *Error { return b.err }
 
 // Close closes the request's body.
 func (b *Body) Close() error { return b.body.Close() }
-
-// Done lifts the read deadline once the body is read. net/http watches a
-// connection whose request body is done with a read of its own, to tell
-// when the client goes away; under a deadline that read would fail when the
-// deadline passed and cancel the request's context while the request
-// waits for its slot or works.
-func (b *Body) Done() { _ = b.rc.SetReadDeadline(time.Time{}) }
 
 // ErrBusy is Slot.Take's error when the slot stayed taken for the whole
 // wait.

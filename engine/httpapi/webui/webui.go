@@ -189,7 +189,6 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 	if refused {
 		return
 	}
-	body.Done()
 	release, err := h.check.Take(r.Context(), h.cfg.Wait)
 	switch {
 	case errors.Is(err, upload.ErrBusy):
