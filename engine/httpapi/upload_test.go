@@ -124,9 +124,10 @@ func TestCloneUploadLimits(t *testing.T) {
 func TestOneCloneAtATime(t *testing.T) {
 	hold := make(chan struct{})
 	store := &recordingStore{hold: hold}
+	uploads := t.TempDir()
 	ts, _ := startBound(t, func(c *Config) {
 		c.Voices = store
-		c.Uploads = UploadLimits{Dir: t.TempDir(), Wait: -1}
+		c.Uploads = UploadLimits{Dir: uploads, Wait: -1}
 	})
 	ct, body := bigForm(1000, 1)
 	first := make(chan int)
@@ -138,6 +139,9 @@ func TestOneCloneAtATime(t *testing.T) {
 	resp, msg := postForm(t, ts.URL, ct, body)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(msg, "one clone runs at a time") {
 		t.Fatalf("second clone while one runs: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), msg)
+	}
+	if ents, _ := os.ReadDir(uploads); len(ents) != 1 {
+		t.Fatalf("%d upload directories while one clone runs, want its own only (the one turned away removes its)", len(ents))
 	}
 	close(hold)
 	if code := <-first; code != http.StatusCreated {
