@@ -124,8 +124,8 @@ func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) 
 	// is cut, and holds no slot meanwhile
 	body := upload.Receive(w, r, upload.Limits{MaxBytes: lim.MaxRequestBytes, Stall: s.cfg.StallTimeout, Timeout: lim.Timeout})
 	defer func() {
-		if ue := body.Err(); ue != nil && e != nil {
-			e = uploadTimeout("", ue)
+		if ue := body.Err(); ue != nil && e != nil && e.Status != http.StatusRequestTimeout {
+			e = uploadTimeout("", ue) // the reader above the body told it as another error
 		}
 	}()
 	mr, err := r.MultipartReader()

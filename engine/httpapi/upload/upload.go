@@ -49,6 +49,7 @@ type Error struct {
 	err   error
 }
 
+// Error says which limit passed and the flag that sets it.
 func (e *Error) Error() string {
 	if e.Timeout {
 		return fmt.Sprintf("the upload did not arrive whole within %v (drama serve --upload-timeout): send it over a faster link, or raise --upload-timeout", e.Limit)
