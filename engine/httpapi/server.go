@@ -13,6 +13,7 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
+	"github.com/drama-tts/drama/engine/httpapi/upload"
 	"github.com/drama-tts/drama/engine/httpapi/webui"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
@@ -165,7 +166,7 @@ type Server struct {
 	log     *slog.Logger
 
 	hosts     *hostcheck.Checker // what a request's Host may name
-	cloneSlot chan struct{}      // one clone at a time
+	cloneSlot *upload.Slot       // one clone at a time
 	keys      atomic.Pointer[apikey.Set]
 
 	inFlight atomic.Int64 // requests being answered, probes left out
@@ -198,7 +199,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: upload.NewSlot(10 * time.Second)}
 	if s.pool == nil {
 		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
 	} else {
@@ -249,7 +250,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
-	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
+	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes,
+		StallTimeout: s.cfg.StallTimeout, UploadTimeout: s.cfg.Uploads.Timeout, Wait: s.cfg.Uploads.Wait, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
 	return s.counted(s.withRequestID(s.guard(s.authorize(mux, s.withStallCut(jsonNotFound(mux))))))
 }
 

@@ -155,27 +155,27 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
 		return
 	}
-	release, e := s.cloneTurn(r.Context())
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	defer release()
 	dir, err := s.uploadDir()
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
 		return
 	}
 	defer os.RemoveAll(dir)
+	// the whole upload is on disk before the request waits for the clone
+	// slot: a slow upload holds its own connection, never the slot
 	req, e := s.parseClone(w, r, dir)
 	if e != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is not read
 		writeError(w, e)
 		return
 	}
-	began := time.Now()
+	release, e := s.cloneTurn(r.Context())
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	defer release()
 	info, err := s.cfg.Voices.Clone(r.Context(), *req)
-	s.metrics.clone.add(time.Since(began))
 	if err != nil {
 		writeError(w, cloneError(err))
 		return

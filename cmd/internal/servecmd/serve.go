@@ -89,6 +89,9 @@ type Options struct {
 	MaxClipBytes int64
 	MaxUpload    int64
 	CloneWait    time.Duration
+	// UploadTimeout bounds the time a whole upload (POST /v1/voices, POST
+	// /ui/clip-check) may take; it is received before it waits for its slot.
+	UploadTimeout time.Duration
 	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
 	// it under no name.
 	BuiltinVoice   string
@@ -261,6 +264,7 @@ $ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # key
 	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
 	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
 	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
+	fl.DurationVar(&opts.UploadTimeout, "upload-timeout", httpapi.DefaultUploadTimeout, "longest a whole clone or clip-check upload may take before a 408; it is received before it waits for --clone-wait")
 	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
 	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
 	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
@@ -324,6 +328,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
 	case o.CloneWait < 0:
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	case o.UploadTimeout <= 0:
+		return cmdutil.FlagErrorf("--upload-timeout must be more than 0, e.g. 2m")
 	case o.AffinityWait < 0:
 		return cmdutil.FlagErrorf("--affinity-wait must be 0 or more, e.g. 250ms")
 	case o.ReadyWait < 0:
@@ -706,7 +712,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		Restarter: engines.pool, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
-			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
+			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait, Timeout: opts.UploadTimeout},
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
 		Keys: opts.keys, AllowInlineReferences: opts.AllowInlineReferences,
@@ -772,9 +778,10 @@ func checkOrigin(o string) error {
 // leftover of a drama serve that was killed during a clone.
 const staleUpload = time.Hour
 
-// removeStaleUploads removes upload directories a killed drama serve left
-// (every other path removes its own); a clone that runs now in another
-// drama serve on the root is younger than staleUpload.
+// removeStaleUploads removes upload directories (a clone's, a clip
+// check's) a killed drama serve left (every other path removes its own);
+// an upload that runs now in another drama serve on the root is younger
+// than staleUpload.
 func removeStaleUploads(dir string, logger *slog.Logger) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -782,7 +789,7 @@ func removeStaleUploads(dir string, logger *slog.Logger) {
 	}
 	for _, e := range ents {
 		info, err := e.Info()
-		if err != nil || !strings.HasPrefix(e.Name(), "clone-") || time.Since(info.ModTime()) < staleUpload {
+		if err != nil || !(strings.HasPrefix(e.Name(), "clone-") || strings.HasPrefix(e.Name(), "check-")) || time.Since(info.ModTime()) < staleUpload {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
