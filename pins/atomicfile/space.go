@@ -1,0 +1,36 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoSpace reports a file system with less free space than a write needs.
+var ErrNoSpace = errors.New("not enough disk space")
+
+// SpaceError is a write refused before its first byte: the file system
+// holding Dir has Free bytes available to this user and the write needs
+// Need. It matches ErrNoSpace with errors.Is.
+type SpaceError struct {
+	Dir        string
+	Need, Free int64
+}
+
+// Error returns "not enough disk space on DIR: want NEED bytes free, got FREE".
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("%v on %s: want %d bytes free, got %d", ErrNoSpace, e.Dir, e.Need, e.Free)
+}
+
+// Unwrap gives ErrNoSpace.
+func (e *SpaceError) Unwrap() error { return ErrNoSpace }
+
+// CheckSpace returns a *SpaceError when the file system holding dir (or
+// its nearest existing parent) has fewer than need bytes available. When
+// the free space cannot be read it returns nil: the write itself will tell.
+func CheckSpace(dir string, need int64) error {
+	free, err := FreeBytes(dir)
+	if err != nil || free >= need {
+		return nil
+	}
+	return &SpaceError{Dir: dir, Need: need, Free: free}
+}
