@@ -26,7 +26,7 @@ import (
 // is synced its cached pages are dropped, which loses nothing and spares
 // the rename their eviction).
 func (p *Plan) Write(ctx context.Context, path string) error {
-	if err := p.checkSpace(path); err != nil {
+	if err := p.CheckSpace(path); err != nil {
 		return err
 	}
 	return atomicfile.Write(path, 0o644, func(f *os.File) error {
@@ -64,10 +64,11 @@ func (p *Plan) Write(ctx context.Context, path string) error {
 // freeBytes reads the free space of a file system (a variable for tests).
 var freeBytes = atomicfile.FreeBytes
 
-// checkSpace refuses a write the file system holding path has no room for,
-// before the temporary is made. The file being replaced (--force) keeps its
-// blocks until the rename, so it frees nothing.
-func (p *Plan) checkSpace(path string) error {
+// CheckSpace refuses a write the file system holding path has no room for
+// (an error wrapping atomicfile.ErrNoSpace), before the temporary is made.
+// The file being replaced (--force) keeps its blocks until the rename, so
+// it frees nothing. Write calls it; a caller may call it sooner.
+func (p *Plan) CheckSpace(path string) error {
 	dir := filepath.Dir(path)
 	free, err := freeBytes(dir)
 	if err != nil || free >= p.Layout.Size {

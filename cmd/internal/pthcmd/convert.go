@@ -134,11 +134,15 @@ func runConvert(ctx context.Context, opts *ConvertOptions) error {
 	var bar cmdutil.Progress
 	co.Progress = func(n int64) { bar.Add(n) }
 	plan, err := convert.New(&r.Reader, src, fi.Size(), fi.Name(), co)
-	if errors.Is(err, convert.ErrExpand) {
-		return cmdutil.MismatchError(fmt.Errorf("%s: %w; if this checkpoint is trusted and the size meant, run %s", opts.File, err, expandHint(opts)))
+	if ee := (*convert.ExpandError)(nil); errors.As(err, &ee) {
+		ee.Source = opts.File // the path as given, not its base name
+		return cmdutil.MismatchError(fmt.Errorf("%w; if this checkpoint is trusted and the size meant, run %s", err, expandHint(opts)))
 	}
 	if err != nil {
 		return cmdutil.MismatchError(err)
+	}
+	if err := plan.CheckSpace(opts.Output); err != nil {
+		return fmt.Errorf("%w: free some space or write elsewhere with -o", err)
 	}
 	bar = opts.F.NewProgress("convert", plan.Layout.DataSize())
 	err = plan.Write(ctx, opts.Output)
