@@ -9,8 +9,8 @@ import (
 var ErrNoSpace = errors.New("not enough disk space")
 
 // SpaceError is a write refused before its first byte: the file system
-// holding Dir has Free bytes available to this user and the write needs
-// Need. It matches ErrNoSpace with errors.Is.
+// holding Dir has Free bytes available to this user (FreeBytes) and the
+// write needs Need. It matches ErrNoSpace with errors.Is.
 type SpaceError struct {
 	Dir        string
 	Need, Free int64
@@ -23,14 +23,3 @@ func (e *SpaceError) Error() string {
 
 // Unwrap gives ErrNoSpace.
 func (e *SpaceError) Unwrap() error { return ErrNoSpace }
-
-// CheckSpace returns a *SpaceError when the file system holding dir (or
-// its nearest existing parent) has fewer than need bytes available. When
-// the free space cannot be read it returns nil: the write itself will tell.
-func CheckSpace(dir string, need int64) error {
-	free, err := FreeBytes(dir)
-	if err != nil || free >= need {
-		return nil
-	}
-	return &SpaceError{Dir: dir, Need: need, Free: free}
-}
