@@ -193,3 +193,26 @@ func TestOpenThroughFFmpeg(t *testing.T) {
 		t.Errorf("temporary %s left: %v", tmp, err)
 	}
 }
+
+// TestOpenRefusesOverTheDataLimit: a WAV declaring one sample frame more
+// than MaxDataBytes (a sparse file) is refused from its header, naming the
+// field and the limit, before a sample is read.
+func TestOpenRefusesOverTheDataLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.wav")
+	size := MaxDataBytes + 2
+	if err := os.WriteFile(p, WAVHeader(SampleRate, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, int64(44+size)); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	n := allocated(func() { _, err = (Decoder{}).Open(context.Background(), p) })
+	var fe *FormatError
+	if !errors.Is(err, ErrUnsupported) || !errors.As(err, &fe) || fe.Field != "data.size" || fe.Name != p {
+		t.Fatalf("want the data.size refusal naming the file, got %v", err)
+	}
+	if n > 1<<20 {
+		t.Errorf("refusing it allocated %d bytes", n)
+	}
+}
