@@ -84,8 +84,9 @@ func freeBytes(path string) (uint64, error) {
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Probe: SystemProbe()}
 	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Check what this host has for drama, and say how to fix what is missing",
+		Use:        "doctor",
+		SuggestFor: []string{"env"},
+		Short:      "Check what this host has for drama, and say how to fix what is missing",
 		Long: strings.TrimSpace(`
 Report what this host has for drama, as hf env does for the Hub: the drama
 and Go versions, OS and architecture, the root, cache and config file, the
