@@ -167,7 +167,7 @@ func run(_ context.Context, opts *Options) error {
 		return cmdutil.WriteJSON(f.IO.Out, rep)
 	}
 	if len(rep.Variants) == 0 {
-		f.Infof("no variant is installed in %s: run drama fetch --variant VARIANT%s", root, rootFlag(f))
+		f.Infof("no variant is installed in %s: run %s (or --variant %s)", root, f.Suggest("fetch", "--variant", f.Global.Variant), strings.Join(otherVariants(f.Global.Variant), ", "))
 		return nil
 	}
 	t := cmdutil.NewTable(f.IO, "variant", "size", "shared", "cache", "verified", "engine", "qualified", "voices", "cloned")
@@ -191,11 +191,15 @@ func run(_ context.Context, opts *Options) error {
 	return nil
 }
 
-func rootFlag(f *cmdutil.Factory) string {
-	if f.Global.Root != "" {
-		return " --root " + f.Global.Root
+// otherVariants returns the variants but v.
+func otherVariants(v string) []string {
+	var out []string
+	for _, o := range pins.Variants {
+		if o != v {
+			out = append(out, o)
+		}
 	}
-	return ""
+	return out
 }
 
 func shared(u *hub.VariantUsage) string {

@@ -152,7 +152,7 @@ func TestListEmptyRoot(t *testing.T) {
 	if err := run(context.Background(), &Options{F: f}); err != nil {
 		t.Fatal(err)
 	}
-	if out.Len() != 0 || !strings.Contains(errOut.String(), "run drama fetch --variant VARIANT --root "+f.Global.Root) {
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "run drama fetch --variant full --root "+f.Global.Root+" (or --variant nvfp4, macos)") {
 		t.Fatalf("out %q err %q", out, errOut)
 	}
 }

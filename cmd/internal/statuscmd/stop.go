@@ -93,17 +93,19 @@ func runStop(ctx context.Context, opts *StopOptions) error {
 	}
 	var todo []serverec.Record
 	var others []string
+	other := ""
 	for _, rec := range recs {
 		if opts.Variant == "" || rec.Variant == opts.Variant {
 			todo = append(todo, rec)
 		} else {
 			others = append(others, fmt.Sprintf("%s (pid %d, %s)", rec.Variant, rec.PID, rec.Addr))
+			other = rec.Variant
 		}
 	}
 	rep := StopReport{Root: root, Stopped: []Stopped{}}
 	switch {
 	case len(todo) == 0 && len(others) > 0:
-		return fmt.Errorf("no drama serve of %s runs on %s; running: %s: run %s", opts.Variant, root, strings.Join(others, ", "), f.Suggest("stop"))
+		return fmt.Errorf("no drama serve of %s runs on %s; running: %s: run %s", opts.Variant, root, strings.Join(others, ", "), f.Suggest("stop", other))
 	case len(todo) == 0:
 		f.Infof("no drama serve runs on %s: nothing to stop", root)
 		if f.Global.JSON {

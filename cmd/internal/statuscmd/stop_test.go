@@ -44,7 +44,8 @@ func TestStopSendsSIGTERMAndWaits(t *testing.T) {
 	// Another variant is named: an error naming the one that runs, and
 	// nothing stopped.
 	err := cmdtest.Execute(NewCmdStop(f, nil), "full")
-	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "no drama serve of full runs on "+f.Global.Root+"; running: nvfp4 (pid ") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "no drama serve of full runs on "+f.Global.Root+"; running: nvfp4 (pid ") ||
+		!strings.HasSuffix(err.Error(), ": run drama stop nvfp4 --root "+f.Global.Root) {
 		t.Fatalf("other variant: %v", err)
 	}
 	if err := cmdtest.Execute(NewCmdStop(f, nil), "nvfp4"); err != nil {
