@@ -651,7 +651,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 func serveRecord(opts *Options, plan []plannedEngine, addr, root string) serverec.Record {
 	name := engineName(opts.Engine)
 	rec := serverec.Record{PID: os.Getpid(), Addr: addr, Variant: opts.F.Global.Variant, Root: root, Engine: name,
-		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String()}
+		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(), Grace: opts.Grace.String()}
 	for _, pe := range plan {
 		rec.Engines = append(rec.Engines, serverec.EngineLog{Name: pe.name, Log: native.LogFile(pe.req.RuntimeDir, name)})
 	}

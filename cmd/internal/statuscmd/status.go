@@ -33,8 +33,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show the drama serve processes running on the root",
+		Use:        "status",
+		Aliases:    []string{"ps"},
+		SuggestFor: []string{"top", "running"},
+		Short:      "Show the drama serve processes running on the root",
 		Long: strings.TrimSpace(`
 Show each drama serve running on the root, from the records it keeps in
 <root>/run: address, pid, variant, engine plugin and the native engine's
