@@ -71,6 +71,9 @@ type AuthError struct {
 	Route   string // e.g. "POST /v1/audio/speech"
 	Status  int
 	Message string // the server's own
+	// Challenge is the reply's WWW-Authenticate header; a 403's names the
+	// scope needed.
+	Challenge string
 }
 
 func (e *AuthError) Error() string {
@@ -117,7 +120,7 @@ func (c *Client) authError(resp *http.Response, route string) error {
 	if msg == "" {
 		msg = resp.Status
 	}
-	return &AuthError{Server: c.URL, Route: route, Status: resp.StatusCode, Message: msg}
+	return &AuthError{Server: c.URL, Route: route, Status: resp.StatusCode, Message: msg, Challenge: resp.Header.Get("WWW-Authenticate")}
 }
 
 // SpeakResult is the measured reply to one request, with its samples.

@@ -27,6 +27,20 @@ func SetAPIKey(req *http.Request, key string) {
 	}
 }
 
+// ChallengeScope returns the scope a 403's WWW-Authenticate challenge
+// names (Bearer ... scope="voices", as RFC 6750 writes it), else fallback.
+func ChallengeScope(challenge, fallback string) string {
+	_, after, ok := strings.Cut(challenge, `scope="`)
+	if !ok {
+		return fallback
+	}
+	scope, _, ok := strings.Cut(after, `"`)
+	if !ok || strings.TrimSpace(scope) == "" {
+		return fallback
+	}
+	return strings.TrimSpace(scope)
+}
+
 // AuthAdvice says what to do about drama serve's 401 or 403, or returns
 // "" for any other status. scope is the key scope the request needs
 // (speak, voices, admin), "" when the server's message names it; keySet

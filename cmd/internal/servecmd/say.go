@@ -157,7 +157,7 @@ func apiFailure(resp *http.Response, keySet bool) error {
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
 		msg = fmt.Sprintf("drama serve answered %d: %s", resp.StatusCode, e.Error.Message)
 	}
-	if advice := cmdutil.AuthAdvice(resp.StatusCode, "speak", keySet); advice != "" {
+	if advice := cmdutil.AuthAdvice(resp.StatusCode, cmdutil.ChallengeScope(resp.Header.Get("WWW-Authenticate"), "speak"), keySet); advice != "" {
 		msg += "; " + advice
 	}
 	return errors.New(msg)

@@ -101,6 +101,7 @@ func requireKey(key, forbidden string, next http.Handler) http.Handler {
 		case "Bearer " + key:
 			next.ServeHTTP(w, r)
 		case "Bearer " + forbidden:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="drama serve", error="insufficient_scope", scope="speak"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
 			w.Write([]byte(`{"error":{"message":"the key lacks scope speak","type":"permission_error"}}`))

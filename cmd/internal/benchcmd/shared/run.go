@@ -24,7 +24,7 @@ func AuthAdvice(f *cmdutil.Factory, err error) error {
 	if !errors.As(err, &ae) {
 		return err
 	}
-	return fmt.Errorf("%w; %s", err, cmdutil.AuthAdvice(ae.Status, "speak", f.APIKey() != ""))
+	return fmt.Errorf("%w; %s", err, cmdutil.AuthAdvice(ae.Status, cmdutil.ChallengeScope(ae.Challenge, "speak"), f.APIKey() != ""))
 }
 
 // LoadCorpus returns --corpus's corpus, or the built-in one.
