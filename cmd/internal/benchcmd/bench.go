@@ -63,9 +63,9 @@ The built-in corpus (` + bench.DefaultCorpusName + `, 24 texts) or --corpus FILE
 line, # starts a comment. Writes report.json and report.html (plots, readable
 offline) into --out, and prints the warm figures.
 
-` + cmdutil.APIKeyHelp + ` The key needs scope speak. With --start the
-drama serve started inherits DRAMA_API_KEY, so it requires the key the run
-sends.`),
+` + cmdutil.APIKeyHelp + `
+The key needs scope speak. With --start the drama serve started inherits
+DRAMA_API_KEY, so it requires the key the run sends.`),
 		Example: strings.TrimSpace(`
 $ drama bench --out bench-a
 $ drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b

@@ -55,7 +55,8 @@ left behind. TEXT "-" reads the text from standard input.
 an OpenAI-style base URL ending in /v1. An existing output file is kept
 unless --force is given.
 
-` + cmdutil.APIKeyHelp + ` The key needs scope speak.`),
+` + cmdutil.APIKeyHelp + `
+The key needs scope speak.`),
 		Example: strings.TrimSpace(`
 $ drama say "Hello there." -o hello.wav
 $ echo "Read from a pipe." | drama say - -o pipe.wav --force

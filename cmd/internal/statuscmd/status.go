@@ -49,8 +49,9 @@ Each server is asked over loopback, each question bounded by --timeout; a
 server that does not answer is listed with the error. Records of processes
 that are gone are skipped.
 
-` + cmdutil.APIKeyHelp + ` GET /metrics (the queue depth) needs
-a key of scope admin; without it the queue is shown as - with a warning.`),
+` + cmdutil.APIKeyHelp + `
+GET /metrics (the queue depth) needs a key of scope admin; without it the
+queue is shown as - with a warning.`),
 		Example: strings.TrimSpace(`
 $ drama status
 $ drama status --json`),
