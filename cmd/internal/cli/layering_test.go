@@ -30,8 +30,9 @@ var (
 	// leaves import the standard library alone (atomicfile: and proc), and
 	// every package may import them: atomic files, the model's facts, what
 	// /proc/PID/stat says of a process, a pause that gives way to a
-	// context, and the escaping of outside text for printing.
-	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc", "internal/wait", "internal/safetext"}
+	// context, the escaping of outside text for printing, and the redirect
+	// policy that keeps a credential with its origin.
+	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe"}
 )
 
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
@@ -46,6 +47,7 @@ var layers = []layer{
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
 	{"internal/connlimit", nil, nil}, // the connection bound of drama mirror serve
 	{"internal/safetext", nil, nil},
+	{"internal/httpsafe", nil, nil},
 	{"engine/model", nil, nil},
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
@@ -170,6 +172,7 @@ func TestImportTableRefuses(t *testing.T) {
 		{"engine/model", module + "internal/proc"},
 		{"internal/wait", module + "internal/proc"},
 		{"internal/safetext", module + "internal/wait"},
+		{"internal/httpsafe", module + "internal/wait"},
 	} {
 		l, ok := layerOf(c[0])
 		if !ok || allowed(l, c[0], c[1]) {

@@ -81,7 +81,11 @@ accept its output, and without it no marker is written. --check only reads
 the marker and says whether it holds.
 
 Arguments after -- go to drama serve (e.g. --admission off, --voices DIR).
-The report of the bench step is written to --out.`),
+The report of the bench step is written to --out.
+
+When DRAMA_API_KEY is set, the drama serve started for the run inherits it
+(and so requires a key) and every request of the run sends it as
+"Authorization: Bearer KEY".`),
 		Example: strings.TrimSpace(`
 $ drama qualify --variant nvfp4 --accept-native-numerics
 $ drama qualify --check --variant nvfp4
@@ -384,7 +388,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	}
 	defer served.Stop()
 	add("e2e", qualify.Result{Name: "cold load", Pass: true, Value: served.Ready.Seconds(), Detail: fmt.Sprintf("ready %.2f s after start", served.Ready.Seconds())})
-	client := &bench.Client{URL: served.URL}
+	client := shared.Client(f, served.URL)
 	pids := map[int]bool{}
 	for _, pid := range bench.ProcessTree(served.PID) {
 		pids[pid] = true
@@ -393,7 +397,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	steps, err := qualify.E2E(ctx, e2e)
 	add("e2e", steps...)
 	if err != nil {
-		add("e2e", qualify.Result{Name: "server", Detail: err.Error() + "\n" + served.Tail()})
+		add("e2e", qualify.Result{Name: "server", Detail: shared.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
 	}
 
 	var rep *bench.Report
@@ -410,7 +414,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
 		if err != nil {
-			add("bench", qualify.Result{Name: "run", Detail: err.Error() + "\n" + served.Tail()})
+			add("bench", qualify.Result{Name: "run", Detail: shared.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
 		}
 	}
 	for _, pid := range bench.ProcessTree(served.PID) {
