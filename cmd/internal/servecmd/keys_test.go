@@ -1,7 +1,6 @@
 package servecmd
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
 )
 
@@ -122,7 +122,7 @@ func TestKeyFileRefusals(t *testing.T) {
 func TestAccessLogNamesTheKeyNeverTheKey(t *testing.T) {
 	file := keyFile(t, opsKey+" ops admin\n"+appKey+" app speak\n")
 	opts := serveOptions(t, "", "--api-key-file "+file)
-	var buf bytes.Buffer
+	var buf enginetest.Buffer // the access line is written after the reply: read it while it grows
 	l := &logs{base: slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})}
 	l.logger = l.from(sourceDrama)
 	fake, sup := supervisedFake(0)
@@ -170,6 +170,7 @@ func TestAccessLogNamesTheKeyNeverTheKey(t *testing.T) {
 			t.Fatalf("%s %s: %d, want %d", c.method, c.path, got, c.want)
 		}
 	}
+	enginetest.WaitFor(t, func() bool { return strings.Count(buf.String(), `"msg":"request"`) >= 4 })
 	log := buf.String()
 	for _, secret := range []string{opsKey, appKey, opsKey[:12], "Bearer"} {
 		if strings.Contains(log, secret) {
