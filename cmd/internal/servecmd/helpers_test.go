@@ -85,7 +85,7 @@ func serveOver(t *testing.T, opts *Options, sup *supervise.Supervisor, root stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engines.pool.Stop(context.Background()) })
-	go srv.Serve(ln)
+	go serveHTTP(opts, srv, ln)
 	t.Cleanup(func() { srv.Close() })
 	return srv, api, ln.Addr().String()
 }

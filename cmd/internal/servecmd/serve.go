@@ -31,6 +31,7 @@ import (
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
 	"github.com/drama-tts/drama/engine/supervise"
+	"github.com/drama-tts/drama/internal/connlimit"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
@@ -92,6 +93,9 @@ type Options struct {
 	// UploadTimeout bounds the time a whole upload (POST /v1/voices, POST
 	// /ui/clip-check) may take; it is received before it waits for its slot.
 	UploadTimeout time.Duration
+	// MaxConns bounds the connections open at once; at the bound the one
+	// idle longest gives way to a new client (internal/connlimit).
+	MaxConns int
 	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
 	// it under no name.
 	BuiltinVoice   string
@@ -265,6 +269,7 @@ $ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # key
 	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
 	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
 	fl.DurationVar(&opts.UploadTimeout, "upload-timeout", httpapi.DefaultUploadTimeout, "longest a whole clone or clip-check upload may take before a 408; it is received before it waits for --clone-wait")
+	fl.IntVar(&opts.MaxConns, "max-conns", DefaultMaxConns, "most connections open at once; at the bound an idle one gives way to a new client, and only when every one is answering a request is a new one refused (503)")
 	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
 	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
 	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
@@ -330,6 +335,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
 	case o.UploadTimeout <= 0:
 		return cmdutil.FlagErrorf("--upload-timeout must be more than 0, e.g. 2m")
+	case o.MaxConns < 1:
+		return cmdutil.FlagErrorf("--max-conns %d: give the number of connections to hold open at once, at least 1 (default %d)", o.MaxConns, DefaultMaxConns)
 	case o.AffinityWait < 0:
 		return cmdutil.FlagErrorf("--affinity-wait must be 0 or more, e.g. 250ms")
 	case o.ReadyWait < 0:
@@ -607,7 +614,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	}
 	defer serverec.Remove(root, os.Getpid())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- serveHTTP(opts, srv, ln) }()
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+addr)
 
 	if len(plan) > 1 {
@@ -727,6 +734,16 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		ErrorLog:          slog.NewLogLogger(logs.logger.Handler(), slog.LevelWarn),
 	}
 	return srv, api
+}
+
+// DefaultMaxConns is --max-conns's default: far above the clients a host
+// serves at once, far below its file descriptors.
+const DefaultMaxConns = 512
+
+// serveHTTP serves srv on ln with at most --max-conns connections open, so
+// that clients which open connections and leave them idle lock no one out.
+func serveHTTP(opts *Options, srv *http.Server, ln net.Listener) error {
+	return connlimit.New(opts.MaxConns).Serve(srv, ln)
 }
 
 // describe reads the engine's capabilities into the API once it runs.
