@@ -162,7 +162,7 @@ func TestMetalClonePublishedToTheCatalog(t *testing.T) {
 	if code, _ := speak(t, addr, "alice"); code != 200 {
 		t.Fatalf("the operator's own voice after restarts: %d", code)
 	}
-	spoken, _ := os.ReadFile(filepath.Join(root, "voices", spokenFile))
+	spoken, _ := os.ReadFile(filepath.Join(root, ".drama", spokenFile))
 	if string(spoken) != "anna\nben\n" {
 		t.Fatalf("spoken order %q", spoken)
 	}
