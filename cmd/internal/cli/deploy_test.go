@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -26,8 +27,16 @@ import (
 
 // manifest is the part of docs/deploy/kubernetes.yaml the test reads.
 type manifest struct {
-	Kind string
-	Spec struct {
+	Kind     string
+	Metadata struct{ Name string }
+	Spec     struct {
+		AccessModes          []string `yaml:"accessModes"`
+		VolumeClaimTemplates []struct {
+			Metadata struct{ Name string }
+			Spec     struct {
+				AccessModes []string `yaml:"accessModes"`
+			}
+		} `yaml:"volumeClaimTemplates"`
 		Ports []struct {
 			Port       int
 			TargetPort string `yaml:"targetPort"`
@@ -37,6 +46,12 @@ type manifest struct {
 				TerminationGracePeriodSeconds int         `yaml:"terminationGracePeriodSeconds"`
 				InitContainers                []container `yaml:"initContainers"`
 				Containers                    []container
+				Volumes                       []struct {
+					Name                  string
+					PersistentVolumeClaim struct {
+						ClaimName string `yaml:"claimName"`
+					} `yaml:"persistentVolumeClaim"`
+				}
 			}
 		}
 	}
@@ -60,6 +75,10 @@ type container struct {
 			Sleep struct{ Seconds int }
 		} `yaml:"preStop"`
 	}
+	VolumeMounts []struct {
+		Name      string
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
 }
 
 type probe struct {
@@ -214,5 +233,60 @@ func TestKubernetesManifests(t *testing.T) {
 		if err := root.Execute(); err != nil || !ran {
 			t.Errorf("init container %s: %q is not a drama fetch command line: %v", ic.Name, ic.Command, err)
 		}
+	}
+}
+
+// TestKubernetesVoiceStore holds the manifests' voices to what a shared
+// store needs: drama serve's --voice-store is the mount of a volume whose
+// claim every pod shares (ReadWriteMany), and --root the mount of each
+// pod's own claim (the weights, ReadWriteOnce), not the shared one.
+func TestKubernetesVoiceStore(t *testing.T) {
+	ms := readManifests(t)
+	claims := map[string][]string{} // claim name -> access modes
+	var pod *manifest
+	for i, m := range ms {
+		switch m.Kind {
+		case "PersistentVolumeClaim":
+			claims[m.Metadata.Name] = m.Spec.AccessModes
+		case "StatefulSet", "Deployment":
+			pod = &ms[i]
+		}
+	}
+	if pod == nil {
+		t.Fatal("docs/deploy/kubernetes.yaml: no StatefulSet")
+	}
+	c := pod.Spec.Template.Spec.Containers[0]
+	opts := parseServe(t, c.Command)
+	if opts.VoiceStore == "" {
+		t.Fatal("drama serve has no --voice-store: a clone made through one pod exists on that pod alone")
+	}
+	mounts := map[string]string{} // mount path -> volume
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	shared := map[string]string{} // volume -> its claim
+	for _, v := range pod.Spec.Template.Spec.Volumes {
+		shared[v.Name] = v.PersistentVolumeClaim.ClaimName
+	}
+	own := map[string][]string{} // per-pod claim templates
+	for _, ct := range pod.Spec.VolumeClaimTemplates {
+		own[ct.Metadata.Name] = ct.Spec.AccessModes
+	}
+	vol, ok := mounts[opts.VoiceStore]
+	if !ok {
+		t.Fatalf("--voice-store %s is no volume mount of the container", opts.VoiceStore)
+	}
+	claim := shared[vol]
+	if claim == "" || !slices.Contains(claims[claim], "ReadWriteMany") {
+		t.Errorf("--voice-store %s: volume %s is not a ReadWriteMany claim every pod shares (claim %q: %v)", opts.VoiceStore, vol, claim, claims[claim])
+	}
+	root := ""
+	for i, a := range c.Command {
+		if a == "--root" && i+1 < len(c.Command) {
+			root = c.Command[i+1]
+		}
+	}
+	if _, ok := own[mounts[root]]; !ok {
+		t.Errorf("--root %s is not on the pod's own claim (drama serve refuses a root another uses)", root)
 	}
 }
