@@ -207,8 +207,7 @@ $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" spea
 $ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                     # an engine per GPU, one queue
 $ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3   # three engines on GPU 0
 $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav
-$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request
-$ drama serve --voice-store /mnt/drama-voices            # clones shared with the other hosts mounting it`),
+$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
