@@ -381,3 +381,125 @@ func TestHAProxyDrain(t *testing.T) {
 	}
 	t.Logf("%d requests, none lost; the stopped host served %d and exited %v after SIGTERM", len(results), len(served(b)), time.Since(termed).Round(time.Millisecond))
 }
+
+// lbSpeak sends n speech requests in voice through haproxy, from four
+// clients at once, and returns every result with its body.
+func (lb *lbSetup) lbSpeak(t *testing.T, name, voice string, n int) ([]lbResult, []string) {
+	t.Helper()
+	results, bodies := make([]lbResult, n), make([]string, n)
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: time.Minute}
+			for i := range next {
+				id := fmt.Sprintf("%s-%d", name, i)
+				r := lbResult{id: id, start: time.Now()}
+				body := fmt.Sprintf(`{"input":"Request %s in the shared voice.","voice":%q,"response_format":"pcm"}`, id, voice)
+				req, _ := http.NewRequest("POST", lb.url+"/v1/audio/speech", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Request-Id", id)
+				resp, err := client.Do(req)
+				if err == nil {
+					r.status = resp.StatusCode
+					b, err := io.ReadAll(resp.Body)
+					r.err = err
+					resp.Body.Close()
+					r.finish = resp.Trailer.Get("X-Finish-Reason")
+					bodies[i] = string(b)
+				} else {
+					r.err = err
+				}
+				r.end = time.Now()
+				results[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return results, bodies
+}
+
+// servedBoth checks that each host answered some of the requests named
+// prefix, so that a host that did not clone (or did not delete) answered
+// too.
+func (lb *lbSetup) servedBoth(t *testing.T, prefix string) {
+	t.Helper()
+	for i, h := range lb.hosts {
+		n := 0
+		for id := range served(h) {
+			if strings.HasPrefix(id, prefix+"-") {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("host gpu%d answered none of the requests %s: the test proves nothing", i+1, prefix)
+		}
+	}
+}
+
+// TestHAProxySharedVoiceStore: two drama serve behind the shipped
+// configuration share one --voice-store. A clone made through the balancer
+// (on one host) is spoken by 20 requests through it right after its 201,
+// every one 200 whichever host takes it; once it is deleted through the
+// balancer (on either host), every request for it is answered as for an
+// unknown voice, by both hosts alike.
+func TestHAProxySharedVoiceStore(t *testing.T) {
+	shared := t.TempDir()
+	clips := speechClips(t)
+	lb := startLB(t, [2][]string{lbEnv, lbEnv}, "--voice-store", shared)
+	for _, root := range lb.roots {
+		withCodec(t, root)
+	}
+	status, body := cloneAt(t, lb.url, clips, "shared1", "Anna Example")
+	created := time.Now()
+	if status != 201 {
+		t.Fatalf("clone through the balancer: %d %s", status, body)
+	}
+	results, bodies := lb.lbSpeak(t, "spoken", "shared1", 20)
+	last := created
+	for i, r := range results {
+		if !r.ok() {
+			t.Errorf("request %s in the new clone: status %d, finish %q, %v: %.200s", r.id, r.status, r.finish, r.err, bodies[i])
+		}
+		if r.end.After(last) {
+			last = r.end
+		}
+	}
+	// the bound: each host looks the clone up in the store before
+	// refusing it, so none is refused; all are answered well within it
+	if took := last.Sub(created); took > 30*time.Second {
+		t.Errorf("the 20 requests ended %v after the clone's 201, over the bound of 30 s", took)
+	}
+	lb.servedBoth(t, "spoken")
+	for i, h := range lb.hosts {
+		if ids := voiceIDsAt(t, h.url); !strings.Contains(" "+strings.Join(ids, " ")+" ", " shared1 ") {
+			t.Errorf("GET /v1/voices on gpu%d lacks the clone: %v", i+1, ids)
+		}
+	}
+	t.Logf("20 requests in a clone made through the balancer: all 200, the last %v after its 201", last.Sub(created).Round(time.Millisecond))
+
+	req, _ := http.NewRequest("DELETE", lb.url+"/v1/voices/shared1", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("delete through the balancer: %d %s", resp.StatusCode, msg)
+	}
+	results, bodies = lb.lbSpeak(t, "deleted", "shared1", 20)
+	want := `"unknown voice \"shared1\": GET /v1/voices lists the voices served"`
+	for i, r := range results {
+		if r.status != 400 || !strings.Contains(bodies[i], want) {
+			t.Errorf("request %s in the deleted clone: %d %.300s, want 400 %s", r.id, r.status, bodies[i], want)
+		}
+	}
+	lb.servedBoth(t, "deleted")
+}

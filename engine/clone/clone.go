@@ -138,7 +138,9 @@ func inputf(clipName, format string, args ...any) error {
 	return &InputError{Clip: clipName, Err: fmt.Errorf(format, args...)}
 }
 
-// ExistsError is a clone whose voice file exists, with Replace unset.
+// ExistsError is a clone whose voice file exists, with Replace unset:
+// before the clone began, or made by another clone while this one encoded
+// (which then keeps its file).
 type ExistsError struct {
 	ID, Path string
 }
@@ -291,7 +293,12 @@ func Make(ctx context.Context, enc Encoder, refs []Reference, c Consent, opts Op
 		return nil, err
 	}
 	res.File = opts.Output
-	res.SHA256, err = write(opts.Output, res.Voice)
+	res.SHA256, err = write(opts.Output, res.Voice, opts.Replace)
+	if errors.Is(err, fs.ErrExist) {
+		// made meanwhile, by another clone of the same id sharing the
+		// directory: it stays, this one is refused
+		return nil, &ExistsError{ID: id, Path: opts.Output}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -332,13 +339,19 @@ func build(id string, refs []Reference, codes []voices.Codes, c Consent, opts Op
 }
 
 // write writes v canonically, atomically, mode 0600, and returns the
-// file's sha256.
-func write(path string, v *voices.Voice) (string, error) {
+// file's sha256. Without replace an existing file is kept (an error
+// wrapping fs.ErrExist), even one made after checkOutput looked: the
+// encode takes seconds, and another clone of the id may finish first.
+func write(path string, v *voices.Voice, replace bool) (string, error) {
 	data, err := voices.Marshal(v, nil)
 	if err != nil {
 		return "", err
 	}
-	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+	put := atomicfile.CreateFile
+	if replace {
+		put = atomicfile.WriteFile
+	}
+	if err := put(path, data, 0o600); err != nil {
 		return "", err
 	}
 	return voices.FileSHA256(data), nil

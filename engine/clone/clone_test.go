@@ -270,3 +270,38 @@ func TestCloneTranscribes(t *testing.T) {
 		t.Fatalf("a failing transcriber: %v, %d encodes", err, enc.Calls)
 	}
 }
+
+// racingEncoder is an encoder during whose encode another clone of the
+// same id finishes: it writes that clone's file into Output.
+type racingEncoder struct {
+	clonetest.Encoder
+	output string
+	theirs []byte
+}
+
+func (r *racingEncoder) Encode(ctx context.Context, req engine.EncodeRequest, progress func(engine.EncodeProgress)) ([]engine.EncodedClip, error) {
+	if err := os.WriteFile(r.output, r.theirs, 0o600); err != nil {
+		return nil, err
+	}
+	return r.Encoder.Encode(ctx, req, progress)
+}
+
+// TestCloneLosesARaceWithoutOverwriting: a clone of an id that another
+// clone (on this host or another sharing the directory) writes while this
+// one encodes is refused with an *ExistsError, and the other's file stays
+// as it was written.
+func TestCloneLosesARaceWithoutOverwriting(t *testing.T) {
+	clips, consent, opts := anna(t)
+	enc := &racingEncoder{output: opts.Output, theirs: []byte(`{"the other clone's file": true}`)}
+	_, _, err := Clone(context.Background(), enc, clips, consent, opts)
+	var xe *ExistsError
+	if !errors.As(err, &xe) || xe.ID != "anna-example" {
+		t.Fatalf("want an *ExistsError, got %v", err)
+	}
+	if b, _ := os.ReadFile(opts.Output); string(b) != string(enc.theirs) {
+		t.Fatalf("the other clone's file was overwritten: %.80s", b)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(opts.Output)); len(ents) != 1 {
+		t.Errorf("%d entries beside the voice, want none: a temporary was left", len(ents)-1)
+	}
+}

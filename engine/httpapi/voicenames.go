@@ -73,5 +73,10 @@ func (s *Server) resolveVoice(id string) (string, *apiError) {
 		return "", badRequest("voice", "unknown voice %q: OpenAI's voice names are served only when the operator maps them: start drama serve with --voice-alias %s=%s (NAME: a voice in GET /v1/voices; repeat --voice-alias for each name)",
 			id, id, example)
 	}
-	return "", badRequest("voice", "unknown voice %q: GET /v1/voices lists the voices served", id)
+	return "", unknownVoice(id)
+}
+
+// unknownVoice is the answer to a voice this server does not serve.
+func unknownVoice(id string) *apiError {
+	return badRequest("voice", "unknown voice %q: GET /v1/voices lists the voices served", id)
 }

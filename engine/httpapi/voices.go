@@ -59,6 +59,21 @@ type CloneRequest struct {
 // ErrVoiceNotFound is returned by a VoiceStore for an unknown id.
 var ErrVoiceNotFound = errors.New("voice not found")
 
+// ErrVoiceExists marks a clone refused because its id is taken: by a voice
+// made before, or by another clone that finished first, on this host or on
+// another sharing the store. It is answered 409.
+var ErrVoiceExists = errors.New("voice exists")
+
+// VoiceLookup is a VoiceStore other hosts may share (drama serve
+// --voice-store): Lookup reads the store itself, not a list held in
+// memory, for whether clone id is there now. A voice the server's list
+// lacks is looked up before a request naming it is refused (another host
+// may have just made it), and one the list holds is looked up before it
+// is spoken (another host may have just deleted it).
+type VoiceLookup interface {
+	Lookup(ctx context.Context, id string) bool
+}
+
 // VoiceStore holds the cloned voices of a root. Errors from Clone that are
 // the request's fault should be engine.ErrInvalid kinds.
 type VoiceStore interface {
@@ -106,9 +121,32 @@ func (s *Server) allVoices(ctx context.Context) ([]VoiceInfo, error) {
 	return out, nil
 }
 
-// voiceOrigin returns "engine", "clone" or "" for an unknown voice, caching
-// the list for a second.
+// voiceOrigin returns "engine", "clone", "builtin", "alias" or "" for an
+// unknown voice, from the list cached for a second; a clone, or a name
+// the list lacks, is looked up in a shared store (VoiceLookup) first.
 func (s *Server) voiceOrigin(id string) string {
+	origin := s.listedOrigin(id)
+	lk, ok := s.cfg.Voices.(VoiceLookup)
+	if !ok || (origin != "" && origin != "clone") {
+		return origin
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	found := lk.Lookup(ctx, id)
+	switch {
+	case found && origin == "":
+		s.forgetVoices() // made elsewhere since the list was read
+		return "clone"
+	case !found && origin == "clone":
+		s.forgetVoices() // deleted elsewhere
+		return ""
+	}
+	return origin
+}
+
+// listedOrigin is voiceOrigin from the list alone, caching it for a
+// second.
+func (s *Server) listedOrigin(id string) string {
 	s.voicesMu.Lock()
 	defer s.voicesMu.Unlock()
 	if s.engineVoices == nil || time.Since(s.voicesAt) > time.Second {
@@ -205,7 +243,7 @@ func (s *Server) resolveClone(ctx context.Context, req *speech) (load string, e 
 		id := req.Voice
 		name, live, err := cs.Spoken(ctx, id)
 		if err != nil {
-			return "", fromEngine(err)
+			return "", s.cloneGone(req.Voice, err)
 		}
 		req.Voice = name
 		if !live {
@@ -215,7 +253,7 @@ func (s *Server) resolveClone(ctx context.Context, req *speech) (load string, e 
 	}
 	refs, err := s.cfg.Voices.References(ctx, req.Voice)
 	if err != nil {
-		return "", fromEngine(err)
+		return "", s.cloneGone(req.Voice, err)
 	}
 	req.References = append(req.References, refs...)
 	req.Voice = ""
@@ -239,9 +277,27 @@ func (s *Server) handleDeleteVoice(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// cloneGone answers a clone's references or catalog name that could not be
+// read: a clone deleted (on another host sharing the store) between the
+// look that found it and the read is an unknown voice, as it is on the
+// host that deleted it.
+func (s *Server) cloneGone(id string, err error) *apiError {
+	if !errors.Is(err, ErrVoiceNotFound) {
+		return fromEngine(err)
+	}
+	s.forgetVoices()
+	if _, e := s.resolveVoice(id); e != nil {
+		return e // the answer for a voice not served, in its words
+	}
+	return unknownVoice(id)
+}
+
 // cloneError maps a failed clone: as fromEngine, except that a failure is
 // a 500 in the encoder's words, since a failed encode restarts nothing.
 func cloneError(err error) *apiError {
+	if errors.Is(err, ErrVoiceExists) {
+		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: "id", Code: "voice_exists", Message: err.Error()}
+	}
 	if kind, _ := engine.KindOf(err); kind == engine.KindFailed && !errors.As(err, new(*apiError)) {
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "clone_failed", Message: "cloning failed: " + err.Error()}
 	}

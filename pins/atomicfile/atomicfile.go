@@ -1,6 +1,7 @@
 // Package atomicfile writes files and directories so that a reader sees the
 // old content or all of the new, never part of it: a temporary beside the
 // target, the file synced, a rename over the target, the directory synced.
+// Create is the write that never replaces: a link in place of the rename.
 //
 // Every temporary names its owner: ".NAME.tmp-PID-START-RANDOM", where PID is
 // the writing process and START its start time. Sweep removes the
@@ -12,6 +13,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,11 +54,53 @@ func pattern(target string) string {
 // syncs the directory. When fill or any step fails the temporary is removed,
 // path is untouched and the error is returned (fill's as it is). Before it
 // starts it sweeps the temporaries a dead run left for path (see Sweep).
-func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err error) {
+func Write(path string, perm os.FileMode, fill func(f *os.File) error) error {
+	tmp, err := temp(path, perm, fill)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// Create is Write that never replaces: the synced temporary is linked to
+// path (link(2) fails when path exists, on NFS too) and then removed, so of
+// several writers racing for one path, on one host or on hosts sharing the
+// file system, exactly one wins and a reader sees its whole file. When path
+// exists the error wraps fs.ErrExist and path is untouched. A file system
+// without hard links gets an error that says so.
+func Create(path string, perm os.FileMode, fill func(f *os.File) error) error {
+	tmp, err := temp(path, perm, fill)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create %s: %w", path, fs.ErrExist)
+		}
+		return fmt.Errorf("create %s: the file system must support hard links (link(2)) for a write that never replaces: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// CreateFile writes data to path as Create does.
+func CreateFile(path string, data []byte, perm os.FileMode) error {
+	return Create(path, perm, writeData(path, data))
+}
+
+// temp writes a synced, closed temporary beside path as Write describes and
+// returns its name; on failure nothing is left.
+func temp(path string, perm os.FileMode, fill func(f *os.File) error) (name string, err error) {
 	_, _ = Sweep(filepath.Dir(path), filepath.Base(path)) // best effort: what a dead run left is no reason to fail
 	f, err := os.CreateTemp(filepath.Dir(path), pattern(path))
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -65,35 +109,35 @@ func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err erro
 		}
 	}()
 	if err := fill(f); err != nil {
-		return err
+		return "", err
 	}
 	if perm == 0 {
 		perm = 0o644
 	}
 	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
+		return "", fmt.Errorf("sync %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
+		return "", fmt.Errorf("close %s: %w", path, err)
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return f.Name(), nil
 }
 
 // WriteFile writes data to path as Write does.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
-	return Write(path, perm, func(f *os.File) error {
+	return Write(path, perm, writeData(path, data))
+}
+
+func writeData(path string, data []byte) func(f *os.File) error {
+	return func(f *os.File) error {
 		if _, err := f.Write(data); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		return nil
-	})
+	}
 }
 
 // TempDir creates an empty temporary directory beside target (mode 0755)

@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,54 @@ func TestWriteSweepsItsTarget(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("the temporary of b was removed: %v", err)
+	}
+}
+
+// TestCreateNeverReplaces: writers racing to create one path (as two
+// hosts cloning one voice id into a shared directory): exactly one wins,
+// the others get fs.ErrExist, the file is the winner's whole, and no
+// temporary is left.
+func TestCreateNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "anna.json")
+	const writers = 8
+	errs := make(chan error, writers)
+	start := make(chan struct{})
+	for i := range writers {
+		go func() {
+			<-start
+			errs <- CreateFile(p, []byte(strings.Repeat(strconv.Itoa(i), 1<<16)), 0o600)
+		}()
+	}
+	close(start)
+	won := 0
+	for range writers {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, fs.ErrExist):
+			t.Errorf("a loser got %v, want fs.ErrExist", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d writers won, want exactly 1", won)
+	}
+	b, _ := os.ReadFile(p)
+	if len(b) != 1<<16 || strings.Count(string(b), string(b[:1])) != len(b) {
+		t.Errorf("the file is not one writer's whole content (%d bytes)", len(b))
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("dir holds %d entries, want the target alone", len(ents))
+	}
+	// an existing file is kept as it is
+	if err := CreateFile(p, []byte("late"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("create over an existing file: %v, want fs.ErrExist", err)
+	}
+	if b2, _ := os.ReadFile(p); string(b2) != string(b) {
+		t.Error("create over an existing file changed it")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -27,8 +28,16 @@ import (
 
 // manifest is the part of docs/deploy/kubernetes.yaml the test reads.
 type manifest struct {
-	Kind string
-	Spec struct {
+	Kind     string
+	Metadata struct{ Name string }
+	Spec     struct {
+		AccessModes          []string `yaml:"accessModes"`
+		VolumeClaimTemplates []struct {
+			Metadata struct{ Name string }
+			Spec     struct {
+				AccessModes []string `yaml:"accessModes"`
+			}
+		} `yaml:"volumeClaimTemplates"`
 		Ports []struct {
 			Port       int
 			TargetPort string `yaml:"targetPort"`
@@ -38,6 +47,12 @@ type manifest struct {
 				TerminationGracePeriodSeconds int         `yaml:"terminationGracePeriodSeconds"`
 				InitContainers                []container `yaml:"initContainers"`
 				Containers                    []container
+				Volumes                       []struct {
+					Name                  string
+					PersistentVolumeClaim struct {
+						ClaimName string `yaml:"claimName"`
+					} `yaml:"persistentVolumeClaim"`
+				}
 			}
 		}
 	}
@@ -68,6 +83,10 @@ type container struct {
 			Sleep struct{ Seconds int }
 		} `yaml:"preStop"`
 	}
+	VolumeMounts []struct {
+		Name      string
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
 }
 
 type probe struct {
@@ -120,6 +139,26 @@ func parseServe(t *testing.T, command []string, env ...string) *servecmd.Options
 	return got
 }
 
+// containerEnv is a container's environment as name, value pairs, a
+// Secret's value standing in for itself, and whether the API key comes from
+// a Secret; an API key written in the manifest itself is an error.
+func containerEnv(t *testing.T, c container) (env []string, keyFromSecret bool) {
+	t.Helper()
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			env = append(env, e.Name, "secret-"+e.ValueFrom.SecretKeyRef.Name+"-"+e.ValueFrom.SecretKeyRef.Key+"-0123456789abcdef")
+			keyFromSecret = keyFromSecret || e.Name == cmdutil.APIKeyEnv
+		case e.Value != nil:
+			if e.Name == cmdutil.APIKeyEnv {
+				t.Errorf("env %s has its value in the manifest: take it from a Secret (valueFrom.secretKeyRef)", e.Name)
+			}
+			env = append(env, e.Name, *e.Value)
+		}
+	}
+	return env, keyFromSecret
+}
+
 // TestKubernetesManifests holds docs/deploy/kubernetes.yaml to drama serve:
 // the command is a real drama serve command line, the probes ask routes it
 // answers on the port it listens on, the readiness probe is the route that
@@ -146,22 +185,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatalf("%d containers, want drama serve alone", len(spec.Containers))
 	}
 	c := spec.Containers[0]
-	// the container's environment, a Secret's value standing in for
-	// itself; the API key must come from a Secret, never the manifest
-	var env []string
-	keyFromSecret := false
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-			env = append(env, e.Name, "secret-"+e.ValueFrom.SecretKeyRef.Name+"-"+e.ValueFrom.SecretKeyRef.Key+"-0123456789abcdef")
-			keyFromSecret = keyFromSecret || e.Name == cmdutil.APIKeyEnv
-		case e.Value != nil:
-			if e.Name == cmdutil.APIKeyEnv {
-				t.Errorf("env %s has its value in the manifest: take it from a Secret (valueFrom.secretKeyRef)", e.Name)
-			}
-			env = append(env, e.Name, *e.Value)
-		}
-	}
+	env, keyFromSecret := containerEnv(t, c)
 	opts := parseServe(t, c.Command, env...)
 	if opts.AllowRemote && !keyFromSecret {
 		t.Errorf("drama serve --allow-remote with no API key: give the container env %s from a Secret (valueFrom.secretKeyRef)", cmdutil.APIKeyEnv)
@@ -242,5 +266,61 @@ func TestKubernetesManifests(t *testing.T) {
 		if err := root.Execute(); err != nil || !ran {
 			t.Errorf("init container %s: %q is not a drama fetch command line: %v", ic.Name, ic.Command, err)
 		}
+	}
+}
+
+// TestKubernetesVoiceStore holds the manifests' voices to what a shared
+// store needs: drama serve's --voice-store is the mount of a volume whose
+// claim every pod shares (ReadWriteMany), and --root the mount of each
+// pod's own claim (the weights, ReadWriteOnce), not the shared one.
+func TestKubernetesVoiceStore(t *testing.T) {
+	ms := readManifests(t)
+	claims := map[string][]string{} // claim name -> access modes
+	var pod *manifest
+	for i, m := range ms {
+		switch m.Kind {
+		case "PersistentVolumeClaim":
+			claims[m.Metadata.Name] = m.Spec.AccessModes
+		case "StatefulSet", "Deployment":
+			pod = &ms[i]
+		}
+	}
+	if pod == nil {
+		t.Fatal("docs/deploy/kubernetes.yaml: no StatefulSet")
+	}
+	c := pod.Spec.Template.Spec.Containers[0]
+	env, _ := containerEnv(t, c)
+	opts := parseServe(t, c.Command, env...)
+	if opts.VoiceStore == "" {
+		t.Fatal("drama serve has no --voice-store: a clone made through one pod exists on that pod alone")
+	}
+	mounts := map[string]string{} // mount path -> volume
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	shared := map[string]string{} // volume -> its claim
+	for _, v := range pod.Spec.Template.Spec.Volumes {
+		shared[v.Name] = v.PersistentVolumeClaim.ClaimName
+	}
+	own := map[string][]string{} // per-pod claim templates
+	for _, ct := range pod.Spec.VolumeClaimTemplates {
+		own[ct.Metadata.Name] = ct.Spec.AccessModes
+	}
+	vol, ok := mounts[opts.VoiceStore]
+	if !ok {
+		t.Fatalf("--voice-store %s is no volume mount of the container", opts.VoiceStore)
+	}
+	claim := shared[vol]
+	if claim == "" || !slices.Contains(claims[claim], "ReadWriteMany") {
+		t.Errorf("--voice-store %s: volume %s is not a ReadWriteMany claim every pod shares (claim %q: %v)", opts.VoiceStore, vol, claim, claims[claim])
+	}
+	root := ""
+	for i, a := range c.Command {
+		if a == "--root" && i+1 < len(c.Command) {
+			root = c.Command[i+1]
+		}
+	}
+	if _, ok := own[mounts[root]]; !ok {
+		t.Errorf("--root %s is not on the pod's own claim (drama serve refuses a root another uses)", root)
 	}
 }

@@ -54,6 +54,7 @@ var layers = []layer{
 	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
 	{"safetensors", []string{"safetensors/..."}, []string{"github.com/x448/float16"}},
 	{"voices", []string{"voices/..."}, []string{"golang.org/x/text"}},
+	{"voices/store", []string{"voices"}, []string{"github.com/fsnotify/fsnotify"}}, // inotify on Linux, kqueue on macOS, cancellable
 	{"engine", []string{"engine/enginepb", "voices"}, []string{"github.com/hashicorp/go-plugin",
 		"github.com/hashicorp/go-hclog", "google.golang.org/grpc", "google.golang.org/protobuf", "golang.org/x/sys"}},
 	{"engine/enginepb", nil, []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},

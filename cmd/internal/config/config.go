@@ -54,6 +54,8 @@ var Keys = []Key{
 	{Name: "serve.addr", Command: "serve", Flag: "addr", Env: EnvAddr, Doc: "address drama serve listens on"},
 	{Name: "serve.variant", Command: "serve", Flag: "variant", Doc: "variant drama serve serves"},
 	{Name: "serve.voices", Command: "serve", Flag: "voices", Doc: "directory of voice files the engine serves"},
+	{Name: "serve.voice_store", Command: "serve", Flag: "voice-store", Doc: "directory of the cloned voices, shared by every drama serve behind the balancer"},
+	{Name: "serve.voice_store_rescan", Command: "serve", Flag: "voice-store-rescan", Doc: "how often the voice store is rescanned where inotify cannot see other hosts' changes, e.g. 2s"},
 	{Name: "serve.default_voice", Command: "serve", Flag: "default-voice", Doc: "voice used when a request names none"},
 	{Name: "serve.voice_aliases", Command: "serve", Flag: "voice-alias", Map: true, Doc: "voice names: NAME: VOICE pairs"},
 	{Name: "serve.admission", Command: "serve", Flag: "admission", Doc: "memory admission: own, external or off"},

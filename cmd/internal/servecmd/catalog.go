@@ -27,8 +27,11 @@ const CatalogClones = 16
 // catalogClones is CatalogClones, lowered by tests.
 var catalogClones = CatalogClones
 
-// spokenFile lists the cloned voices of a root, most recently spoken first,
-// one id a line, so the catalog keeps them across runs of drama serve.
+// spokenFile lists the cloned voices this drama serve spoke, most recently
+// first, one id a line, so the catalog keeps them across its runs. It sits
+// beside the catalog, in the root's private directory: each host has its
+// own catalog, while the voices may be shared (--voice-store). Older
+// drama serve kept it in the voices directory, where it is read once.
 const spokenFile = "spoken.list"
 
 // catalogStore is the voice store of an engine that serves voices only
@@ -42,24 +45,38 @@ type catalogStore struct {
 	dir    string // the catalog the engine reads
 	source string // the operator's --voices directory, or ""
 	max    int
+	spoken string // spokenFile's path
 
-	mu     sync.Mutex
-	spoken []string          // clone ids, most recent first
-	live   map[string]string // clone id -> catalog name in the running catalog
+	mu    sync.Mutex
+	order []string          // clone ids, most recently spoken first
+	live  map[string]string // clone id -> catalog name in the running catalog
 }
 
 var _ httpapi.CatalogStore = (*catalogStore)(nil)
 
 func newCatalogStore(vs *voiceStore, dir, source string) *catalogStore {
-	c := &catalogStore{voiceStore: vs, dir: dir, source: source, max: catalogClones, live: map[string]string{}}
-	if b, err := os.ReadFile(filepath.Join(vs.dir, spokenFile)); err == nil {
+	c := &catalogStore{voiceStore: vs, dir: dir, source: source, max: catalogClones, live: map[string]string{},
+		spoken: filepath.Join(filepath.Dir(dir), spokenFile)}
+	b, err := os.ReadFile(c.spoken)
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = os.ReadFile(filepath.Join(vs.files.Dir(), spokenFile)) // where an older drama serve kept it
+	}
+	if err == nil {
 		for _, id := range strings.Fields(string(b)) {
-			if voices.CheckID(id) == nil && !slices.Contains(c.spoken, id) {
-				c.spoken = append(c.spoken, id)
+			if voices.CheckID(id) == nil && !slices.Contains(c.order, id) {
+				c.order = append(c.order, id)
 			}
 		}
 	}
 	return c
+}
+
+// saveOrder writes the order of the spoken clones. c.mu must be held.
+func (c *catalogStore) saveOrder() error {
+	if err := os.MkdirAll(filepath.Dir(c.spoken), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(c.spoken, []byte(strings.Join(c.order, "\n")+"\n"), 0o600)
 }
 
 // catalogName is the content name of a cloned voice: clone- and 16 hex
@@ -83,11 +100,11 @@ func (c *catalogStore) catalogName(id string) (string, error) {
 // front puts id first among the spoken clones and saves the order when it
 // changed. c.mu must be held.
 func (c *catalogStore) front(id string) error {
-	if len(c.spoken) > 0 && c.spoken[0] == id {
+	if len(c.order) > 0 && c.order[0] == id {
 		return nil
 	}
-	c.spoken = slices.Insert(slices.DeleteFunc(c.spoken, func(s string) bool { return s == id }), 0, id)
-	return atomicfile.WriteFile(filepath.Join(c.voiceStore.dir, spokenFile), []byte(strings.Join(c.spoken, "\n")+"\n"), 0o600)
+	c.order = slices.Insert(slices.DeleteFunc(c.order, func(s string) bool { return s == id }), 0, id)
+	return c.saveOrder()
 }
 
 // Spoken counts clone id as just spoken and says whether the running
@@ -124,8 +141,8 @@ func (c *catalogStore) Delete(ctx context.Context, id string) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.spoken = slices.DeleteFunc(c.spoken, func(s string) bool { return s == id })
-	return atomicfile.WriteFile(filepath.Join(c.voiceStore.dir, spokenFile), []byte(strings.Join(c.spoken, "\n")+"\n"), 0o600)
+	c.order = slices.DeleteFunc(c.order, func(s string) bool { return s == id })
+	return c.saveOrder()
 }
 
 // prepare is the supervisor's Prepare: for a catalog engine it writes the
@@ -173,13 +190,13 @@ func (c *catalogStore) write() error {
 		}
 	}
 	live := map[string]string{}
-	for _, id := range c.spoken {
+	for _, id := range c.order {
 		if len(live) == c.max {
 			break
 		}
 		name, err := c.publish(id)
 		if errors.Is(err, httpapi.ErrVoiceNotFound) {
-			continue // deleted by hand
+			continue // deleted by hand, or by another drama serve sharing the store
 		}
 		if err != nil {
 			return fmt.Errorf("clone %s: %w", id, err)

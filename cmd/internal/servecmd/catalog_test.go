@@ -107,8 +107,16 @@ func TestCatalogKeepsTheMostRecentlySpoken(t *testing.T) {
 	}
 	// a new run reads the order back
 	again := newCatalogStore(newVoiceStore(voicesDir, nil, engine.Install{}, nil), catDir, own)
-	if len(again.spoken) != 20 || again.spoken[0] != "v04" {
-		t.Fatalf("order after a restart: %v", again.spoken)
+	if len(again.order) != 20 || again.order[0] != "v04" {
+		t.Fatalf("order after a restart: %v", again.order)
+	}
+	// the order is this host's: kept beside its catalog, not in the
+	// voices directory other hosts may share
+	if _, err := os.Stat(filepath.Join(voicesDir, spokenFile)); err == nil {
+		t.Errorf("%s written in the voices directory, which other hosts may share", spokenFile)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".drama", spokenFile)); err != nil {
+		t.Errorf("the order of the spoken clones: %v", err)
 	}
 }
 

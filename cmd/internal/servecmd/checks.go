@@ -28,6 +28,9 @@ func checkVoices(opts *Options) error {
 			return cmdutil.FlagErrorf("--voices %s: not a directory: give the directory that holds the voice files", opts.VoicesDir)
 		}
 	}
+	if err := checkVoiceStore(opts); err != nil {
+		return err
+	}
 	if opts.DefaultVoice == "" {
 		return nil
 	}
@@ -74,5 +77,30 @@ func checkNotServing(f *cmdutil.Factory, root string) error {
 		return fmt.Errorf("drama serve (pid %d, http://%s, variant %s, since %s) already serves %s: stop it (kill -INT %d) or start this one with another --root",
 			r.PID, r.Addr, r.Variant, r.Started.Local().Format(time.DateTime), root, r.PID)
 	}
+	return nil
+}
+
+// checkVoiceStore checks --voice-store: a directory that exists (a shared
+// file system not mounted must not become a directory of this host's own)
+// and that this process can write.
+func checkVoiceStore(opts *Options) error {
+	if opts.VoiceStore == "" {
+		return nil
+	}
+	st, err := os.Stat(opts.VoiceStore)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		return cmdutil.FlagErrorf("--voice-store %s: no such directory: mount the file system the hosts share there, or create the directory (mkdir -m 700 %s)", opts.VoiceStore, opts.VoiceStore)
+	case err != nil:
+		return fmt.Errorf("--voice-store %s: %w", opts.VoiceStore, err)
+	case !st.IsDir():
+		return cmdutil.FlagErrorf("--voice-store %s: not a directory: give the directory, on a file system the hosts share, that holds the cloned voices", opts.VoiceStore)
+	}
+	probe, err := os.CreateTemp(opts.VoiceStore, ".drama-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--voice-store %s: cannot write there (%w): drama serve saves and deletes clones in it", opts.VoiceStore, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	return nil
 }

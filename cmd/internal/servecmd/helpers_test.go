@@ -79,7 +79,9 @@ func serveOver(t *testing.T, opts *Options, sup *supervise.Supervisor, root stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, api := newHTTPServer(context.Background(), opts, discardLogs(), engines, root, install, nil, ln.Addr().String())
+	ctx, cancel := context.WithCancel(context.Background()) // ends the voice store's watch
+	t.Cleanup(cancel)
+	srv, api := newHTTPServer(ctx, opts, discardLogs(), engines, root, install, nil, ln.Addr().String())
 	if err := engines.pool.Start(context.Background(), nil); err != nil {
 		ln.Close()
 		t.Fatal(err)

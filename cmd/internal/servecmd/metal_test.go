@@ -38,6 +38,12 @@ func speechClip(t *testing.T, from int) []byte {
 // of the native engine driving the stand-in in its Metal shape.
 func serveMetal(t *testing.T) (addr, root string) {
 	t.Helper()
+	return serveMetalWith(t, "")
+}
+
+// serveMetalWith is serveMetal with more of drama serve's flags.
+func serveMetalWith(t *testing.T, flags string) (addr, root string) {
+	t.Helper()
 	bin, err := nativetest.Build(t.TempDir(), "drama3-generate", nativetest.StandinPackage)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +51,7 @@ func serveMetal(t *testing.T) (addr, root string) {
 	eng := native.NewEngine(native.Metal, native.EngineOptions{AnyOS: true})
 	req := nativetest.StartRequest(t, native.Metal, bin)
 	root = t.TempDir()
-	opts := serveOptions(t, "", "--voices "+req.VoicesDir)
+	opts := serveOptions(t, "", "--voices "+req.VoicesDir+" "+flags)
 	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
 	_, api, addr := serveOver(t, opts, sup, root, req.Install)
 	d, err := eng.Describe(context.Background())
@@ -169,7 +175,7 @@ func TestMetalClonePublishedToTheCatalog(t *testing.T) {
 	if code, _ := speak(t, addr, "alice"); code != 200 {
 		t.Fatalf("the operator's own voice after restarts: %d", code)
 	}
-	spoken, _ := os.ReadFile(filepath.Join(root, "voices", spokenFile))
+	spoken, _ := os.ReadFile(filepath.Join(root, ".drama", spokenFile))
 	if string(spoken) != "anna\nben\n" {
 		t.Fatalf("spoken order %q", spoken)
 	}
@@ -206,5 +212,47 @@ func TestMetalFailedSynthesisIsNoRestart(t *testing.T) {
 	}
 	if n := metric(t, addr, "drama_engine_restarts_total"); n != "0" {
 		t.Fatalf("drama_engine_restarts_total %s, want 0", n)
+	}
+}
+
+// TestMetalCloneFromAnotherHost: two Metal drama serve share --voice-store.
+// A clone made on A is published to B's catalog by the first request on B
+// that asks for it (B's engine restarted, the request says it paid), and
+// once A deletes it B answers a request for it as A does: an unknown voice.
+func TestMetalCloneFromAnotherHost(t *testing.T) {
+	shared := t.TempDir()
+	a, _ := serveMetalWith(t, "--voice-store "+shared)
+	b, rootB := serveMetalWith(t, "--voice-store "+shared)
+	cloneOn(t, a, "anna", speechClip(t, 0))
+	if code, restart := speak(t, b, "anna"); code != 200 || !strings.Contains(restart, "paid for the restart") {
+		t.Fatalf("B speaking a clone made on A: %d, restart header %q", code, restart)
+	}
+	if code, restart := speak(t, b, "anna"); code != 200 || restart != "" {
+		t.Fatalf("B speaking it again: %d, restart %q", code, restart)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rootB, ".drama", spokenFile)); string(b) != "anna\n" {
+		t.Errorf("B's order of spoken clones: %q", b)
+	}
+	req, _ := http.NewRequest("DELETE", "http://"+a+"/v1/voices/anna", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("delete on A: %d", resp.StatusCode)
+	}
+	answer := func(addr string) string {
+		resp, err := http.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"Hello there.","voice":"anna"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.Status + " " + string(body)
+	}
+	onA, onB := answer(a), answer(b)
+	if !strings.HasPrefix(onA, "400 ") || !strings.Contains(onA, "unknown voice") || onB != onA {
+		t.Errorf("a clone deleted on A: A answers %s, B %s; want B to answer as A, an unknown voice", onA, onB)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/internal/connlimit"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/store"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
 
@@ -57,6 +58,14 @@ type Options struct {
 	DefaultVoice string
 	MaxFrames    int
 	LongForm     bool
+	// VoiceStore is the directory of cloned voices, shared by the drama
+	// serve behind one balancer (empty: <root>/voices); VoiceStoreRescan
+	// the period it is rescanned where inotify cannot see other hosts'
+	// changes, and voiceStoreNoNotify does without inotify (rescans
+	// alone, for measuring them).
+	VoiceStore         string
+	VoiceStoreRescan   time.Duration
+	voiceStoreNoNotify bool
 	// LongFormChars and LongFormHistory are the long-form segment length
 	// and the segments of history each is conditioned on.
 	LongFormChars   int
@@ -184,11 +193,19 @@ waiting at most --affinity-wait for a busy one that holds it;
 while the others serve; GET /ready counts the ready engines and /metrics
 has series per engine.
 
-Voices: the engine's voices (--voices), the clones in <root>/voices, and the
-model's built-in voice (the engine's voice when a request names none) under
-the name "default" (--builtin-voice, --no-builtin-voice). OpenAI's voice
-names (alloy, echo, ...) and any other name are served once mapped to one of
-these: --voice-alias alloy=default, repeated for each name.
+Voices: the engine's voices (--voices), the clones in --voice-store
+(default <root>/voices), and the model's built-in voice (the engine's voice
+when a request names none) under the name "default" (--builtin-voice,
+--no-builtin-voice). OpenAI's voice names (alloy, echo, ...) and any other
+name are served once mapped to one of these: --voice-alias alloy=default,
+repeated for each name.
+
+Several hosts behind one balancer share their clones through --voice-store
+DIR on a file system they all mount (NFS, CephFS, a Kubernetes
+ReadWriteMany volume): a clone made or deleted on one host is seen by the
+others at once when a request names it, and in their lists within a moment
+(inotify) or --voice-store-rescan (network file systems). Two hosts cloning
+one id at once: one gets 201, the other 409, nothing is overwritten.
 
 Before the engine starts, the variant's files are checked against its pins
 (--verify size, sha256 or none; a mismatch exits 3). GET /v1/models says
@@ -246,6 +263,10 @@ $ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # key
 	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
 	fl.BoolVar(&opts.AllowEngine, "allow-engine-mismatch", false, "start an engine binary whose sha256 differs from <root>/engine/engine.sha256")
 	fl.StringVar(&opts.VoicesDir, "voices", "", "directory of voice files the engine serves")
+	fl.StringVar(&opts.VoiceStore, "voice-store", "", "directory of the cloned voices, on a file system every drama serve behind the balancer shares (default <root>/voices)")
+	fl.DurationVar(&opts.VoiceStoreRescan, "voice-store-rescan", store.DefaultRescan, "how often the voice store is rescanned where inotify cannot see other hosts' clones and deletes (NFS, CephFS, FUSE)")
+	fl.BoolVar(&opts.voiceStoreNoNotify, "voice-store-no-notify", false, "rescan the voice store at --voice-store-rescan even where inotify works")
+	_ = fl.MarkHidden("voice-store-no-notify") // for measuring rescans
 	fl.StringVar(&opts.DefaultVoice, "default-voice", "", "voice used when a request names none")
 	fl.IntVar(&opts.MaxFrames, "max-frames", 0, "frame limit per synthesis (0: the engine's default)")
 	fl.BoolVar(&opts.LongForm, "long-form", false, "split long texts into segments (CUDA)")
@@ -339,6 +360,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-conns %d: give the number of connections to hold open at once, at least 1 (default %d)", o.MaxConns, DefaultMaxConns)
 	case o.AffinityWait < 0:
 		return cmdutil.FlagErrorf("--affinity-wait must be 0 or more, e.g. 250ms")
+	case o.VoiceStoreRescan <= 0:
+		return cmdutil.FlagErrorf("--voice-store-rescan must be more than 0, e.g. %s", store.DefaultRescan)
 	case o.ReadyWait < 0:
 		return cmdutil.FlagErrorf("--ready-wait must be 0 or more, e.g. 1s")
 	case o.Dispatch != string(pool.Affinity) && o.Dispatch != string(pool.RoundRobin):
@@ -704,7 +727,16 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		cloneWait = -1
 	}
 	// a catalog engine (Metal) gets its catalog written before each start
-	clones := newVoiceStore(filepath.Join(root, "voices"), engines.pool.Any(), install, installReady(opts.F, install))
+	// the clones, in --voice-store when the hosts behind a balancer share
+	// one, kept fresh by inotify or rescans for as long as drama serve runs
+	clones := newVoiceStore("", engines.pool.Any(), install, installReady(opts.F, install))
+	clones.files = store.New(cmp.Or(opts.VoiceStore, filepath.Join(root, "voices")),
+		store.Options{Rescan: opts.VoiceStoreRescan, NoNotify: opts.voiceStoreNoNotify, Logger: logger})
+	go func() {
+		if err := clones.files.Run(ctx); err != nil {
+			logger.Warn("the voice store is not kept fresh: clones and deletes of other hosts are seen only when a request names them", "err", err)
+		}
+	}()
 	var transcribeFile func(ctx context.Context, path, name string) (string, error)
 	if opts.TranscribeURL != "" {
 		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}

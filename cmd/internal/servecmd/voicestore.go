@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/drama-tts/drama/engine"
@@ -15,13 +13,14 @@ import (
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
+	"github.com/drama-tts/drama/voices/store"
 	"github.com/drama-tts/drama/voices/transcribe"
 )
 
-// voiceStore keeps the cloned voices of a root: one file per voice,
-// <dir>/<id>.json, mode 0600.
+// voiceStore keeps the cloned voices of a root, or of every drama serve
+// sharing --voice-store: one file per voice, <dir>/<id>.json, mode 0600.
 type voiceStore struct {
-	dir     string
+	files   *store.Store
 	enc     clone.Encoder
 	install engine.Install
 	// ready, if set, says whether the install can encode (its variant is
@@ -33,36 +32,39 @@ type voiceStore struct {
 
 // newVoiceStore returns the store of the voices in dir, which clones
 // through enc (the supervised engine) with install; ready, if set, is asked
-// before each clone whether the install can encode.
+// before each clone whether the install can encode. Until its files are
+// run (store.Store.Run), every listing reads the directory.
 func newVoiceStore(dir string, enc clone.Encoder, install engine.Install, ready func() error) *voiceStore {
-	return &voiceStore{dir: dir, enc: enc, install: install, ready: ready}
+	return &voiceStore{files: store.New(dir, store.Options{}), enc: enc, install: install, ready: ready}
 }
 
 var _ httpapi.VoiceStore = (*voiceStore)(nil)
+var _ httpapi.VoiceLookup = (*voiceStore)(nil)
 
-// List reads every voice file of the directory; files that do not parse
-// are skipped (drama voice check names their problems).
+// List lists the voices of the store's index; files that do not parse are
+// skipped (drama voice check names their problems).
 func (s *voiceStore) List(ctx context.Context) ([]httpapi.VoiceInfo, error) {
-	names, err := filepath.Glob(filepath.Join(s.dir, "*.json"))
+	list, err := s.files.List()
 	if err != nil {
 		return nil, err
 	}
-	out := []httpapi.VoiceInfo{}
-	for _, name := range names {
-		v, err := voices.ReadFile(name, nil)
-		if err != nil {
-			continue
-		}
-		out = append(out, info(v))
+	out := make([]httpapi.VoiceInfo, len(list))
+	for i, v := range list {
+		out[i] = info(v)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
-func info(v *voices.Voice) httpapi.VoiceInfo {
-	frames := v.TotalFrames()
+// Lookup says whether clone id is in the store now, reading the store
+// itself: another drama serve sharing it may have made or deleted it.
+func (s *voiceStore) Lookup(ctx context.Context, id string) bool {
+	_, ok := s.files.Lookup(id)
+	return ok
+}
+
+func info(v store.Summary) httpapi.VoiceInfo {
 	vi := httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
-		References: len(v.References), Frames: frames, Seconds: voices.Seconds(frames)}
+		References: v.References, Frames: v.Frames, Seconds: voices.Seconds(v.Frames)}
 	if c := v.Consent; c != nil {
 		vi.Consent = &httpapi.VoiceConsent{Who: c.Who, When: c.When, Statement: c.Statement}
 	}
@@ -70,21 +72,27 @@ func info(v *voices.Voice) httpapi.VoiceInfo {
 }
 
 func (s *voiceStore) path(id string) (string, error) {
-	if err := voices.CheckID(id); err != nil {
+	p, err := s.files.Path(id)
+	if err != nil {
 		return "", fmt.Errorf("%w: %v", httpapi.ErrVoiceNotFound, err)
 	}
-	return filepath.Join(s.dir, id+".json"), nil
+	return p, nil
 }
 
-// References returns a cloned voice's references.
-func (s *voiceStore) References(ctx context.Context, id string) ([]engine.Reference, error) {
-	p, err := s.path(id)
-	if err != nil {
-		return nil, err
+// notFound gives the store's ErrNotFound the API's.
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %v", httpapi.ErrVoiceNotFound, err)
 	}
-	v, err := voices.ReadFile(p, nil)
+	return err
+}
+
+// References returns a cloned voice's references, read from its file as
+// it is now.
+func (s *voiceStore) References(ctx context.Context, id string) ([]engine.Reference, error) {
+	v, err := s.files.Read(id)
 	if err != nil {
-		return nil, fmt.Errorf("cloned voice %s: %w", id, err)
+		return nil, fmt.Errorf("cloned voice %s: %w", id, notFound(err))
 	}
 	refs := make([]engine.Reference, len(v.References))
 	for i, r := range v.References {
@@ -117,7 +125,7 @@ func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpa
 	if err := voices.CheckID(id); err != nil {
 		return httpapi.VoiceInfo{}, engine.Invalidf("id: %v", err)
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := os.MkdirAll(s.files.Dir(), 0o700); err != nil {
 		return httpapi.VoiceInfo{}, err
 	}
 	source := voices.SourceKind(req.Source)
@@ -128,7 +136,8 @@ func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpa
 	for i, c := range req.Clips {
 		clips[i] = clone.Clip{Name: clipName(i, c), Transcript: c.Transcript, Path: c.Path, Data: c.Data, Filename: c.Filename}
 	}
-	opts := clone.Options{ID: id, Name: req.Name, Output: filepath.Join(s.dir, id+".json"), Install: s.install, MaxClipDuration: maxClipDuration}
+	out, _ := s.files.Path(id) // id is checked above
+	opts := clone.Options{ID: id, Name: req.Name, Output: out, Install: s.install, MaxClipDuration: maxClipDuration}
 	if s.transcriber != nil {
 		opts.Transcriber = s.transcriber
 	}
@@ -138,7 +147,9 @@ func (s *voiceStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpa
 	if err != nil {
 		return httpapi.VoiceInfo{}, requestError(err)
 	}
-	return info(res.Voice), nil
+	s.files.Lookup(id) // listed here at once, before any notice
+	v := res.Voice
+	return info(store.Summary{ID: v.ID, Name: v.Name, Source: v.Source, Consent: v.Consent, References: len(v.References), Frames: v.TotalFrames()}), nil
 }
 
 // clipName names the i-th clip of a request in messages: "clip 2
@@ -172,7 +183,7 @@ func requestError(err error) error {
 	case errors.As(err, &ee):
 		return engine.Errorf(engine.KindFailed, "%v", err)
 	case errors.As(err, &xe):
-		return engine.Invalidf("voice %q exists: delete it first (DELETE /v1/voices/%s), or give another id", xe.ID, xe.ID)
+		return &existsError{id: xe.ID}
 	case errors.As(err, &pe):
 		return engine.Invalidf("%v: send each piece as a clip of its own, with its own transcript", err)
 	case errors.As(err, &ie):
@@ -181,15 +192,17 @@ func requestError(err error) error {
 	return err
 }
 
+// existsError is a clone of a taken id: answered 409 (httpapi.ErrVoiceExists).
+type existsError struct{ id string }
+
+func (e *existsError) Error() string {
+	return fmt.Sprintf("voice %q exists: delete it first (DELETE /v1/voices/%s), or give another id", e.id, e.id)
+}
+
+// Is makes the error an httpapi.ErrVoiceExists.
+func (e *existsError) Is(target error) bool { return target == httpapi.ErrVoiceExists }
+
 // Delete removes a cloned voice's file.
 func (s *voiceStore) Delete(ctx context.Context, id string) error {
-	p, err := s.path(id)
-	if err != nil {
-		return err
-	}
-	err = os.Remove(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: %s", httpapi.ErrVoiceNotFound, strings.TrimSuffix(filepath.Base(p), ".json"))
-	}
-	return err
+	return notFound(s.files.Delete(id))
 }

@@ -69,8 +69,8 @@ func TestVoiceStoreClone(t *testing.T) {
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", fi.Mode())
 	}
-	if _, err := s.Clone(context.Background(), annaRequest(t)); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "DELETE /v1/voices/anna-example") {
-		t.Fatalf("the same id again: %v, want invalid with the API's advice", err)
+	if _, err := s.Clone(context.Background(), annaRequest(t)); !errors.Is(err, httpapi.ErrVoiceExists) || !strings.Contains(err.Error(), "DELETE /v1/voices/anna-example") {
+		t.Fatalf("the same id again: %v, want the voice exists (a 409) with the API's advice", err)
 	}
 
 	bad := annaRequest(t)
