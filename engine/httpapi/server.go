@@ -157,6 +157,7 @@ type Server struct {
 
 	hosts     *hostcheck.Checker // what a request's Host may name
 	cloneSlot chan struct{}      // one clone at a time
+	refs      *refCache          // inline references of POST /v1/tts, made once
 
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
@@ -188,7 +189,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1), refs: newRefCache(maxCachedRefs, maxCachedRefBytes)}
 	if s.pool == nil {
 		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
 	} else {
@@ -233,6 +234,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/voices", s.handleListVoices)
 	mux.HandleFunc("POST /v1/voices", s.handleCreateVoice)
 	mux.HandleFunc("DELETE /v1/voices/{id}", s.handleDeleteVoice)
+	s.fishRoutes(mux)
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)

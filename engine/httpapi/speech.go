@@ -33,6 +33,14 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, e)
 		return
 	}
+	s.speak(rec, r, req, start)
+}
+
+// speak runs a checked speech request, whichever route it came by: the
+// clone it names resolved, its prompt counted, a turn in the queue, the
+// synthesis, and the reply as the request asked for it. Every refusal goes
+// through req.refusal, so each route answers in its own terms.
+func (s *Server) speak(rec *Recorder, r *http.Request, req *speech, start time.Time) {
 	req.RequestID = requestID(r.Context())
 	if !r.ProtoAtLeast(1, 1) {
 		// HTTP/1.0 has no chunked bodies: a streamed reply could only end
@@ -42,11 +50,11 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	}
 	load, e := s.resolveClone(r.Context(), req)
 	if e != nil {
-		writeError(rec, e)
+		writeError(rec, req.refusal(e))
 		return
 	}
 	if e := s.checkPrompt(req); e != nil {
-		writeError(rec, e)
+		writeError(rec, req.refusal(e))
 		return
 	}
 	limit := s.cfg.QueueTimeout
@@ -75,7 +83,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	turn := time.Now()
 	stream, err := lease.Engine().Synthesize(r.Context(), req.SynthesisRequest)
 	if err != nil {
-		writeError(rec, s.engineError(r.Context(), err, lease))
+		writeError(rec, req.refusal(s.engineError(r.Context(), err, lease)))
 		return
 	}
 	defer stream.Close()
@@ -188,7 +196,7 @@ func (s *Server) engineError(ctx context.Context, err error, lease *pool.Lease) 
 // reply sends the audio in the form the request asked for.
 func (s *Server) reply(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, start, turn time.Time, lease *pool.Lease) {
 	h := w.Header()
-	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
+	h.Set("X-Sample-Rate", strconv.Itoa(req.rate()))
 	h.Set("X-Audio-Format", "s16le;channels=1")
 	obs := &observer{s: s, start: start, turn: turn}
 	var err error
@@ -212,7 +220,7 @@ func (s *Server) failedMidway(ctx context.Context, w *Recorder, req *speech, err
 		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
 			w.Header().Del(k) // set for the audio that never came
 		}
-		writeError(w, s.engineError(ctx, err, lease))
+		writeError(w, req.refusal(s.engineError(ctx, err, lease)))
 		return
 	}
 	e := s.engineError(ctx, err, lease)

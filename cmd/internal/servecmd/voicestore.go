@@ -13,6 +13,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
 	"github.com/drama-tts/drama/voices/transcribe"
@@ -38,7 +39,11 @@ func newVoiceStore(dir string, enc clone.Encoder, install engine.Install, ready 
 	return &voiceStore{dir: dir, enc: enc, install: install, ready: ready}
 }
 
-var _ httpapi.VoiceStore = (*voiceStore)(nil)
+var (
+	_ httpapi.VoiceStore     = (*voiceStore)(nil)
+	_ httpapi.ReferenceMaker = (*voiceStore)(nil)
+	_ httpapi.VoiceEditor    = (*voiceStore)(nil)
+)
 
 // List reads every voice file of the directory; files that do not parse
 // are skipped (drama voice check names their problems).
@@ -53,7 +58,11 @@ func (s *voiceStore) List(ctx context.Context) ([]httpapi.VoiceInfo, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, info(v))
+		vi := info(v)
+		if fi, err := os.Stat(name); err == nil {
+			vi.Updated = fi.ModTime()
+		}
+		out = append(out, vi)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -62,7 +71,8 @@ func (s *voiceStore) List(ctx context.Context) ([]httpapi.VoiceInfo, error) {
 func info(v *voices.Voice) httpapi.VoiceInfo {
 	frames := v.TotalFrames()
 	vi := httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
-		References: len(v.References), Frames: frames, Seconds: voices.Seconds(frames)}
+		References: len(v.References), Frames: frames, Seconds: voices.Seconds(frames),
+		Description: v.Note, Created: v.Created}
 	if c := v.Consent; c != nil {
 		vi.Consent = &httpapi.VoiceConsent{Who: c.Who, When: c.When, Statement: c.Statement}
 	}
@@ -192,4 +202,63 @@ func (s *voiceStore) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %s", httpapi.ErrVoiceNotFound, strings.TrimSuffix(filepath.Base(p), ".json"))
 	}
 	return err
+}
+
+// MakeReferences makes references of req's clips through package clone,
+// as Clone does, and saves nothing: the inline references of POST /v1/tts.
+func (s *voiceStore) MakeReferences(ctx context.Context, req httpapi.CloneRequest) ([]engine.Reference, error) {
+	if s.ready != nil {
+		if err := s.ready(); err != nil {
+			return nil, fmt.Errorf("the encoder needs the variant's codec: %w", err)
+		}
+	}
+	clips := make([]clone.Clip, len(req.Clips))
+	for i, c := range req.Clips {
+		name := c.Filename
+		if name == "" {
+			name = clipName(i, c)
+		}
+		clips[i] = clone.Clip{Name: name, Transcript: c.Transcript, Path: c.Path, Data: c.Data, Filename: c.Filename}
+	}
+	opts := clone.Options{Name: req.Name, Install: s.install, MaxClipDuration: maxClipDuration}
+	source := voices.SourceKind(req.Source)
+	if source == "" {
+		source = voices.SourceConsented
+	}
+	refs, _, err := clone.MakeReferences(ctx, s.enc, clips, clone.Consent{Source: source, Who: req.ConsentWho, Statement: req.ConsentStatement}, opts)
+	if err != nil {
+		return nil, requestError(err)
+	}
+	out := make([]engine.Reference, len(refs))
+	for i, r := range refs {
+		out[i] = engine.Reference{Text: r.Text, Codes: r.Codes}
+	}
+	return out, nil
+}
+
+// Edit renames a cloned voice, its file rewritten canonically and
+// atomically, mode 0600, all else kept.
+func (s *voiceStore) Edit(ctx context.Context, id string, edit httpapi.VoiceEdit) (httpapi.VoiceInfo, error) {
+	p, err := s.path(id)
+	if err != nil {
+		return httpapi.VoiceInfo{}, err
+	}
+	v, err := voices.ReadFile(p, nil)
+	if errors.Is(err, os.ErrNotExist) {
+		return httpapi.VoiceInfo{}, fmt.Errorf("%w: %s", httpapi.ErrVoiceNotFound, id)
+	}
+	if err != nil {
+		return httpapi.VoiceInfo{}, fmt.Errorf("cloned voice %s: %w", id, err)
+	}
+	if edit.Name != nil {
+		v.Name = strings.TrimSpace(*edit.Name)
+	}
+	data, err := voices.Marshal(v, nil)
+	if err != nil {
+		return httpapi.VoiceInfo{}, engine.Invalidf("%v", err)
+	}
+	if err := atomicfile.WriteFile(p, data, 0o600); err != nil {
+		return httpapi.VoiceInfo{}, err
+	}
+	return info(v), nil
 }
