@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cheggaaa/pb/v3 v3.3.0
+	github.com/coder/websocket v1.8.15
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/go-json-experiment/json v1.27.2
 	github.com/hashicorp/go-hclog v1.6.3

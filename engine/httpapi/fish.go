@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -253,30 +254,40 @@ func joinInts(v []int64) string {
 // an unknown member is refused, not walked, so nesting costs nothing.
 func decodeFishMsgpack(body []byte) (*fishTTS, *apiError) {
 	d := mpReader{msgpack.NewDecoder(bytes.NewReader(body))}
-	n, e := d.mapLen("")
+	t, e := d.request("")
 	if e != nil {
-		return nil, fishRefused("", "the body is not a msgpack map of the request's fields")
+		return nil, e
+	}
+	if _, err := d.d.PeekCode(); !errors.Is(err, io.EOF) {
+		return nil, fishRefused("", "the body holds more after its msgpack map: send exactly one map")
+	}
+	return t, nil
+}
+
+// request decodes a request's map (the body, or a live session's start
+// event's request, named in messages by field).
+func (m mpReader) request(field string) (*fishTTS, *apiError) {
+	n, e := m.mapLen(field)
+	if e != nil {
+		return nil, fishRefused(field, "%s is not a msgpack map of the request's fields", cmp.Or(field, "the body"))
 	}
 	t := &fishTTS{}
 	seen := map[string]bool{}
 	for range n {
-		key, err := d.d.DecodeString()
+		key, err := m.d.DecodeString()
 		if err != nil {
-			return nil, fishRefused("", "the body's map holds a key that is not a string: %v", err)
+			return nil, fishRefused(field, "a map key that is not a string: %v", err)
 		}
 		if seen[key] {
 			return nil, fishRefused(key, "%s appears twice: send it once", key)
 		}
 		seen[key] = true
-		if d.null() {
+		if m.null() {
 			continue
 		}
-		if e := d.member(t, key); e != nil {
+		if e := m.member(t, key); e != nil {
 			return nil, e
 		}
-	}
-	if _, err := d.d.PeekCode(); !errors.Is(err, io.EOF) {
-		return nil, fishRefused("", "the body holds more after its msgpack map: send exactly one map")
 	}
 	return t, nil
 }

@@ -17,6 +17,7 @@ import (
 // WebSocket /v1/tts/live) and the voices as models (/model).
 func (s *Server) fishRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/tts", s.handleTTS)
+	mux.HandleFunc("GET /v1/tts/live", s.handleLive)
 	mux.HandleFunc("GET /model", s.handleListModels)
 	mux.HandleFunc("POST /model", s.handleCreateModel)
 	mux.HandleFunc("GET /model/{id}", s.handleGetModel)

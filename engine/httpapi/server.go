@@ -131,6 +131,9 @@ type Config struct {
 	// before it is cut and its synthesis cancelled (default
 	// DefaultStallTimeout).
 	StallTimeout time.Duration
+	// LiveIdle is how long a /v1/tts/live session waits for the client's
+	// next event (default DefaultLiveIdle).
+	LiveIdle time.Duration
 	// Uploads are the limits of POST /v1/voices.
 	Uploads UploadLimits
 	// Transcribe, when set, gives the words spoken in a clip file, for the
