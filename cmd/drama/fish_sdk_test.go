@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,5 +35,38 @@ func TestFishSDKConformance(t *testing.T) {
 	t.Log("\n" + strings.TrimSpace(res.Stdout))
 	if res.Err != nil {
 		t.Fatalf("%v\n%s\ndrama serve:\n%s", res.Err, res.Stderr, s.stderr)
+	}
+}
+
+// BenchmarkFishLiveFirstAudio times, with Fish Audio's SDK against drama
+// serve on the stand-in paced at real time, the first audio of
+// convertRealtime from the moment the first sentence's end is sent, beside
+// the first audio byte of convert for that sentence alone, alternating,
+// DRAMA_SDK_BENCH_N of each (default 20) per benchmark iteration.
+func BenchmarkFishLiveFirstAudio(b *testing.B) {
+	t := testing.TB(b)
+	node := realclient.Node(b, "fish-audio")
+	s := startServeEnv(t, []string{"TENSORFOLD_STANDIN_RTF=1"})
+	defer s.stop(t)
+	n := cmp.Or(os.Getenv("DRAMA_SDK_BENCH_N"), "20")
+	for b.Loop() {
+		res := node.Run(context.Background(), 5*time.Minute, nil, "scripts/conformance/fish-sdk.mjs", s.url, "bench", n)
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+		var r struct {
+			LiveP50 float64 `json:"live_first_audio_p50_ms"`
+			LiveP90 float64 `json:"live_first_audio_p90_ms"`
+			TTSP50  float64 `json:"tts_first_audio_p50_ms"`
+			TTSP90  float64 `json:"tts_first_audio_p90_ms"`
+		}
+		if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil {
+			b.Fatalf("%v: %q", err, res.Stdout)
+		}
+		b.ReportMetric(r.LiveP50, "live-p50-ms")
+		b.ReportMetric(r.LiveP90, "live-p90-ms")
+		b.ReportMetric(r.TTSP50, "tts-p50-ms")
+		b.ReportMetric(r.TTSP90, "tts-p90-ms")
+		b.ReportMetric(r.LiveP50-r.TTSP50, "diff-p50-ms")
 	}
 }

@@ -1,6 +1,7 @@
 // Fish Audio's own TypeScript SDK (npm fish-audio) against drama serve.
 //
 //   node scripts/conformance/fish-sdk.mjs BASE_URL CLIP1 CLIP2 CLIP3
+//   node scripts/conformance/fish-sdk.mjs BASE_URL bench N   # live first-audio timings
 //
 // BASE_URL is drama serve's root (http://127.0.0.1:PORT: the SDK adds
 // /v1/tts, /v1/tts/live and /model). CLIP1 to CLIP3 are WAV recordings of
@@ -13,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { FishAudioClient, FishAudioError, RealtimeEvents } from "fish-audio";
 
 const [baseUrl, ...clips] = process.argv.slice(2);
-if (!baseUrl || clips.length !== 3) {
+if (!baseUrl || (clips.length !== 3 && clips[0] !== "bench")) {
   console.error("usage: fish-sdk.mjs BASE_URL CLIP1 CLIP2 CLIP3");
   process.exit(2);
 }
@@ -171,7 +172,52 @@ async function realtime() {
   ok("convertRealtime", `first audio at ${(firstAudio - start).toFixed(0)} ms, the last piece sent at ${(sentLast - start).toFixed(0)} ms; ${live.length} bytes, each sentence's audio in order`);
 }
 
-checks().then(
+// bench times, N times each, alternating: convertRealtime's first audio
+// from the moment the first sentence's end is sent (the text goes on
+// later), and the first audio byte of convert for that sentence alone
+// (its synthesis, first chunk). It prints the medians and p90s as JSON.
+async function bench(n) {
+  const sentence = "The first sentence of a stream of text.";
+  const live = [];
+  const whole = [];
+  for (let i = 0; i < n; i++) {
+    let sentAt = 0;
+    let release;
+    const hold = new Promise((r) => (release = r));
+    async function* pieces() {
+      yield "The first sentence of a stream";
+      await new Promise((r) => setTimeout(r, 50));
+      sentAt = performance.now();
+      yield " of text. ";
+      await hold;
+      yield "The rest comes later.";
+    }
+    const conn = await client.textToSpeech.convertRealtime({ text: "", format: "pcm" }, pieces(), "s1");
+    await new Promise((resolve, reject) => {
+      let first = true;
+      conn.on(RealtimeEvents.AUDIO_CHUNK, () => {
+        if (first) {
+          first = false;
+          live.push(performance.now() - sentAt);
+          release();
+        }
+      });
+      conn.on(RealtimeEvents.ERROR, reject);
+      conn.on(RealtimeEvents.CLOSE, resolve);
+    });
+    const start = performance.now();
+    const stream = await client.textToSpeech.convert({ text: sentence, format: "pcm" }, "s1", opts());
+    const reader = stream.getReader();
+    const { value } = await reader.read();
+    whole.push(performance.now() - start);
+    check(value && value.length > 0, "bench: convert sent no audio");
+    while (!(await reader.read()).done);
+  }
+  const q = (v, p) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(p * v.length))];
+  console.log(JSON.stringify({ n, live_first_audio_p50_ms: q(live, 0.5), live_first_audio_p90_ms: q(live, 0.9), tts_first_audio_p50_ms: q(whole, 0.5), tts_first_audio_p90_ms: q(whole, 0.9) }));
+}
+
+(clips[0] === "bench" ? bench(Number(clips[1] ?? 20)) : checks()).then(
   () => process.exit(0),
   (e) => fail(e?.stack ?? String(e)),
 );
