@@ -1,7 +1,12 @@
 GO       ?= go
 BIN      ?= bin
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X github.com/drama-tts/drama/cmd/internal/cli.version=$(VERSION)
+# The version is git describe --tags of the checkout: v0.N.M at a tag,
+# v0.N.M-K-gSHA K commits after it (-dirty with changes not committed);
+# before the first tag, v0.0.0-K-gSHA.
+VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || \
+	(n=$$(git rev-list --count HEAD 2>/dev/null) && echo "v0.0.0-$$n-g$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)") || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  := -s -w -X github.com/drama-tts/drama/cmd/internal/cli.version=$(VERSION) -X github.com/drama-tts/drama/cmd/internal/cli.commit=$(COMMIT)
 PLUGINS  := $(patsubst plugins/%/,%,$(wildcard plugins/*/))
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 20s
@@ -14,7 +19,7 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 DESTDIR  ?=
 
-.PHONY: all build plugins install uninstall test bench lint fuzz demo proto clean
+.PHONY: all build plugins install uninstall test bench lint fuzz demo proto clean version
 all: build
 
 build: plugins
@@ -43,9 +48,16 @@ uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/drama'
 	@for p in $(PLUGINS); do rm -f '$(DESTDIR)$(BINDIR)/drama-engine-'$$p '$(DESTDIR)$(BINDIR)/drama-engine-'$$p.sha256; done
 
+# make test says at its top which real clients of the conformance suites
+# are missing, and ends, pass or fail, with the suites it skipped: each
+# skip appends a line to $$DRAMA_SKIP_LOG (cmd/internal/realclient).
 test:
+	@scripts/test-skips.sh check
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
+	@log=$$(mktemp) || exit 1; trap 'rm -f $$log' EXIT; \
+	echo "$(GO) test -race -count=1 -timeout 30m ./..."; \
+	DRAMA_SKIP_LOG=$$log $(GO) test -race -count=1 -timeout 30m ./...; rc=$$?; \
+	scripts/test-skips.sh summary $$log; exit $$rc
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
@@ -71,3 +83,6 @@ proto:
 
 clean:
 	rm -rf $(BIN) demo
+
+version:
+	@echo $(VERSION)

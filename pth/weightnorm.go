@@ -33,6 +33,15 @@ type fold struct {
 // Folded reports whether t is computed by folding a weight-norm pair.
 func (t *Tensor) Folded() bool { return t.fold != nil }
 
+// FoldedFrom returns the pair a folded tensor is computed from (g and v),
+// or nils when t is not folded.
+func (t *Tensor) FoldedFrom() (g, v *Tensor) {
+	if t.fold == nil {
+		return nil, nil
+	}
+	return t.fold.g, t.fold.v
+}
+
 // FoldWeightNorm replaces every weight-norm pair (P+"weight_g", P+"weight_v")
 // or (P+"parametrizations.weight.original0", P+"...original1") by one F32
 // tensor P+"weight" = g * v / ||v|| computed in FP32 from float64 sums of

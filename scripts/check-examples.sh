@@ -153,7 +153,8 @@ echo '{"0":[0,1],"1":[0,2],"2":[1],"3":[3],"4":[0],"5":[1,2],"6":[0],"7":[3]}' >
 echo '{"0":[4,3,2,1],"1":[4,3,2,1],"2":[4,3,2,1],"3":[4,3,2,1],"4":[4,3,2,1],"5":[4,3,2,1],"6":[4,3,2,1],"7":[4,3,2,1]}' > "$fixtures/stats.json"
 
 # The demo repository: a small Qwen3-MoE-shaped checkpoint in eight shards,
-# a codec-shaped archive as codec.pth, the Drama tokenizer layout.
+# a small torch archive with weight-norm layers as codec.pth (not the codec
+# itself: pth inspect says so), the Drama tokenizer layout.
 rev=$(printf 'drama examples repository' | sha1sum | cut -c1-40)
 repo="$work/mirror/demo/drama-examples/$rev"
 rm -rf "$work/mirror"; mkdir -p "$repo"
@@ -226,6 +227,12 @@ ex 'drama pins lock --variant nvfp4               # fill sizes and sha256 from t
 	"drama pins lock --variant nvfp4 --pins $work/pins/demo-nvfp4.pins.json" "$net"
 ex 'drama pins diff full nvfp4                    # which files the variants share'
 ex 'drama pins make ./my-dir --local -o my.pins.json'
+
+say "README: drama tokenize"
+cd "$clone"
+ex 'drama tokenize --root demo/root "[laughs] Hello there!"       # after make demo: its root carries a small tokenizer'
+fresh tokenize
+ex 'drama tokenize --prompt --count "Read this aloud."             # the installed variant'"'"'s tokenizer.json and config.json'
 
 say "README: drama pth"
 fresh pth
@@ -427,6 +434,7 @@ ex 'drama status                     # each drama serve on this root: ready or w
 ex 'drama status --json'
 ex 'drama bench --out bench-a'
 ex 'drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b'
+ex 'drama stop                       # SIGTERM to the root'"'"'s drama serve; waits while it finishes what is in flight'
 stop
 cp bench-a/report.json old.json; cp bench-b/report.json new.json
 ex 'drama bench compare bench-a/report.json bench-b/report.json'
@@ -450,27 +458,21 @@ bgex 'drama serve --variant nvfp4 --require-qualified            # speech answer
 stop
 ex 'drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external'
 
+say "help: drama stop (nothing runs on these roots now)"
+ex 'drama stop'
+cd "$clone"
+ex 'drama stop nvfp4 --root ./demo/root'
+
 say "help and README: drama list, doctor, config show"
 fresh everyday
 ex 'drama list'
 ex 'drama list                       # VARIANT SIZE SHARED CACHE VERIFIED ENGINE QUALIFIED VOICES CLONED'
 ex 'drama list --json'
-# doctor's one problem here is that this host has no GPU: that is a pass.
-doctor_ok() {
-	local rc=0 out="$work/doctor.out"
-	"$@" > "$out" 2>&1 || rc=$?
-	cat "$out"
-	[ "$rc" = 0 ] && return 0
-	grep -q 'found 1 problems' "$out" || return 1
-	if grep -q '^problem ' "$out"; then
-		[ "$(grep -c '^problem ' "$out")" = 1 ] && grep -q '^problem gpu:' "$out"
-	else
-		jq -e -s '.[0].checks | map(select(.status == "problem") | .check) == ["gpu"]' "$out" >/dev/null
-	fi
-}
-ex 'drama doctor' 'doctor_ok drama doctor' "a GPU (its one problem here, no GPU, is accepted)"
-ex 'drama doctor                     # versions, paths, plugins and checksums, engine, GPU or Metal, memory, disk, ffmpeg' 'doctor_ok drama doctor' "a GPU (its one problem here, no GPU, is accepted)"
-ex 'drama doctor --variant nvfp4 --json' 'doctor_ok drama doctor --variant nvfp4 --json' "a GPU (its one problem here, no GPU, is accepted)"
+# With DRAMA_ENGINE_BIN naming the stand-in, which needs no GPU, doctor
+# passes here as written.
+ex 'drama doctor'
+ex 'drama doctor                     # versions, paths, plugins and checksums, engine, GPU or Metal, memory, disk, ffmpeg'
+ex 'drama doctor --variant nvfp4 --json'
 ex 'drama config show'
 ex 'drama config show                # each setting, its value, and flag / env NAME / file PATH:LINE / default'
 ex 'drama config show --json'

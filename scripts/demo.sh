@@ -48,7 +48,10 @@ repo="$DEMO/mirror/demo/drama-demo/$rev"
 mkdir -p "$repo"
 head -c $((32 << 20)) /dev/urandom > "$repo/model-00001-of-00002.safetensors"
 head -c $((16 << 20)) /dev/urandom > "$repo/model-00002-of-00002.safetensors"
-printf '{"architectures": ["Drama3"]}\n' > "$repo/config.json"
+printf '{"architectures": ["Drama3"], "max_seq_len": 40960}\n' > "$repo/config.json"
+# A small byte-level BPE tokenizer laid out as Drama 3's (Qwen3's first 2000
+# merges and the same added tokens; scripts/drama-tokenizer -small 2000 makes it).
+cp scripts/drama-tokenizer/small-tokenizer.json "$repo/tokenizer.json"
 hub_addr=$(listen_addr DEMO_HUB_PORT)
 "$BIN/drama" mirror serve "$DEMO/mirror" --addr "$hub_addr" --json -q > "$DEMO/mirror.json" &
 hub_pid=$!
@@ -76,6 +79,10 @@ drama verify --root "$DEMO/root" --level sha256
 
 step "drama verify (size level): unchanged files stay sha256-verified from the record"
 drama verify --root "$DEMO/root"
+
+step "drama tokenize: token ids from the root's tokenizer.json, and a whole prompt's length against the model's limit"
+drama tokenize --root "$DEMO/root" "Hello from drama. [laughs]"
+drama tokenize --root "$DEMO/root" --prompt --count "Hello from drama. [laughs] It works."
 
 step "one flipped byte in a copy of the install is caught (exit 3)"
 mkdir -p "$DEMO/copy"
@@ -119,6 +126,16 @@ curl -s "http://$addr/ready"; echo
 step "drama say: speech streamed into a WAV file"
 drama say "Hello from drama. [laughs] It works." --server "http://$addr" -o "$DEMO/hello.wav"
 ls -l "$DEMO/hello.wav"
+
+cleanup
+pids=""
+
+step "drama qualify: the stand-in recorded as the root's engine, then assets, end-to-end checks and a gated bench; the marker"
+mkdir -p "$DEMO/root/engine"
+(cd "$BIN" && sha256sum tensorfold-standin) > "$DEMO/root/engine/engine.sha256"
+drama qualify --root "$DEMO/root" --engine-bin "$BIN/tensorfold-standin" --accept-native-numerics --passes 1 --warmup 1 -q
+drama qualify --root "$DEMO/root" --check
+drama list --root "$DEMO/root"
 
 cleanup
 trap - EXIT

@@ -179,7 +179,7 @@ func BenchmarkEnginesAffinity(b *testing.B) {
 		load := loadAvg()
 		p50 := map[string]float64{}
 		for _, policy := range []string{"affinity", "round-robin"} {
-			s := launchEngines(b, 3, []string{"TENSORFOLD_STANDIN_PREFILL=700ms"}, "--dispatch", policy)
+			s := launchEngines(b, 3, []string{"TENSORFOLD_STANDIN_PREFILL=700ms"}, "--dispatch", policy, "--allow-inline-references")
 			var meds []float64
 			for range runs {
 				_, firsts, _ := runClients(b, s.url, 2, bodies)

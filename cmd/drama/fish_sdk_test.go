@@ -18,8 +18,9 @@ import (
 // stand-in, paced at a quarter of real time: convert in every format and
 // at another sample rate, refusals as the SDK's errors, ivc.create with
 // the consent headers and without, reference_id, inline references,
-// search, get, update, delete, and convertRealtime over a text stream
-// whose first audio comes before its last piece is sent.
+// search, get, update, delete, convertRealtime over a text stream whose
+// first audio comes before its last piece is sent, and a wrong API key's
+// 401 on each.
 func TestFishSDKConformance(t *testing.T) {
 	node := realclient.Node(t, "fish-audio")
 	clips := speechClips(t)
@@ -30,8 +31,9 @@ func TestFishSDKConformance(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "full", "codec.pth"), []byte("stand-in codec"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startServeRoot(t, root, []string{"TENSORFOLD_STANDIN_RTF=0.25"})
-	res := node.Run(context.Background(), 3*time.Minute, nil, "scripts/conformance/fish-sdk.mjs", s.url, clips[0], clips[1], clips[2])
+	key := []string{"DRAMA_API_KEY=" + e2eEnvKey} // an admin key: the suite also plays a wrong one
+	s := startServeRoot(t, root, append([]string{"TENSORFOLD_STANDIN_RTF=0.25"}, key...))
+	res := node.Run(context.Background(), 3*time.Minute, key, "scripts/conformance/fish-sdk.mjs", s.url, clips[0], clips[1], clips[2])
 	t.Log("\n" + strings.TrimSpace(res.Stdout))
 	if res.Err != nil {
 		t.Fatalf("%v\n%s\ndrama serve:\n%s", res.Err, res.Stderr, s.stderr)
@@ -46,11 +48,12 @@ func TestFishSDKConformance(t *testing.T) {
 func BenchmarkFishLiveFirstAudio(b *testing.B) {
 	t := testing.TB(b)
 	node := realclient.Node(b, "fish-audio")
-	s := startServeEnv(t, []string{"TENSORFOLD_STANDIN_RTF=1"})
+	key := []string{"DRAMA_API_KEY=" + e2eEnvKey}
+	s := startServeEnv(t, append([]string{"TENSORFOLD_STANDIN_RTF=1"}, key...))
 	defer s.stop(t)
 	n := cmp.Or(os.Getenv("DRAMA_SDK_BENCH_N"), "20")
 	for b.Loop() {
-		res := node.Run(context.Background(), 5*time.Minute, nil, "scripts/conformance/fish-sdk.mjs", s.url, "bench", n)
+		res := node.Run(context.Background(), 5*time.Minute, key, "scripts/conformance/fish-sdk.mjs", s.url, "bench", n)
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}

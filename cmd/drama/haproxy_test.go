@@ -198,6 +198,7 @@ func (lb *lbSetup) load(t *testing.T, name string, workers int, stop <-chan stru
 				body := fmt.Sprintf(`{"input":"worker %d says request %s.","response_format":"pcm"}`, w, id)
 				req, _ := http.NewRequest("POST", lb.url+"/v1/audio/speech", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+lbKey)
 				req.Header.Set("X-Request-Id", id)
 				resp, err := client.Do(req)
 				if err == nil {
@@ -233,9 +234,14 @@ func served(s *server) map[string]bool {
 	return ids
 }
 
+// lbKey is the API key of both drama serve behind haproxy, as
+// docs/deploy.md has every host take one: the speech requests carry it,
+// haproxy's checks of /ready go without.
+const lbKey = "dk-haproxy-test-0123456789abcdef"
+
 // lbEnv paces the stand-ins so that a request holds its engine about a
-// quarter of a second.
-var lbEnv = []string{"TENSORFOLD_STANDIN_RTF=0.1"}
+// quarter of a second, and gives them their key.
+var lbEnv = []string{"TENSORFOLD_STANDIN_RTF=0.1", "DRAMA_API_KEY=" + lbKey}
 
 // checkFailover runs the steady stream, fails host gpu2 with fail, and
 // checks that only requests in flight at that moment failed: the one the

@@ -84,6 +84,9 @@ func TestQualify(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
+	// with DRAMA_API_KEY set, the drama serve qualify starts requires the
+	// key and the run sends it
+	t.Setenv("DRAMA_API_KEY", "dk-qualify-test-0123456789abcdef")
 	code, out = drama(t, "0.02", append(append(args, "--accept-native-numerics", "--references", filepath.Join(voices, "fixture.json")), append(serve, "--voices", voices)...)...)
 	if code != 0 || !strings.Contains(out, "full is qualified on this host") {
 		t.Fatalf("qualify: exit %d\n%s", code, out)
@@ -131,6 +134,9 @@ func TestBenchStartsServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(voices, "fixture.json"), fixture, 0o644)
+	// with DRAMA_API_KEY set, the drama serve bench starts requires the key
+	// and the run sends it
+	t.Setenv("DRAMA_API_KEY", "dk-bench-test-0123456789abcdef")
 	code, msg := drama(t, "0.05", "bench", "--root", root, "--start", "--corpus", corpus, "--warmup", "0", "--passes", "1", "--out", out,
 		"--voice", "", "--voice", "fixture",
 		"--", "--plugin-dir", bin, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--admission", "off", "--grace", "3s", "--voices", voices)

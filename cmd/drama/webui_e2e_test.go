@@ -68,7 +68,15 @@ func speechClips(t *testing.T) []string {
 // ends, a failed synthesis shown as an error, a clone made, spoken and
 // deleted, a recording made, no console error, nothing loaded from
 // elsewhere, and a screenshot kept.
-func TestWebPageInChromium(t *testing.T) {
+func TestWebPageInChromium(t *testing.T) { webPageInChromium(t, "") }
+
+// TestWebPageInChromiumWithKey drives the page as TestWebPageInChromium
+// does, against a drama serve that asks for API keys: the page asks for
+// the key, refuses a wrong one, keeps the right one for the tab alone and
+// sends it with every request, and every tab works with it.
+func TestWebPageInChromiumWithKey(t *testing.T) { webPageInChromium(t, "page-0123456789abcdef0123") }
+
+func webPageInChromium(t *testing.T, key string) {
 	browser := realclient.Playwright(t)
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "full"), 0o755)
@@ -78,12 +86,18 @@ func TestWebPageInChromium(t *testing.T) {
 	// the last clip goes without its words, for the transcription server
 	ts := transcribetest.New()
 	defer ts.Close()
-	s := startServeRoot(t, root, []string{"TENSORFOLD_STANDIN_RTF=1"}, "--transcribe-url", ts.URL)
+	extra := []string{"--transcribe-url", ts.URL}
+	env := []string{"DRAMA_WEBUI_TRANSCRIPT=Words of take3.wav."}
+	if key != "" {
+		extra = append(extra, "--api-key-file", writeKeyFile(t, key+" page admin\n"))
+		env = append(env, "DRAMA_WEBUI_KEY="+key)
+	}
+	s := startServeRoot(t, root, []string{"TENSORFOLD_STANDIN_RTF=1"}, extra...)
 
 	clips := speechClips(t)
 
 	art := artifactDir(t)
-	res := browser.Run(context.Background(), 3*time.Minute, []string{"DRAMA_WEBUI_TRANSCRIPT=Words of take3.wav."}, "scripts/conformance/webui.mjs", append([]string{s.url, art}, clips...)...)
+	res := browser.Run(context.Background(), 3*time.Minute, env, "scripts/conformance/webui.mjs", append([]string{s.url, art}, clips...)...)
 	t.Logf("page: %s", strings.TrimSpace(res.Stdout))
 	if res.Err != nil {
 		t.Fatalf("%v\n%s\nserver:\n%s", res.Err, res.Stdout, s.stderr)
@@ -92,11 +106,12 @@ func TestWebPageInChromium(t *testing.T) {
 		PlayedBeforeEnd float64 `json:"played_before_end_s"`
 		Screenshot      string  `json:"screenshot"`
 		FinishReason    string  `json:"finish_reason"`
+		KeyedRequests   int     `json:"keyed_requests"`
 	}
 	if err := json.Unmarshal([]byte(res.Stdout), &found); err != nil {
 		t.Fatalf("page findings: %v: %q", err, res.Stdout)
 	}
-	if found.PlayedBeforeEnd <= 0 || found.FinishReason != "stop" {
+	if found.PlayedBeforeEnd <= 0 || found.FinishReason != "stop" || (key != "") != (found.KeyedRequests > 0) {
 		t.Fatalf("findings: %+v", found)
 	}
 	if r := ts.Requests(); len(r) != 1 || r[0].Filename != "take3.wav" {
@@ -107,14 +122,18 @@ func TestWebPageInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", found.Screenshot)
 	// the page's clone is gone from the server too
-	resp, err := http.Get(s.url + "/v1/voices")
+	req, _ := http.NewRequest("GET", s.url+"/v1/voices", nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if strings.Contains(string(body), "page-test") {
-		t.Fatalf("the deleted clone is still listed: %s", body)
+	if resp.StatusCode != 200 || strings.Contains(string(body), "page-test") {
+		t.Fatalf("the deleted clone is still listed: %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/internal/httpsafe"
 )
 
 // Modes of a request.
@@ -54,15 +55,72 @@ func (r *Request) Valid() bool { return r.Error == "" }
 // Client speaks to drama serve's API.
 type Client struct {
 	// URL is drama serve's base URL, e.g. http://127.0.0.1:8793.
-	URL  string
+	URL string
+	// APIKey, when set, is sent with every request as
+	// "Authorization: Bearer APIKey" (drama serve's API keys).
+	APIKey string
+	// HTTP is the client used (default: one whose redirects keep the key
+	// with URL's origin, httpsafe.CheckRedirect).
 	HTTP *http.Client
 }
+
+// AuthError is drama serve's 401 (no key, or one it does not know) or 403
+// (a key without the scope the route needs).
+type AuthError struct {
+	Server  string // the base URL asked
+	Route   string // e.g. "POST /v1/audio/speech"
+	Status  int
+	Message string // the server's own
+	// Challenge is the reply's WWW-Authenticate header; a 403's names the
+	// scope needed.
+	Challenge string
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("bench: drama serve at %s answered %d to %s: %s", e.Server, e.Status, e.Route, e.Message)
+}
+
+var defaultHTTP = &http.Client{CheckRedirect: httpsafe.CheckRedirect}
 
 func (c *Client) http() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
-	return http.DefaultClient
+	return defaultHTTP
+}
+
+// newRequest builds a request to path on the server, with the key.
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	return req, nil
+}
+
+// authError returns an *AuthError for a 401 or 403, nil for any other
+// status; it reads the body of those two.
+func (c *Client) authError(resp *http.Response, route string) error {
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return nil
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	msg := strings.TrimSpace(string(data))
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
+		msg = e.Error.Message
+	}
+	if msg == "" {
+		msg = resp.Status
+	}
+	return &AuthError{Server: c.URL, Route: route, Status: resp.StatusCode, Message: msg, Challenge: resp.Header.Get("WWW-Authenticate")}
 }
 
 // SpeakResult is the measured reply to one request, with its samples.
@@ -88,14 +146,15 @@ func (c *Client) Speak(ctx context.Context, text, voice, mode string) (*SpeakRes
 
 // SpeakJSON sends body as a speech request and measures the reply as a
 // whole WAV (mode Whole) or a PCM stream (mode Streamed). A transport
-// failure is an error; a refused or broken reply is recorded in the
-// result's Error.
+// failure is an error, and so is a 401 or 403 (*AuthError: the key is
+// missing, unknown or without scope speak); any other refused or broken
+// reply is recorded in the result's Error.
 func (c *Client) SpeakJSON(ctx context.Context, body map[string]any, mode string) (*SpeakResult, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.URL, "/")+"/v1/audio/speech", bytes.NewReader(b))
+	req, err := c.newRequest(ctx, http.MethodPost, "/v1/audio/speech", bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("bench: server URL %q: %w", c.URL, err)
 	}
@@ -107,6 +166,9 @@ func (c *Client) SpeakJSON(ctx context.Context, body map[string]any, mode string
 		return nil, fmt.Errorf("bench: reach drama serve at %s: %w", c.URL, err)
 	}
 	defer resp.Body.Close()
+	if err := c.authError(resp, "POST /v1/audio/speech"); err != nil {
+		return nil, err
+	}
 	res.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -177,9 +239,10 @@ func wavSamples(data []byte) ([]byte, string) {
 	return rest, ""
 }
 
-// Voices lists the voice ids drama serve offers (GET /v1/voices).
+// Voices lists the voice ids drama serve offers (GET /v1/voices); a 401
+// or 403 is an *AuthError.
 func (c *Client) Voices(ctx context.Context) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+"/v1/voices", nil)
+	req, err := c.newRequest(ctx, http.MethodGet, "/v1/voices", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +251,9 @@ func (c *Client) Voices(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("bench: reach drama serve at %s: %w", c.URL, err)
 	}
 	defer resp.Body.Close()
+	if err := c.authError(resp, "GET /v1/voices"); err != nil {
+		return nil, err
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("bench: GET /v1/voices: %s", resp.Status)
 	}
@@ -209,7 +275,7 @@ func (c *Client) Voices(ctx context.Context) ([]string, error) {
 // Model returns the first model id drama serve lists (GET /v1/models), or
 // "" when it lists none or does not answer.
 func (c *Client) Model(ctx context.Context) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+"/v1/models", nil)
+	req, err := c.newRequest(ctx, http.MethodGet, "/v1/models", nil)
 	if err != nil {
 		return ""
 	}
@@ -232,7 +298,10 @@ func (c *Client) Model(ctx context.Context) string {
 // WaitReady polls GET /ready until it answers 200 or ctx ends.
 func (c *Client) WaitReady(ctx context.Context) error {
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+"/ready", nil)
+		req, err := c.newRequest(ctx, http.MethodGet, "/ready", nil)
+		if err != nil {
+			return fmt.Errorf("bench: server URL %q: %w", c.URL, err)
+		}
 		if resp, err := c.http().Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

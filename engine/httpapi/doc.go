@@ -27,6 +27,13 @@
 // with OpenAI's usage object and the finish reason (an error event if the
 // synthesis fails).
 //
+// With API keys (Config.Keys, package apikey), every route but /health,
+// /ready and the page's shell needs Authorization: Bearer KEY or
+// X-Api-Key: KEY, each route a scope (speak, voices, admin): 401
+// invalid_api_key without a key the server takes, 403 insufficient_scope
+// naming the scope short of it. A speech request's own references need
+// scope voices, or without keys Config.AllowInlineReferences.
+//
 // Voices are the engine's, the root's clones, the model's built-in voice
 // under Config.BuiltinVoice, and the operator's aliases
 // (Config.VoiceAliases).

@@ -189,7 +189,7 @@ func (s *Server) fishSpeech(r *http.Request, t *fishTTS) (*speech, *apiError) {
 		out.Voice = id
 	}
 	if len(t.References) > 0 {
-		refs, e := s.inlineReferences(r, t.References)
+		refs, e := s.fishReferences(r, t.References)
 		if e != nil {
 			return nil, e
 		}

@@ -370,3 +370,47 @@ func TestFishCreateModelConsent(t *testing.T) {
 		t.Fatalf("clone request %+v", c)
 	}
 }
+
+// TestFishRoutesUnderKeys: with API keys, every Fish route needs a key
+// (401 without one or with a wrong one, the WebSocket's upgrade
+// included); speech and the listings need speak, cloning, renaming and
+// deleting need voices, and so do inline references (they clone); a
+// clone's consent is shown to admin keys only.
+func TestFishRoutesUnderKeys(t *testing.T) {
+	store := newMemStore()
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t); c.Voices = store })
+	store.voices["mine"] = VoiceInfo{ID: "mine", Name: "Mine", Origin: "clone", Consent: &VoiceConsent{Who: "Ada", Statement: "I agree."}}
+	ok := `{"text":"Keyed words.","format":"pcm"}`
+	for _, rt := range [][2]string{{"POST", "/v1/tts"}, {"GET", "/v1/tts/live"}, {"GET", "/model"}, {"GET", "/model/mine"}, {"POST", "/model"}, {"PATCH", "/model/mine"}, {"DELETE", "/model/mine"}} {
+		for _, wrong := range [][]string{nil, bearer("spk-0123456789abcdef012x")} {
+			if code, _, body := call(t, ts.URL, rt[0], rt[1], ok, wrong...); code != 401 {
+				t.Errorf("%s %s with %v: %d %s, want 401", rt[0], rt[1], wrong, code, body)
+			}
+		}
+	}
+	if code, _, body := call(t, ts.URL, "POST", "/v1/tts", ok, bearer(testSpeakKey)...); code != 200 {
+		t.Fatalf("tts with a speak key: %d %s", code, body)
+	}
+	for _, rt := range [][2]string{{"POST", "/model"}, {"PATCH", "/model/mine"}, {"DELETE", "/model/mine"}} {
+		if code, _, body := call(t, ts.URL, rt[0], rt[1], "", bearer(testSpeakKey)...); code != 403 || !strings.Contains(body, "voices") {
+			t.Errorf("%s %s with a speak key: %d %s, want a 403 naming voices", rt[0], rt[1], code, body)
+		}
+	}
+	body := mp(t, map[string]any{"text": "Hi.", "format": "pcm", "references": []any{map[string]any{"audio": []byte("RIFF"), "text": "Hello."}}})
+	resp, b := tts(t, ts.URL, "application/msgpack", body, map[string]string{"Authorization": "Bearer " + testSpeakKey, HeaderConsentWho: "Ada", HeaderConsentStatement: "I agree."})
+	if resp.StatusCode != 403 || !strings.Contains(string(b), `"references"`) || store.made != 0 {
+		t.Fatalf("inline references with a speak key: %d %s (%d encoded), want a 403 naming references", resp.StatusCode, b, store.made)
+	}
+	resp, b = tts(t, ts.URL, "application/msgpack", body, map[string]string{"Authorization": "Bearer " + testVoicesKey, HeaderConsentWho: "Ada", HeaderConsentStatement: "I agree."})
+	if resp.StatusCode != 200 || store.made != 1 {
+		t.Fatalf("inline references with a voices key: %d %s", resp.StatusCode, b)
+	}
+	for key, shown := range map[string]bool{testSpeakKey: false, testVoicesKey: false, testAdminKey: true} {
+		_, _, body := call(t, ts.URL, "GET", "/model/mine", "", bearer(key)...)
+		var m ModelEntity
+		json.Unmarshal([]byte(body), &m)
+		if (m.Drama.Consent != nil) != shown || m.Author.Nickname == "" {
+			t.Errorf("GET /model/mine with %s: consent %+v, author %+v; want the consent shown %v", key[:3], m.Drama.Consent, m.Author, shown)
+		}
+	}
+}

@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
+	"github.com/drama-tts/drama/engine/httpapi/upload"
 )
 
 // fishRoutes registers Fish Audio's API: speech (POST /v1/tts and the
@@ -48,15 +51,20 @@ type ModelEntity struct {
 	Drama VoiceInfo `json:"drama"`
 }
 
-// ModelAuthor is a ModelEntity's author: the server that holds it.
+// ModelAuthor is a ModelEntity's author: the API key the request carries,
+// or on a server without keys the server (its host name).
 type ModelAuthor struct {
 	ID       string `json:"_id"`
 	Nickname string `json:"nickname"`
 	Avatar   string `json:"avatar"`
 }
 
-// author names this server as the author of its voices: its host name.
-func (s *Server) author() ModelAuthor {
+// author names the author of the voices a request sees: the name of the
+// API key it carries, else this server's host name.
+func (s *Server) author(r *http.Request) ModelAuthor {
+	if key, keyed := requestKey(r.Context()); keyed {
+		return ModelAuthor{ID: key.Name, Nickname: key.Name}
+	}
 	name, err := os.Hostname()
 	if err != nil || name == "" {
 		name = "drama-serve"
@@ -71,7 +79,13 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func (s *Server) entity(v VoiceInfo, author ModelAuthor) ModelEntity {
+// entity is voice v as Fish's ModelEntity, for request r: who consented to
+// a clone, and in what words, is shown to admin keys only (as GET
+// /v1/voices shows it).
+func (s *Server) entity(r *http.Request, v VoiceInfo, author ModelAuthor) ModelEntity {
+	if key, keyed := requestKey(r.Context()); keyed && !key.Scope.Allows(apikey.Admin) {
+		v.Consent = nil
+	}
 	title := v.Name
 	if title == "" {
 		title = v.ID
@@ -129,7 +143,7 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	author := s.author()
+	author := s.author(r)
 	title := strings.ToLower(q.Get("title"))
 	tagged := false // tag=x, or tag[0]=x as the SDK sends a list
 	for k := range q {
@@ -137,7 +151,7 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 	}
 	items := []ModelEntity{}
 	for _, v := range list {
-		m := s.entity(v, author)
+		m := s.entity(r, v, author)
 		switch {
 		case tagged, self && v.Origin != "clone",
 			q.Get("author_id") != "" && q.Get("author_id") != author.ID,
@@ -195,7 +209,7 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.entity(v, s.author()))
+	writeJSON(w, http.StatusOK, s.entity(r, v, s.author(r)))
 }
 
 // handleDeleteModel is DELETE /model/{id}: Fish's voices.delete, under
@@ -326,30 +340,32 @@ func (s *Server) handleCreateModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
 		return
 	}
-	release, e := s.cloneTurn(r.Context())
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	defer release()
 	dir, err := s.uploadDir()
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
 		return
 	}
 	defer os.RemoveAll(dir)
+	// received whole before the request waits for the clone slot, as
+	// POST /v1/voices is
 	req, e := s.parseModelCreate(w, r, dir)
 	if e != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is not read
 		fishError(w, e)
 		return
 	}
+	release, e := s.cloneTurn(r.Context())
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	defer release()
 	info, e := s.clone(r.Context(), req)
 	if e != nil {
 		fishError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.entity(info, s.author()))
+	writeJSON(w, http.StatusCreated, s.entity(r, info, s.author(r)))
 }
 
 // parseModelCreate reads Fish's clone form part by part, as parseClone
@@ -357,7 +373,7 @@ func (s *Server) handleCreateModel(w http.ResponseWriter, r *http.Request) {
 // upload limits, the text fields into memory. texts are the recordings'
 // words in order: one field each, or (as Fish's TypeScript SDK sends a
 // list) one field of them joined by commas.
-func (s *Server) parseModelCreate(w http.ResponseWriter, r *http.Request, dir string) (*CloneRequest, *apiError) {
+func (s *Server) parseModelCreate(w http.ResponseWriter, r *http.Request, dir string) (_ *CloneRequest, e *apiError) {
 	lim := s.cfg.Uploads
 	if r.ContentLength > lim.MaxRequestBytes {
 		return nil, tooLarge("", "the request is %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, lim.MaxRequestBytes)
@@ -366,8 +382,12 @@ func (s *Server) parseModelCreate(w http.ResponseWriter, r *http.Request, dir st
 	if err != nil || mt != "multipart/form-data" {
 		return nil, badRequest("", "send the voice as multipart/form-data (fields title, texts; files voices)")
 	}
-	rc := http.NewResponseController(w)
-	r.Body = http.MaxBytesReader(w, &stallReader{ReadCloser: r.Body, arm: func() { _ = rc.SetReadDeadline(time.Now().Add(s.cfg.StallTimeout)) }}, lim.MaxRequestBytes)
+	body := upload.Receive(w, r, upload.Limits{MaxBytes: lim.MaxRequestBytes, Stall: s.cfg.StallTimeout, Timeout: lim.Timeout})
+	defer func() {
+		if ue := body.Err(); ue != nil && e != nil && e.Status != http.StatusRequestTimeout {
+			e = uploadTimeout("", ue) // the reader above the body told it as another error
+		}
+	}()
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, badRequest("", "send the voice as multipart/form-data: %v", err)

@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
 )
 
 // The headers that carry a clone's consent on Fish Audio's routes, whose
@@ -133,11 +133,17 @@ func consentAdvice(what string) string {
 		what, HeaderConsentWho, HeaderConsentStatement, HeaderVoiceSource)
 }
 
-// inlineReferences makes the request's inline references: those cached
+// fishReferences makes the request's inline references: those cached
 // are taken as they are, the others cloned through the voice store (one
-// clone at a time, as POST /v1/voices) and cached. Each needs the
-// request's consent, cached or not.
-func (s *Server) inlineReferences(r *http.Request, in []fishReference) ([]engine.Reference, *apiError) {
+// clone at a time, as POST /v1/voices) and cached. Each needs what a
+// clone needs, cached or not: the request's consent and, on a server with
+// API keys, a key of scope voices.
+func (s *Server) fishReferences(r *http.Request, in []fishReference) ([]engine.Reference, *apiError) {
+	if key, keyed := requestKey(r.Context()); keyed && !key.Scope.Allows(apikey.Voices) {
+		e := scopeError(key, apikey.Voices, "a speech request with references (they clone a voice)")
+		e.Param = "references"
+		return nil, e
+	}
 	if !s.capabilities().References {
 		return nil, fishRefused("references", "this engine does not take references in a request: clone the voice (POST /model) and name it in reference_id")
 	}
@@ -189,9 +195,7 @@ func (s *Server) inlineReferences(r *http.Request, in []fishReference) ([]engine
 	for _, i := range missing {
 		req.Clips = append(req.Clips, CloneClip{Filename: fmt.Sprintf("references[%d]", i), Data: in[i].Audio, Transcript: in[i].Text})
 	}
-	began := time.Now()
 	made, err := maker.MakeReferences(r.Context(), req)
-	s.metrics.clone.add(time.Since(began))
 	if err != nil {
 		e := cloneError(err)
 		if e.Status == http.StatusBadRequest {

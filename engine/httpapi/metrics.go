@@ -51,8 +51,6 @@ type metrics struct {
 	// hold is how long a request holds the engine's slot, the time the
 	// queue takes to move one place (1 s before anything was measured).
 	hold *movingMean
-	// clone is how long a clone takes (10 s before the first).
-	clone *movingMean
 
 	mu         sync.Mutex
 	byStatus   map[int]uint64
@@ -100,7 +98,6 @@ func newMetrics(p *pool.Pool) *metrics {
 		rtf:        newHistogram(0.25, 0.5, 0.75, 1, 1.5, 2, 4),
 		queueWait:  newHistogram(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 		hold:       &movingMean{none: time.Second},
-		clone:      &movingMean{none: 10 * time.Second},
 	}
 }
 

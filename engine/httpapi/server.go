@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
+	"github.com/drama-tts/drama/engine/httpapi/upload"
 	"github.com/drama-tts/drama/engine/httpapi/webui"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
@@ -145,6 +147,14 @@ type Config struct {
 	// RequireQualified answers speech requests 503 unless Qualification
 	// says the host is qualified.
 	RequireQualified bool
+	// Keys, when it holds any, are the API keys every route but /health,
+	// /ready and the page's shell needs, each route a scope (see
+	// SetKeys for a reload). Nil or empty: no key is asked for.
+	Keys *apikey.Set
+	// AllowInlineReferences lets a speech request carry references of
+	// its own (raw codes): without keys, any request; with keys, one of a
+	// key of scope speak (scope voices may send them anyway).
+	AllowInlineReferences bool
 }
 
 // DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
@@ -159,8 +169,9 @@ type Server struct {
 	log     *slog.Logger
 
 	hosts     *hostcheck.Checker // what a request's Host may name
-	cloneSlot chan struct{}      // one clone at a time
-	refs      *refCache          // inline references of POST /v1/tts, made once
+	cloneSlot *upload.Slot       // one clone at a time
+	keys      atomic.Pointer[apikey.Set]
+	refs      *refCache // inline references of POST /v1/tts, made once
 
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
@@ -192,7 +203,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: make(chan struct{}, 1), refs: newRefCache(maxCachedRefs, maxCachedRefBytes)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: upload.NewSlot(10 * time.Second), refs: newRefCache(maxCachedRefs, maxCachedRefBytes)}
 	if s.pool == nil {
 		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
 	} else {
@@ -200,6 +211,9 @@ func New(cfg Config) *Server {
 	}
 	s.hosts = hostcheck.New(cfg.Addr, cfg.AllowHosts)
 	s.SetCapabilities(cfg.Caps)
+	if cfg.Keys.Len() > 0 {
+		s.keys.Store(cfg.Keys)
+	}
 	s.metrics = newMetrics(s.pool)
 	return s
 }
@@ -241,8 +255,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
-	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
-	return s.counted(s.withRequestID(s.guard(s.withStallCut(jsonNotFound(mux)))))
+	webui.New(webui.Config{UploadDir: s.cfg.Uploads.Dir, MaxClipBytes: s.cfg.Uploads.MaxClipBytes, MaxClips: s.cfg.Uploads.MaxClips, MaxRequestBytes: s.cfg.Uploads.MaxRequestBytes,
+		StallTimeout: s.cfg.StallTimeout, UploadTimeout: s.cfg.Uploads.Timeout, Wait: s.cfg.Uploads.Wait, FFmpeg: s.cfg.FFmpeg, Transcribe: s.cfg.Transcribe}).Register(mux)
+	return s.counted(s.withRequestID(s.guard(s.authorize(mux, s.withStallCut(jsonNotFound(mux))))))
 }
 
 // counted counts the requests being answered, for WaitIdle; the probes of

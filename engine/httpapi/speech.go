@@ -33,6 +33,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, e)
 		return
 	}
+	if len(req.References) > 0 {
+		if e := s.inlineReferences(r.Context()); e != nil {
+			writeError(rec, e)
+			return
+		}
+	}
 	s.speak(rec, r, req, start)
 }
 

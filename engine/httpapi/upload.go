@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/httpapi/upload"
 )
 
 // Default limits of POST /v1/voices.
@@ -23,9 +25,16 @@ const (
 	maxFieldBytes         = 64 << 10 // a text field (name, transcript, consent)
 )
 
+// DefaultUploadTimeout bounds the time a whole clone request's upload may
+// take (drama serve --upload-timeout).
+const DefaultUploadTimeout = upload.DefaultTimeout
+
 // UploadLimits bound POST /v1/voices. Parts are written to files under Dir
-// as they arrive (never held in memory), one clone runs at a time, and every
-// file of a request is removed when it ends, whatever the outcome.
+// as they arrive (never held in memory), the whole request within Timeout;
+// only then does the request wait for the one clone slot (one clone runs
+// at a time), and every file of a request is removed when it ends,
+// whatever the outcome. The page's clip check (POST /ui/clip-check) is
+// received and waits the same way.
 type UploadLimits struct {
 	// Dir holds the parts of the clone being made (default: the system's
 	// temporary directory; drama serve uses <root>/.drama/uploads).
@@ -36,9 +45,12 @@ type UploadLimits struct {
 	MaxRequestBytes int64
 	// MaxClips bounds the clips of a request (default DefaultMaxClips).
 	MaxClips int
-	// Wait is how long a clone waits for the one running before a 429
-	// (default DefaultCloneWait; negative: no wait).
+	// Wait is how long a clone, once received, waits for the one running
+	// before a 429 (default DefaultCloneWait; negative: no wait).
 	Wait time.Duration
+	// Timeout is how long a request's whole upload may take before a 408
+	// (default DefaultUploadTimeout).
+	Timeout time.Duration
 }
 
 func (u UploadLimits) withDefaults() UploadLimits {
@@ -57,35 +69,28 @@ func (u UploadLimits) withDefaults() UploadLimits {
 	if u.Wait == 0 {
 		u.Wait = DefaultCloneWait
 	}
+	if u.Timeout <= 0 {
+		u.Timeout = DefaultUploadTimeout
+	}
 	return u
 }
 
 // cloneTurn takes the one clone slot, waiting up to Uploads.Wait; past it
 // the answer is a 429 with Retry-After from the clones measured so far.
+// The request's upload is on disk by then.
 func (s *Server) cloneTurn(ctx context.Context) (release func(), e *apiError) {
-	release = func() { <-s.cloneSlot }
-	select {
-	case s.cloneSlot <- struct{}{}:
-		return release, nil
-	default:
-	}
-	if s.cfg.Uploads.Wait < 0 {
+	release, err := s.cloneSlot.Take(ctx, s.cfg.Uploads.Wait)
+	switch {
+	case errors.Is(err, upload.ErrBusy):
 		return nil, s.cloneBusy()
-	}
-	t := time.NewTimer(s.cfg.Uploads.Wait)
-	defer t.Stop()
-	select {
-	case s.cloneSlot <- struct{}{}:
-		return release, nil
-	case <-ctx.Done():
+	case err != nil:
 		return nil, clientClosed()
-	case <-t.C:
-		return nil, s.cloneBusy()
 	}
+	return release, nil
 }
 
 func (s *Server) cloneBusy() *apiError {
-	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "clone_busy", RetryAfter: s.metrics.clone.value(),
+	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "clone_busy", RetryAfter: s.cloneSlot.Hold(),
 		Message: "another voice is being cloned; one clone runs at a time: retry after the Retry-After seconds"}
 }
 
@@ -102,9 +107,10 @@ func tooLarge(param, format string, args ...any) *apiError {
 }
 
 // parseClone reads a multipart clone request part by part: text fields of
-// at most 64 KiB into memory, clip files into dir, each under the limits.
-// Clip files and transcript fields pair up in order.
-func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) (*CloneRequest, *apiError) {
+// at most 64 KiB into memory, clip files into dir, each under the limits,
+// the whole within Uploads.Timeout. Clip files and transcript fields pair
+// up in order.
+func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) (_ *CloneRequest, e *apiError) {
 	lim := s.cfg.Uploads
 	if r.ContentLength > lim.MaxRequestBytes {
 		return nil, tooLarge("", "the request is %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, lim.MaxRequestBytes)
@@ -113,11 +119,15 @@ func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) 
 	if err != nil || mt != "multipart/form-data" {
 		return nil, badRequest("", "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each)")
 	}
-	// every read must bring bytes within the stall timeout: a client that
-	// stops sending is cut and frees the clone slot, one that keeps sending
-	// is never cut however long the upload takes
-	rc := http.NewResponseController(w)
-	r.Body = http.MaxBytesReader(w, &stallReader{ReadCloser: r.Body, arm: func() { _ = rc.SetReadDeadline(time.Now().Add(s.cfg.StallTimeout)) }}, lim.MaxRequestBytes)
+	// every read must bring bytes within the stall timeout, and the whole
+	// body must come within the upload timeout: a client that sends slowly
+	// is cut, and holds no slot meanwhile
+	body := upload.Receive(w, r, upload.Limits{MaxBytes: lim.MaxRequestBytes, Stall: s.cfg.StallTimeout, Timeout: lim.Timeout})
+	defer func() {
+		if ue := body.Err(); ue != nil && e != nil && e.Status != http.StatusRequestTimeout {
+			e = uploadTimeout("", ue) // the reader above the body told it as another error
+		}
+	}()
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, badRequest("", "send the clone as multipart/form-data: %v", err)
@@ -218,15 +228,9 @@ func readField(part *multipart.Part, name string, lim UploadLimits) (string, *ap
 	return string(b), nil
 }
 
-// stallReader arms a read deadline before each read of the body.
-type stallReader struct {
-	io.ReadCloser
-	arm func()
-}
-
-func (r *stallReader) Read(p []byte) (int, error) {
-	r.arm()
-	return r.ReadCloser.Read(p)
+// uploadTimeout is the 408 of an upload past a time limit.
+func uploadTimeout(param string, ue *upload.Error) *apiError {
+	return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Param: param, Code: ue.Code(), Message: ue.Error()}
 }
 
 // readErr maps an error reading the body: past the request's limit a 413,
@@ -236,9 +240,9 @@ func readErr(param string, err error, lim UploadLimits) *apiError {
 	if errors.As(err, &mbe) {
 		return tooLarge(param, "the request is over %d bytes, the limit for a clone request (drama serve --max-upload-bytes)", lim.MaxRequestBytes)
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Param: param, Code: "upload_stalled",
-			Message: "the upload stopped: no bytes came within the stall timeout (drama serve --stall-timeout)"}
+	var ue *upload.Error
+	if errors.As(err, &ue) {
+		return uploadTimeout(param, ue)
 	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "clip ") {

@@ -9,11 +9,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi/upload/uploadtest"
 )
 
 // bigForm is a clone request with one clip of n bytes (and a transcript
@@ -121,9 +124,10 @@ func TestCloneUploadLimits(t *testing.T) {
 func TestOneCloneAtATime(t *testing.T) {
 	hold := make(chan struct{})
 	store := &recordingStore{hold: hold}
+	uploads := t.TempDir()
 	ts, _ := startBound(t, func(c *Config) {
 		c.Voices = store
-		c.Uploads = UploadLimits{Dir: t.TempDir(), Wait: -1}
+		c.Uploads = UploadLimits{Dir: uploads, Wait: -1}
 	})
 	ct, body := bigForm(1000, 1)
 	first := make(chan int)
@@ -135,6 +139,9 @@ func TestOneCloneAtATime(t *testing.T) {
 	resp, msg := postForm(t, ts.URL, ct, body)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(msg, "one clone runs at a time") {
 		t.Fatalf("second clone while one runs: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), msg)
+	}
+	if ents, _ := os.ReadDir(uploads); len(ents) != 1 {
+		t.Fatalf("%d upload directories while one clone runs, want its own only (the one turned away removes its)", len(ents))
 	}
 	close(hold)
 	if code := <-first; code != http.StatusCreated {
@@ -197,4 +204,85 @@ func TestStalledUploadIsCut(t *testing.T) {
 		t.Fatalf("%d clones, want the complete one only", n)
 	}
 	emptyDir(t, uploads)
+}
+
+// TestSlowUploadDoesNotHoldTheCloneSlot plays a slow-loris uploader: a
+// clone request whose body comes a byte at a time, never slow enough for
+// the stall timeout. While it trickles in, a normal clone gets the clone
+// slot and is made (here with no wait for the slot at all); the slow one
+// is answered 408 naming --upload-timeout before its body is sent, and no
+// file of either is left.
+func TestSlowUploadDoesNotHoldTheCloneSlot(t *testing.T) {
+	uploads := t.TempDir()
+	ts, srv := startBound(t, func(c *Config) {
+		c.Uploads = UploadLimits{Dir: uploads, Wait: -1, Timeout: 2 * time.Second}
+		c.StallTimeout = 30 * time.Second
+	})
+	addr := ts.Listener.Addr().String()
+	ct, body := bigForm(4000, 1)
+	slow := uploadtest.Slow(t.Context(), addr, "/v1/voices", ct, body, 10*time.Millisecond)
+	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
+	resp, msg := postForm(t, ts.URL, ct, body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a normal clone while a slow upload trickles in: %d %s", resp.StatusCode, msg)
+	}
+	r := <-slow
+	if r.Status != http.StatusRequestTimeout || !strings.Contains(r.Body, `"code":"upload_timeout"`) || !strings.Contains(r.Body, "--upload-timeout") || r.Sent == len(body) {
+		t.Fatalf("the slow upload: %d %s (%d of %d bytes sent) %v, want a 408 naming --upload-timeout before it is all sent", r.Status, r.Body, r.Sent, len(body), r.Err)
+	}
+	if n := srv.cfg.Voices.(*recordingStore).clones.Load(); n != 1 {
+		t.Fatalf("%d clones, want the normal one only", n)
+	}
+	emptyDir(t, uploads)
+}
+
+// TestCloneIsReceivedBeforeItWaits: while a clone runs, the next one's
+// upload is taken in whole, to disk, and only then does it wait for the
+// slot (here long enough for the first to end).
+func TestCloneIsReceivedBeforeItWaits(t *testing.T) {
+	uploads := t.TempDir()
+	hold := make(chan struct{})
+	store := &recordingStore{hold: hold}
+	ts, _ := startBound(t, func(c *Config) {
+		c.Voices = store
+		c.Uploads = UploadLimits{Dir: uploads, Wait: time.Minute}
+	})
+	var once sync.Once
+	free := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(free) // before the server closes, which waits for its requests
+	ct, body := bigForm(1<<20, 1)
+	first := make(chan int)
+	go func() {
+		resp, _ := postForm(t, ts.URL, ct, body)
+		first <- resp.StatusCode
+	}()
+	enginetest.WaitFor(t, func() bool { return store.clones.Load() == 1 })
+	second := make(chan int)
+	go func() {
+		resp, _ := postForm(t, ts.URL, ct, body)
+		second <- resp.StatusCode
+	}()
+	// the second request's clip is on disk whole while the first holds the slot
+	enginetest.WaitFor(t, func() bool { return clipsOfSize(uploads, 1<<20) == 2 })
+	if n := store.clones.Load(); n != 1 {
+		t.Fatalf("%d clones began while the first holds the slot", n)
+	}
+	free()
+	if a, b := <-first, <-second; a != http.StatusCreated || b != http.StatusCreated {
+		t.Fatalf("first clone %d, second %d, want both made", a, b)
+	}
+	emptyDir(t, uploads)
+}
+
+// clipsOfSize counts the files of size n in the request directories
+// under dir.
+func clipsOfSize(dir string, n int64) int {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "clip-*"))
+	count := 0
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Size() == n {
+			count++
+		}
+	}
+	return count
 }

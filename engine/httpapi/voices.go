@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
 )
 
 // VoiceInfo is one voice as GET /v1/voices lists it.
@@ -146,6 +147,12 @@ func (s *Server) handleListVoices(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fromEngine(err))
 		return
 	}
+	if key, keyed := requestKey(r.Context()); keyed && !key.Scope.Allows(apikey.Admin) {
+		// who consented, and in what words, is for admin keys
+		for i := range list {
+			list[i].Consent = nil
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": list})
 }
 
@@ -154,24 +161,26 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
 		return
 	}
-	release, e := s.cloneTurn(r.Context())
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	defer release()
 	dir, err := s.uploadDir()
 	if err != nil {
 		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
 		return
 	}
 	defer os.RemoveAll(dir)
+	// the whole upload is on disk before the request waits for the clone
+	// slot: a slow upload holds its own connection, never the slot
 	req, e := s.parseClone(w, r, dir)
 	if e != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is not read
 		writeError(w, e)
 		return
 	}
+	release, e := s.cloneTurn(r.Context())
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	defer release()
 	info, e := s.clone(r.Context(), req)
 	if e != nil {
 		writeError(w, e)
@@ -183,9 +192,7 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 // clone makes the voice req asks for, the caller holding the clone slot,
 // and publishes it to a catalog engine's catalog.
 func (s *Server) clone(ctx context.Context, req *CloneRequest) (VoiceInfo, *apiError) {
-	began := time.Now()
 	info, err := s.cfg.Voices.Clone(ctx, *req)
-	s.metrics.clone.add(time.Since(began))
 	if err != nil {
 		return VoiceInfo{}, cloneError(err)
 	}

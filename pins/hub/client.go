@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drama-tts/drama/internal/httpsafe"
 	"github.com/drama-tts/drama/internal/wait"
 )
 
@@ -27,11 +28,12 @@ const DefaultEndpoint = "https://huggingface.co"
 // API, and ranged GETs of the data URLs the HEADs point to.
 type Client struct {
 	Endpoint    string // e.g. https://huggingface.co, no trailing slash
-	Token       string // sent as a Bearer token, only to Endpoint's host
+	Token       string // sent as a Bearer token, only to Endpoint's origin (scheme, host and port)
 	TokenSource string // where Token came from, for messages
 	UserAgent   string
 	// API serves HEADs and API calls; it must not follow redirects (New
-	// sets this up). Data serves ranged GETs.
+	// sets this up). Data serves ranged GETs. Both keep the token off
+	// any redirect that leaves the endpoint's origin (httpsafe).
 	API, Data *http.Client
 	// Retries is how many times a HEAD or API call is retried after a
 	// 408, 429, 5xx or network error; Backoff is the first delay, doubled
@@ -70,15 +72,20 @@ func New(endpoint, token string, conns int) *Client {
 		Backoff:     time.Second,
 		MaxBackoff:  16 * time.Second,
 		HeadTimeout: 30 * time.Second,
-		Data:        &http.Client{Transport: tr},
+		Data:        &http.Client{Transport: tr, CheckRedirect: httpsafe.CheckRedirect},
 	}
 	c.API = &http.Client{Transport: tr, CheckRedirect: sameHostRedirects}
 	return c
 }
 
 // sameHostRedirects follows relative redirects (a renamed repository) and
-// stops at an absolute one (the data URL), as huggingface_hub does.
+// stops at an absolute one (the data URL), as huggingface_hub does. What
+// it follows keeps the token only on the endpoint's origin
+// (httpsafe.CheckRedirect).
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	if err := httpsafe.CheckRedirect(req, via); err != nil {
+		return err
+	}
 	loc := ""
 	if req.Response != nil {
 		loc = req.Response.Header.Get("Location")

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // Sentinel errors; every error of this package that fits one wraps it.
@@ -19,7 +21,7 @@ var (
 	ErrMismatch     = errors.New("mismatch")               // size, digest or commit differ from the pin
 	ErrBadResponse  = errors.New("bad response")           // a 200 for a range, a wrong Content-Range, a short body
 	ErrExpired      = errors.New("download URL expired")   // 403 from the signed data URL
-	ErrNoSpace      = errors.New("not enough disk space")
+	ErrNoSpace      = atomicfile.ErrNoSpace
 	ErrFlockHeld    = errors.New("flock held by another process") // Flock waited in vain
 )
 

@@ -11,9 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // PinnedRef is the ref drama writes in the cache for the commit it
@@ -361,11 +360,10 @@ func checkSpace(dir string, missing []Target) error {
 			need -= min(allocatedBytes(fi), t.File.Size)
 		}
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
+	free, err := atomicfile.FreeBytes(dir)
+	if err != nil {
 		return nil // unknown: preallocation will tell
 	}
-	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < need {
 		return fmt.Errorf("%w on %s: want %d bytes free for what remains, got %d: free some space or point HF_HUB_CACHE elsewhere", ErrNoSpace, dir, need, free)
 	}

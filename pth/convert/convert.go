@@ -49,6 +49,9 @@ type Options struct {
 	// the caller (against pins, say); it is recorded without hashing the
 	// source again.
 	SourceSHA256 string
+	// AllowExpand lets the output exceed MaxExpand times the checkpoint's
+	// storage bytes (views that repeat their storage's elements).
+	AllowExpand bool
 	// Progress, when set, is called with the number of output bytes just
 	// written, from several goroutines at once.
 	Progress func(n int64)
@@ -74,6 +77,8 @@ type Plan struct {
 
 // New plans the conversion of r's tensors. src and size give the checkpoint
 // file, which is hashed while writing; name is recorded in the metadata.
+// Unless opts.AllowExpand is set, a plan whose tensors would write more
+// than MaxExpand times r's storage bytes is refused with an *ExpandError.
 func New(r *pth.Reader, src io.ReaderAt, size int64, name string, opts Options) (*Plan, error) {
 	if opts.DType == "" {
 		opts.DType = Keep
@@ -98,7 +103,10 @@ func New(r *pth.Reader, src io.ReaderAt, size int64, name string, opts Options) 
 	if err := p.fold(); err != nil {
 		return nil, err
 	}
-	return p, p.layout()
+	if err := p.layout(); err != nil {
+		return p, err
+	}
+	return p, p.checkExpand(r)
 }
 
 func (p *Plan) fold() error {

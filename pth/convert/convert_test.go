@@ -113,7 +113,8 @@ func TestKeepMatchesTorch(t *testing.T) {
 }
 
 func TestDTypesAndMetadata(t *testing.T) {
-	st, p := convertFile(t, "dtypes.pth", Options{Drop: regexp.MustCompile(`^u16$`)})
+	// Eight views of one storage write 2.07 times the storages' bytes.
+	st, p := convertFile(t, "dtypes.pth", Options{Drop: regexp.MustCompile(`^u16$`), AllowExpand: true})
 	if len(p.Dropped) != 1 || p.Dropped[0] != "u16" {
 		t.Errorf("dropped %v", p.Dropped)
 	}

@@ -8,13 +8,16 @@ import (
 	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/drama-tts/drama/safetensors"
 )
 
-// Write converts into path. It writes a temporary file beside path (see
+// Write converts into path. It first checks that the file system holding
+// path has room for the whole output (an error wrapping
+// atomicfile.ErrNoSpace otherwise). It writes a temporary file beside path (see
 // atomicfile.Write): the tensors at their planned offsets by several
 // workers with pwrite while another goroutine hashes the source, then the
 // header with the digest, then syncs the file and renames it over path. On
@@ -23,6 +26,9 @@ import (
 // is synced its cached pages are dropped, which loses nothing and spares
 // the rename their eviction).
 func (p *Plan) Write(ctx context.Context, path string) error {
+	if err := p.CheckSpace(path); err != nil {
+		return err
+	}
 	return atomicfile.Write(path, 0o644, func(f *os.File) error {
 		if err := f.Truncate(p.Layout.Size); err != nil {
 			return fmt.Errorf("convert: %w", err)
@@ -53,6 +59,22 @@ func (p *Plan) Write(ctx context.Context, path string) error {
 		}
 		return p.writeHeader(f, h.sum)
 	})
+}
+
+// freeBytes reads the free space of a file system (a variable for tests).
+var freeBytes = atomicfile.FreeBytes
+
+// CheckSpace refuses a write the file system holding path has no room for
+// (an error wrapping atomicfile.ErrNoSpace), before the temporary is made.
+// The file being replaced (--force) keeps its blocks until the rename, so
+// it frees nothing. Write calls it; a caller may call it sooner.
+func (p *Plan) CheckSpace(path string) error {
+	dir := filepath.Dir(path)
+	free, err := freeBytes(dir)
+	if err != nil || free >= p.Layout.Size {
+		return nil // unknown: the write will tell
+	}
+	return fmt.Errorf("convert: %s: %w", path, &atomicfile.SpaceError{Dir: dir, Need: p.Layout.Size, Free: free})
 }
 
 // fill writes every tensor in file order, so reads and writes stay mostly

@@ -8,8 +8,9 @@
 // speech (10 s or more in all), for a clone and for inline references. The checks expect the
 // stand-in native engine with its stand-in codec (cloning works), paced so
 // that a synthesis takes a while (TENSORFOLD_STANDIN_RTF), and ffmpeg on
-// drama serve's PATH. Each check prints one line; the first failure exits
-// with status 1 and says what was wrong.
+// drama serve's PATH. The key is $DRAMA_API_KEY (an admin key of the
+// server): then a wrong key's 401 is checked too. Each check prints one
+// line; the first failure exits with status 1 and says what was wrong.
 import { readFileSync } from "node:fs";
 import { FishAudioClient, FishAudioError, RealtimeEvents } from "fish-audio";
 
@@ -18,7 +19,8 @@ if (!baseUrl || (clips.length !== 3 && clips[0] !== "bench")) {
   console.error("usage: fish-sdk.mjs BASE_URL CLIP1 CLIP2 CLIP3");
   process.exit(2);
 }
-const client = new FishAudioClient({ apiKey: "not-checked", baseUrl });
+const apiKey = process.env.DRAMA_API_KEY || "not-checked";
+const client = new FishAudioClient({ apiKey, baseUrl });
 const consent = { "X-Drama-Consent-Who": "The Speaker", "X-Drama-Consent-Statement": "I agree that my voice is cloned for this test." };
 const opts = (headers = {}) => ({ maxRetries: 0, headers });
 
@@ -131,6 +133,25 @@ async function checks() {
   ok("voices.delete", made._id);
 
   await realtime(pcm);
+  if (process.env.DRAMA_API_KEY) await wrongKey();
+}
+
+// wrongKey: a key the server does not take is the SDK's 401 on every
+// route, and an error on the live session's upgrade.
+async function wrongKey() {
+  const wrong = new FishAudioClient({ apiKey: "wrong-0123456789abcdef0123", baseUrl });
+  const words = ["invalid_api_key"];
+  await refused("wrong key: convert", 401, async () => read(await wrong.textToSpeech.convert({ text, format: "wav" }, "s1", opts())), words);
+  await refused("wrong key: voices.search", 401, () => wrong.voices.search({}, opts()), words);
+  await refused("wrong key: ivc.create", 401, () => wrong.voices.ivc.create({ title: "x", voices: [new File([Buffer.from("RIFF")], "x.wav")] }, opts(consent)), words);
+  const conn = await wrong.textToSpeech.convertRealtime({ text: "", format: "pcm" }, ["Hello."], "s1");
+  const err = await new Promise((resolve) => {
+    conn.on(RealtimeEvents.AUDIO_CHUNK, () => resolve(new Error("audio came")));
+    conn.on(RealtimeEvents.ERROR, resolve);
+    conn.on(RealtimeEvents.CLOSE, () => resolve(new Error("closed without an error")));
+  });
+  check(String(err?.message).includes("401"), "wrong key: convertRealtime: " + err?.message);
+  ok("wrong key: convertRealtime", err.message);
 }
 
 // realtime: convertRealtime over a text stream. The stream holds back its

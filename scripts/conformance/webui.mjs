@@ -6,7 +6,12 @@
 // loaded nothing from elsewhere. Prints one JSON line of findings; exits 1
 // on the first failure.
 //
-// usage: node webui.mjs BASE_URL ARTIFACT_DIR CLIP.wav...
+// With DRAMA_WEBUI_KEY set (a key of scope admin of a drama serve that asks
+// for keys), the page must first ask for a key, refuse a wrong one, take the
+// right one, keep it across a reload of the tab but not in a new tab, and
+// send it as Authorization: Bearer on every request to the API after that.
+//
+// usage: [DRAMA_WEBUI_KEY=KEY] node webui.mjs BASE_URL ARTIFACT_DIR CLIP.wav...
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +26,10 @@ const origin = new URL(base).origin;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'drama-chromium-'));
 const found = { console_errors: [], foreign_requests: [] };
 let allowNetErrors = false;
+const key = process.env.DRAMA_WEBUI_KEY || '';
+let allowAuthErrors = Boolean(key); // the 401s that make the page ask for the key
+const sent = []; // API requests once the key is given: [url, authorization]
+let watchKey = false;
 
 function fail(msg) {
   throw new Error(msg);
@@ -42,15 +51,44 @@ try {
     if (m.type() !== 'error') return;
     // the failed synthesis is a cut stream: the browser reports the cut itself
     if (allowNetErrors && /ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION|network error/i.test(m.text())) return;
+    if (allowAuthErrors && /status of 401/.test(m.text())) return;
     found.console_errors.push(m.text());
   });
   page.on('pageerror', (e) => found.console_errors.push('page error: ' + e.message));
   page.on('request', (r) => {
     const u = r.url();
     if (!u.startsWith(origin + '/') && !u.startsWith('blob:') && !u.startsWith('data:')) found.foreign_requests.push(u);
+    const p = u.startsWith(origin + '/') ? u.slice(origin.length) : '';
+    if (watchKey && /^\/(v1\/|metrics|ready|ui\/clip-check)/.test(p)) sent.push(r.allHeaders().then((h) => [p, h.authorization || '']));
   });
 
   await page.goto(base + '/');
+  if (key) {
+    // the shell loads without a key and asks for one; a wrong key is refused
+    await page.waitForSelector('#key-form:not([hidden])', { timeout: 20000 });
+    found.key_asked = await page.textContent('#key-status');
+    await page.fill('#key-input', 'wrong-' + key);
+    await page.click('#key-use');
+    await page.waitForFunction(() => document.getElementById('key-status').textContent.includes('refused'), null, { timeout: 20000 });
+    found.key_refused = await page.textContent('#key-status');
+    if (await page.evaluate(() => sessionStorage.getItem('drama-api-key'))) fail('key: a refused key is kept');
+    await page.waitForSelector('#key-form:not([hidden])', { timeout: 20000 });
+    await page.fill('#key-input', key);
+    watchKey = true;
+    await page.click('#key-use');
+    await page.waitForSelector('#key-form', { state: 'hidden', timeout: 20000 });
+    if ((await page.evaluate(() => sessionStorage.getItem('drama-api-key'))) !== key) fail('key: not kept in sessionStorage');
+    // kept across a reload of the tab, not in another tab
+    await page.waitForFunction(() => /voices?\.$/.test(document.getElementById('voices-status').textContent), null, { timeout: 20000 });
+    await page.reload();
+    await page.waitForFunction(() => /voices?\.$/.test(document.getElementById('voices-status').textContent), null, { timeout: 20000 });
+    if (!(await page.isHidden('#key-form'))) fail('key: asked for again after a reload of the tab');
+    const other = await ctx.newPage();
+    await other.goto(base + '/');
+    await other.waitForSelector('#key-form:not([hidden])', { timeout: 20000 });
+    await other.close();
+    allowAuthErrors = false;
+  }
   await page.waitForFunction(() => /voices?\.$/.test(document.getElementById('voices-status').textContent), null, { timeout: 20000 });
   await page.waitForFunction(() => document.getElementById('server-line').textContent.includes('ready'), null, { timeout: 20000 });
   found.voices = await page.$$eval('#speak-voice option', (os) => os.map((o) => o.value).filter(Boolean));
@@ -196,6 +234,13 @@ try {
   found.screenshot = path.join(artifacts, 'webui.png');
   await page.screenshot({ path: found.screenshot, fullPage: true });
 
+  if (key) {
+    const seen = await Promise.all(sent);
+    const bare = seen.filter(([, auth]) => auth !== 'Bearer ' + key).map(([p]) => p);
+    found.keyed_requests = seen.length;
+    if (!seen.length) fail('key: no API request was seen');
+    if (bare.length) fail('key: requests sent without the key: ' + bare.join(' '));
+  }
   if (found.console_errors.length) fail('console errors: ' + found.console_errors.join(' | '));
   if (found.foreign_requests.length) fail('requests beyond the server: ' + found.foreign_requests.join(' '));
 } catch (e) {

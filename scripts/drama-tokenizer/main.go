@@ -1,26 +1,169 @@
 // Command drama-tokenizer writes a tokenizer.json laid out as Drama 3's
 // (the Qwen3 tokenizer with Fish Audio's added tokens) into a directory,
 // for trying drama tokenize and drama serve without the real checkpoint.
+// It makes the directory when it is not there.
 //
-//	go run ./scripts/drama-tokenizer DIR
+//	go run ./scripts/drama-tokenizer DIR                  # Qwen3's whole vocabulary (11 MB)
+//	go run ./scripts/drama-tokenizer -small 2000 DIR      # its first 2000 merges (small-tokenizer.json)
+//
+// With -small N it keeps the 256 byte tokens and Qwen3's first N merges,
+// numbered from 0, then the same added tokens (Qwen3's, Fish Audio's and
+// the 4096 semantic tokens) right after them: a byte-level BPE tokenizer
+// that drama reads as it reads the real one, whose tokens are Qwen3's
+// (longer words take more of them). small-tokenizer.json beside this file
+// is its output for -small 2000, the tokenizer the demo root carries
+// (make demo); TestSmallTokenizerIsTheScripts holds the two equal.
 package main
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/drama-tts/drama/engine/prompt/prompttest"
 )
 
+// SmallMerges is the number of merges of small-tokenizer.json.
+const SmallMerges = 2000
+
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: drama-tokenizer DIR")
+	small := flag.Int("small", 0, "keep only the first N merges of Qwen3's (0: the whole vocabulary)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: drama-tokenizer [-small N] DIR")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 || *small < 0 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	path, err := prompttest.WriteDrama(os.Args[1])
+	path, err := write(flag.Arg(0), *small)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "drama-tokenizer:", err)
 		os.Exit(1)
 	}
 	fmt.Println(path)
+}
+
+// write writes the tokenizer.json into dir, made when missing, and returns
+// its path.
+func write(dir string, small int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if small == 0 {
+		return prompttest.WriteDrama(dir)
+	}
+	b, err := Small(small)
+	if err != nil {
+		return "", err
+	}
+	name := filepath.Join(dir, "tokenizer.json")
+	return name, os.WriteFile(name, b, 0o644)
+}
+
+// Small returns the Drama-layout tokenizer.json cut to Qwen3's first n
+// merges, as described in the package comment.
+func Small(n int) ([]byte, error) {
+	src, err := prompttest.DramaJSON()
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(src, &doc); err != nil {
+		return nil, err
+	}
+	var model struct {
+		Type                    string         `json:"type"`
+		Dropout                 any            `json:"dropout"`
+		UnkToken                any            `json:"unk_token"`
+		ContinuingSubwordPrefix any            `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         any            `json:"end_of_word_suffix"`
+		FuseUnk                 bool           `json:"fuse_unk"`
+		ByteFallback            bool           `json:"byte_fallback"`
+		IgnoreMerges            bool           `json:"ignore_merges"`
+		Vocab                   map[string]int `json:"vocab"`
+		Merges                  [][2]string    `json:"merges"`
+	}
+	if err := json.Unmarshal(doc["model"], &model); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if n > len(model.Merges) {
+		return nil, fmt.Errorf("-small %d: Qwen3 has %d merges", n, len(model.Merges))
+	}
+	// The 256 byte tokens are Qwen3's tokens of one character, ids 0-255.
+	vocab := map[string]int{}
+	for tok, id := range model.Vocab {
+		if id < 256 {
+			vocab[tok] = id
+		}
+	}
+	if len(vocab) != 256 {
+		return nil, fmt.Errorf("model.vocab: %d tokens below id 256, want the 256 byte tokens", len(vocab))
+	}
+	merges := model.Merges[:n]
+	for i, m := range merges {
+		for _, part := range m {
+			if _, ok := vocab[part]; !ok {
+				return nil, fmt.Errorf("model.merges[%d]: %q is no token of the merges before it", i, part)
+			}
+		}
+		tok := m[0] + m[1]
+		if _, ok := vocab[tok]; !ok {
+			vocab[tok] = len(vocab)
+		}
+	}
+	model.Vocab, model.Merges = vocab, merges
+	if doc["model"], err = json.Marshal(model); err != nil {
+		return nil, err
+	}
+	// The added tokens follow the vocabulary, in their order.
+	var added []map[string]any
+	if err := json.Unmarshal(doc["added_tokens"], &added); err != nil {
+		return nil, fmt.Errorf("added_tokens: %w", err)
+	}
+	for i := range added {
+		added[i]["id"] = len(vocab) + i
+	}
+	if doc["added_tokens"], err = json.Marshal(added); err != nil {
+		return nil, err
+	}
+	// One added token per line keeps the file readable and its diffs small.
+	var b strings.Builder
+	b.WriteString("{\n")
+	keys := []string{"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"}
+	for i, k := range keys {
+		v, ok := doc[k]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer.json: no %q", k)
+		}
+		fmt.Fprintf(&b, "  %q: ", k)
+		if k == "added_tokens" {
+			b.WriteString("[\n")
+			for j, a := range added {
+				line, err := json.Marshal(a)
+				if err != nil {
+					return nil, err
+				}
+				b.WriteString("    ")
+				b.Write(line)
+				if j < len(added)-1 {
+					b.WriteString(",")
+				}
+				b.WriteString("\n")
+			}
+			b.WriteString("  ]")
+		} else {
+			b.Write(v)
+		}
+		if i < len(keys)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("}\n")
+	return []byte(b.String()), nil
 }

@@ -5,32 +5,62 @@ import (
 	"math"
 )
 
+// signal is a clip's mono samples at SampleRate as the analysis reads
+// them: in memory, or decoded from its File at each Read.
+type signal interface {
+	Len() int
+	Read(dst []float32, at int) error // samples at, at+1, ... into dst
+}
+
+// samples is a signal held in memory.
+type samples []float32
+
+func (x samples) Len() int { return len(x) }
+
+func (x samples) Read(dst []float32, at int) error {
+	copy(dst, x[at:at+len(dst)])
+	return nil
+}
+
 // analysis is one clip after resampling, detection and measurement.
 type analysis struct {
 	name     string
-	x        []float32 // mono 44.1 kHz
+	x        signal    // mono 44.1 kHz
 	p        []float64 // frame powers
 	speech   []bool
 	region   []bool // speech with the gaps under PauseFrames filled: what the level is measured on
 	report   ClipReport
 	warnings []Warning
+	err      error // reading a File failed
 }
 
 func analyse(c Clip, det Detector) *analysis {
-	a := c.Audio
 	an := &analysis{name: c.Name}
-	an.x = Resample(a.Mono(), a.Rate, SampleRate)
-	an.p = FramePowers(an.x)
+	var clipping []Warning
+	if f := c.File; f != nil {
+		an.x = newResampled(f)
+		an.report = ClipReport{Source: c.Name, Seconds: f.Duration().Seconds(), Rate: f.Rate, Channels: f.Channels, Coding: f.Coding}
+		clipping = clippingWarning(c.Name, f.clipRuns, f.clipped)
+	} else {
+		a := c.Audio
+		an.x = samples(Resample(a.Mono(), a.Rate, SampleRate))
+		an.report = ClipReport{Source: c.Name, Seconds: a.Duration().Seconds(), Rate: a.Rate, Channels: a.Channels, Coding: a.Coding}
+		clipping = clippingWarnings(c)
+	}
+	if an.p, an.err = framePowers(an.x); an.err != nil {
+		return an
+	}
 	an.speech = det.Detect(an.p)
 	an.region = append([]bool(nil), an.speech...)
 	fillGaps(an.region, PauseFrames)
-	an.report = ClipReport{Source: c.Name, Seconds: a.Duration().Seconds(), Rate: a.Rate, Channels: a.Channels, Coding: a.Coding}
 	if !anyTrue(an.speech) {
 		return an
 	}
-	an.report.Background = measureBackground(an.x, an.p, backgroundMask(an.speech), a.Rate)
+	if an.report.Background, an.err = measureBackground(an.x, an.p, backgroundMask(an.speech), an.report.Rate); an.err != nil {
+		return an
+	}
 	an.report.SpeechDBFS, an.report.SNR = an.speechLevel(0, len(an.p))
-	an.warnings = append(an.warnings, clippingWarnings(c)...)
+	an.warnings = append(an.warnings, clipping...)
 	an.warnings = append(an.warnings, an.edgeWarnings()...)
 	an.warnings = append(an.warnings, an.backgroundWarnings()...)
 	return an
@@ -146,9 +176,15 @@ func clippingWarnings(c Clip) []Warning {
 			samples += n
 		}
 	}
+	return clippingWarning(c.Name, runs, samples)
+}
+
+// clippingWarning is the warning of runs clipped runs of samples in all,
+// if any.
+func clippingWarning(name string, runs, samples int) []Warning {
 	if runs == 0 {
 		return nil
 	}
-	return []Warning{{Code: WarnClipping, Source: c.Name, Msg: fmt.Sprintf(
+	return []Warning{{Code: WarnClipping, Source: name, Msg: fmt.Sprintf(
 		"%d clipped runs (%d samples at full scale): record with less gain", runs, samples)}}
 }

@@ -59,7 +59,7 @@ func backgroundMask(speech []bool) []bool {
 // the rate the clip was recorded at: its flatness is taken only over the
 // band the recording holds (up to 90 % of its Nyquist frequency), so a
 // 16 kHz recording's empty top band does not read as tonal.
-func measureBackground(x []float32, p []float64, mask []bool, srcRate int) Background {
+func measureBackground(x signal, p []float64, mask []bool, srcRate int) (Background, error) {
 	var b Background
 	var sum float64
 	for i, m := range mask {
@@ -69,50 +69,68 @@ func measureBackground(x []float32, p []float64, mask []bool, srcRate int) Backg
 		}
 	}
 	if b.Frames < BackgroundMinFrames {
-		return b
+		return b, nil
 	}
 	b.Measured = true
 	b.Power = sum / float64(b.Frames)
-	ps := backgroundSpectrum(x, mask)
+	ps, err := backgroundSpectrum(x, mask)
+	if err != nil {
+		return b, err
+	}
 	top := float64(min(srcRate, SampleRate)) / 2 * flatnessBand
 	b.Flatness = flatness(ps[:min(len(ps), int(top/(SampleRate/float64(2*(len(ps)-1))))+1)])
-	return b
+	return b, nil
 }
 
 // backgroundSpectrum averages Hann-windowed power spectra: 2048-point
 // segments (half overlapped) over contiguous background runs long enough,
 // else 512-point spectra of single frames.
-func backgroundSpectrum(x []float32, mask []bool) []float64 {
-	if s := averageSpectra(x, runs(mask), welchSize); s != nil {
-		return s
+func backgroundSpectrum(x signal, mask []bool) ([]float64, error) {
+	if s, err := averageSpectra(x, runs(mask), welchSize); s != nil || err != nil {
+		return s, err
 	}
 	return averageSpectra(x, runs(mask), shortSize)
 }
 
-func averageSpectra(x []float32, rs [][2]int, size int) []float64 {
+// spectrumRun is the samples of a background run read at once.
+const spectrumRun = 1 << 18
+
+func averageSpectra(x signal, rs [][2]int, size int) ([]float64, error) {
 	var acc []float64
 	count := 0
 	win := hann(size)
+	var buf []float32
 	for _, r := range rs {
-		lo, hi := r[0]*FrameSamples, min(len(x), r[1]*FrameSamples)
-		for s := lo; s+size <= hi; s += size / 2 {
-			ps := powerSpectrum(x[s:s+size], win)
-			if acc == nil {
-				acc = make([]float64, len(ps))
+		lo, hi := r[0]*FrameSamples, min(x.Len(), r[1]*FrameSamples)
+		// the run's samples in pieces of spectrumRun segments' hops, each
+		// read with the size/2 samples the next segment shares
+		for s := lo; s+size <= hi; {
+			end := min(hi, s+spectrumRun+size/2)
+			seg := grow(&buf, end-s)
+			if err := x.Read(seg, s); err != nil {
+				return nil, err
 			}
-			for i, v := range ps {
-				acc[i] += v
+			at := s
+			for ; at+size <= end; at += size / 2 {
+				ps := powerSpectrum(seg[at-s:at-s+size], win)
+				if acc == nil {
+					acc = make([]float64, len(ps))
+				}
+				for i, v := range ps {
+					acc[i] += v
+				}
+				count++
 			}
-			count++
+			s = at
 		}
 	}
 	if count == 0 {
-		return nil
+		return nil, nil
 	}
 	for i := range acc {
 		acc[i] /= float64(count)
 	}
-	return acc
+	return acc, nil
 }
 
 // flatness is the geometric over the arithmetic mean of bins 1.. of ps.

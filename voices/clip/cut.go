@@ -55,7 +55,7 @@ func (an *analysis) quietest(lo, hi int) int {
 // MaxRefSamples.
 func (an *analysis) cut() ([]piece, []Warning) {
 	us, warns := an.utterances()
-	n := len(an.x)
+	n := an.x.Len()
 	bound := func(k int) int { // the cut point between utterance k-1 and k
 		if k <= 0 {
 			return 0
@@ -86,11 +86,16 @@ func (an *analysis) cut() ([]piece, []Warning) {
 	return out, warns
 }
 
-// level scales a piece to TargetSpeechDBFS, holding its peak at MaxPeakDBFS.
-func (an *analysis) level(p piece, warns *[]Warning) Reference {
+// level scales a piece to TargetSpeechDBFS, holding its peak at
+// MaxPeakDBFS. The reference holds the levelled samples only when keep is
+// set: a piece past what is kept is measured, warned about, and dropped.
+func (an *analysis) level(p piece, keep bool, warns *[]Warning) (Reference, error) {
 	lo, hi := p.start/FrameSamples, (p.end+FrameSamples-1)/FrameSamples
 	speech, _ := an.speechLevel(lo, min(hi, len(an.p)))
-	seg := an.x[p.start:p.end]
+	seg := make([]float32, p.end-p.start)
+	if err := an.x.Read(seg, p.start); err != nil {
+		return Reference{}, err
+	}
 	peak := 0.0
 	for _, v := range seg {
 		peak = max(peak, math.Abs(float64(v)))
@@ -104,11 +109,13 @@ func (an *analysis) level(p piece, warns *[]Warning) Reference {
 		}
 		gain = limit
 	}
-	g := float32(math.Pow(10, gain/20))
-	out := make([]float32, len(seg))
-	for i, v := range seg {
-		out[i] = v * g
+	r := Reference{Source: an.name, Start: p.start, End: p.end, SpeechDBFS: speech + gain, PeakDBFS: peakDB + gain, GainDB: gain}
+	if keep {
+		g := float32(math.Pow(10, gain/20))
+		for i, v := range seg {
+			seg[i] = v * g
+		}
+		r.Samples = seg
 	}
-	return Reference{Source: an.name, Start: p.start, End: p.end, Samples: out,
-		SpeechDBFS: speech + gain, PeakDBFS: peakDB + gain, GainDB: gain}
+	return r, nil
 }

@@ -45,13 +45,30 @@ func DefaultDetector() Detector {
 // FramePowers returns the mean square of each whole 10 ms frame of x; a
 // trailing partial frame is measured on the samples it has.
 func FramePowers(x []float32) []float64 {
-	n := (len(x) + FrameSamples - 1) / FrameSamples
+	p, _ := framePowers(samples(x))
+	return p
+}
+
+// powerChunk is the frames of a signal read at once to measure them.
+const powerChunk = 256
+
+// framePowers is FramePowers of a signal, read through once in chunks.
+func framePowers(x signal) ([]float64, error) {
+	n := (x.Len() + FrameSamples - 1) / FrameSamples
 	out := make([]float64, n)
-	for i := range out {
-		seg := x[i*FrameSamples : min(len(x), (i+1)*FrameSamples)]
-		out[i] = sumSquares(seg) / float64(len(seg))
+	buf := make([]float32, min(x.Len(), powerChunk*FrameSamples))
+	for f0 := 0; f0 < n; f0 += powerChunk {
+		lo := f0 * FrameSamples
+		chunk := buf[:min(len(buf), x.Len()-lo)]
+		if err := x.Read(chunk, lo); err != nil {
+			return nil, err
+		}
+		for i := f0; i < min(n, f0+powerChunk); i++ {
+			seg := chunk[(i-f0)*FrameSamples : min(len(chunk), (i-f0+1)*FrameSamples)]
+			out[i] = sumSquares(seg) / float64(len(seg))
+		}
 	}
-	return out
+	return out, nil
 }
 
 // sumSquares returns the sum of the squares of x. Like dot, it is skipped

@@ -10,7 +10,9 @@
 // channels, at most MaxDataBytes of audio. Other codings (8-bit, A-law,
 // mu-law, ADPCM, 64-bit float, RF64) are refused with ErrUnsupported.
 // Decode reads any other file through ffmpeg when it is on PATH (run
-// directly, never through a shell). Channels are mixed by their mean;
+// directly, never through a shell). Decoder.Open reads the same files in
+// passes instead (a File, at most MaxFileDuration long): Prepare then
+// holds a bounded chunk of a clip at a time, whatever its size. Channels are mixed by their mean;
 // Resample converts to 44.1 kHz with a Kaiser-windowed sinc filter whose
 // stop band begins at the lower Nyquist frequency (about 90 dB down), so
 // nothing folds back, and whose pass band is flat to well under 0.1 dB up

@@ -25,10 +25,12 @@ type Options struct {
 	Force bool
 }
 
-// Clip is one decoded recording to prepare.
+// Clip is one recording to prepare: decoded in memory (Audio), or read
+// from its file in passes (File, which is used when set).
 type Clip struct {
 	Name  string // shown in messages and kept in the manifest
 	Audio *Audio
+	File  *File
 }
 
 // Reference is one prepared piece: mono 44.1 kHz, levelled.
@@ -81,8 +83,14 @@ func Prepare(clips []Clip, opts Options) (*Result, error) {
 	res := &Result{}
 	var refusals []error
 	var refs []Reference
+	// keeping follows keepFirst, so that only the references kept hold
+	// their samples
+	nKept, keptSamples, keeping := 0, 0, true
 	for _, c := range clips {
 		an := analyse(c, det)
+		if an.err != nil {
+			return res, an.err
+		}
 		res.Clips = append(res.Clips, an.report)
 		res.Warnings = append(res.Warnings, an.warnings...)
 		if err := an.refusal(opts.Force); err != nil {
@@ -96,7 +104,14 @@ func Prepare(clips []Clip, opts Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, warns...)
 		res.Clips[len(res.Clips)-1].Pieces = len(pieces)
 		for _, p := range pieces {
-			refs = append(refs, an.level(p, &res.Warnings))
+			if keeping = keeping && nKept < MaxRefs && keptSamples+p.end-p.start <= MaxTotal; keeping {
+				nKept, keptSamples = nKept+1, keptSamples+p.end-p.start
+			}
+			r, err := an.level(p, keeping, &res.Warnings)
+			if err != nil {
+				return res, err
+			}
+			refs = append(refs, r)
 		}
 	}
 	if len(refusals) > 0 {
@@ -127,14 +142,14 @@ func checkTotal(refs []Reference) error {
 func keepFirst(refs []Reference, warns *[]Warning) []Reference {
 	total := 0
 	for i, r := range refs {
-		if i == MaxRefs || total+len(r.Samples) > MaxTotal {
+		if i == MaxRefs || total+r.End-r.Start > MaxTotal {
 			for _, d := range refs[i:] {
 				*warns = append(*warns, Warning{Code: WarnDropped, Source: d.Source, Msg: fmt.Sprintf(
 					"piece %s dropped: only the first %d references and 60 s are kept", span(d.Start, d.End), MaxRefs)})
 			}
 			return refs[:i]
 		}
-		total += len(r.Samples)
+		total += r.End - r.Start
 	}
 	return refs
 }

@@ -307,7 +307,7 @@ func TestRefusals(t *testing.T) {
 	}
 	// two 5 s clips make 10 s: accepted
 	long := place(9*SampleRate, 0.3, [2]int{SampleRate, 7*SampleRate + 2000})
-	if _, err := Prepare([]Clip{{"a", mono(long, SampleRate)}, {"b", mono(long, SampleRate)}}, Options{}); err != nil {
+	if _, err := Prepare([]Clip{{Name: "a", Audio: mono(long, SampleRate)}, {Name: "b", Audio: mono(long, SampleRate)}}, Options{}); err != nil {
 		t.Fatalf("two clips of 6.5 s each: %v", err)
 	}
 }

@@ -32,19 +32,92 @@ func Resample(x []float32, from, to int) []float32 {
 	n := int((int64(len(x))*int64(up) + int64(down) - 1) / int64(down))
 	out := make([]float32, n)
 	for i := range out {
-		num := int64(i) * int64(down)
-		base := int(num / int64(up))
-		phase := int(num % int64(up))
-		if k.phases != up {
-			p := (int64(phase)*int64(k.phases) + int64(up)/2) / int64(up)
-			if p == int64(k.phases) {
-				p, base = 0, base+1
-			}
-			phase = int(p)
-		}
+		base, phase := k.pos(i, up, down)
 		out[i] = k.apply(x, base, phase)
 	}
 	return out
+}
+
+// pos returns the input sample and filter phase of output sample i.
+func (k *kernel) pos(i, up, down int) (base, phase int) {
+	num := int64(i) * int64(down)
+	base = int(num / int64(up))
+	phase = int(num % int64(up))
+	if k.phases != up {
+		p := (int64(phase)*int64(k.phases) + int64(up)/2) / int64(up)
+		if p == int64(k.phases) {
+			p, base = 0, base+1
+		}
+		phase = int(p)
+	}
+	return base, phase
+}
+
+// resampled is a File read as mono at SampleRate: each Read decodes the
+// input frames its samples need and filters them as Resample would the
+// whole clip, to the same bits.
+type resampled struct {
+	f        *File
+	n        int // output samples
+	in       int // input frames
+	up, down int
+	k        *kernel // nil when the File is at SampleRate
+	win      []float32
+}
+
+func newResampled(f *File) *resampled {
+	in := int(f.Frames())
+	s := &resampled{f: f, n: in, in: in}
+	if f.Rate == SampleRate || in == 0 {
+		return s
+	}
+	g := gcd(f.Rate, SampleRate)
+	s.up, s.down = SampleRate/g, f.Rate/g
+	s.k = cachedKernel(f.Rate, SampleRate, min(s.up, maxPhases))
+	s.n = int((int64(in)*int64(s.up) + int64(s.down) - 1) / int64(s.down))
+	return s
+}
+
+// Len returns the number of output samples.
+func (s *resampled) Len() int { return s.n }
+
+// Read fills dst with output samples at, at+1, ...
+func (s *resampled) Read(dst []float32, at int) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if s.k == nil {
+		return s.f.readMono(dst, int64(at))
+	}
+	b0, _ := s.k.pos(at, s.up, s.down)
+	b1, _ := s.k.pos(at+len(dst)-1, s.up, s.down)
+	lo, hi := max(b0-s.k.half+1, 0), min(b1+s.k.half+1, s.in)
+	win := grow(&s.win, max(hi-lo, 0))
+	if err := s.f.readMono(win, int64(lo)); err != nil {
+		return err
+	}
+	for i := range dst {
+		base, phase := s.k.pos(at+i, s.up, s.down)
+		dst[i] = s.k.applyWin(win, lo, s.in, base, phase)
+	}
+	return nil
+}
+
+// applyWin is apply on an input of n samples of which win holds those
+// from lo on (all the taps around base that fall inside the input).
+func (k *kernel) applyWin(win []float32, lo, n, base, phase int) float32 {
+	taps := k.taps[phase]
+	first := base - k.half + 1
+	if first >= 0 && first+len(taps) <= n {
+		return dot(win[first-lo:first-lo+len(taps)], taps)
+	}
+	var s float32
+	for j, t := range taps {
+		if i := first + j; i >= 0 && i < n {
+			s += win[i-lo] * t
+		}
+	}
+	return s
 }
 
 // kernel is a table of filter phases: taps[p] holds the 2*half taps for an

@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -91,40 +92,62 @@ func unsupportedErr(off int64, field, format string, args ...any) error {
 }
 
 func parseWAV(b []byte) (*Audio, error) {
+	fm, body, size, err := scanWAV(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	return decodeData(b, body, size, fm)
+}
+
+// scanWAV reads the RIFF header and chunk headers of a WAV of size bytes
+// from r up to its data chunk, and returns the format, the data's offset
+// and its declared size (checked by dataSize).
+func scanWAV(r io.ReaderAt, size int64) (fm *wavFmt, body, dsize int64, err error) {
+	var hdr [12]byte
+	n, _ := r.ReadAt(hdr[:], 0)
+	b := hdr[:n]
 	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
 		if len(b) >= 4 && string(b[0:4]) == "RF64" {
-			return nil, unsupportedErr(0, "riff", "RF64 (over 4 GiB) WAV is not read: cut the recording or decode it with ffmpeg")
+			return nil, 0, 0, unsupportedErr(0, "riff", "RF64 (over 4 GiB) WAV is not read: cut the recording or decode it with ffmpeg")
 		}
-		return nil, formatErr(0, "riff", "want RIFF....WAVE header, got %q", head(b, 12))
+		return nil, 0, 0, formatErr(0, "riff", "want RIFF....WAVE header, got %q", head(b, 12))
 	}
-	var fm *wavFmt
 	off := int64(12)
-	for off+8 <= int64(len(b)) {
-		id := string(b[off : off+4])
-		size := int64(binary.LittleEndian.Uint32(b[off+4:]))
+	var ch [8]byte
+	for off+8 <= size {
+		if _, err := r.ReadAt(ch[:], off); err != nil {
+			return nil, 0, 0, fmt.Errorf("clip: read WAV: %w", err)
+		}
+		id := string(ch[:4])
+		csize := int64(binary.LittleEndian.Uint32(ch[4:]))
 		body := off + 8
 		switch id {
 		case "fmt ":
-			if body+size > int64(len(b)) {
-				return nil, formatErr(off, "fmt", "chunk of %d bytes runs past the end of the file (%d bytes)", size, len(b))
+			if body+csize > size {
+				return nil, 0, 0, formatErr(off, "fmt", "chunk of %d bytes runs past the end of the file (%d bytes)", csize, size)
 			}
-			f, err := parseFmt(b[body:body+size], body)
+			c := make([]byte, min(csize, 1024)) // parseFmt reads the first 40 bytes
+			if _, err := r.ReadAt(c, body); err != nil {
+				return nil, 0, 0, fmt.Errorf("clip: read WAV: %w", err)
+			}
+			f, err := parseFmt(c, body)
 			if err != nil {
-				return nil, err
+				return nil, 0, 0, err
 			}
 			fm = f
 		case "data":
 			if fm == nil {
-				return nil, formatErr(off, "data", "data chunk before the fmt chunk")
+				return nil, 0, 0, formatErr(off, "data", "data chunk before the fmt chunk")
 			}
-			return decodeData(b, body, size, fm)
+			dsize, err := dataSize(size, body, csize, fm)
+			return fm, body, dsize, err
 		}
-		off = body + size + size&1
+		off = body + csize + csize&1
 	}
 	if fm == nil {
-		return nil, formatErr(off, "fmt", "no fmt chunk")
+		return nil, 0, 0, formatErr(off, "fmt", "no fmt chunk")
 	}
-	return nil, formatErr(off, "data", "no data chunk")
+	return nil, 0, 0, formatErr(off, "data", "no data chunk")
 }
 
 func head(b []byte, n int) []byte {
@@ -200,36 +223,57 @@ func tagName(tag uint16) string {
 	return fmt.Sprintf("0x%04X", tag)
 }
 
-// decodeData converts the data chunk. A size of 0 or 0xFFFFFFFF in a final
-// chunk (a stream whose writer could not seek back) means "to the end".
-func decodeData(b []byte, body, size int64, f *wavFmt) (*Audio, error) {
-	avail := int64(len(b)) - body
+// dataSize checks the data chunk's declared size against the file of
+// total bytes. A size of 0 or 0xFFFFFFFF in a final chunk (a stream whose
+// writer could not seek back) means "to the end".
+func dataSize(total, body, size int64, f *wavFmt) (int64, error) {
+	avail := total - body
 	if size == 0xFFFFFFFF || (size == 0 && avail > 0) {
 		size = avail - avail%int64(f.blockAlign)
 	}
 	if size > MaxDataBytes {
-		return nil, unsupportedErr(body-4, "data.size", "%d bytes of audio is over the %d-byte limit: cut the recording", size, MaxDataBytes)
+		return 0, unsupportedErr(body-4, "data.size", "%d bytes of audio is over the %d-byte limit: cut the recording", size, MaxDataBytes)
 	}
 	if size > avail {
-		return nil, formatErr(body-4, "data.size", "want %d bytes of audio, got %d: the file is truncated", size, avail)
+		return 0, formatErr(body-4, "data.size", "want %d bytes of audio, got %d: the file is truncated", size, avail)
 	}
 	if size%int64(f.blockAlign) != 0 {
-		return nil, formatErr(body-4, "data.size", "%d bytes is not a whole number of %d-byte sample frames", size, f.blockAlign)
+		return 0, formatErr(body-4, "data.size", "%d bytes is not a whole number of %d-byte sample frames", size, f.blockAlign)
 	}
+	return size, nil
+}
+
+// decodeData converts the data chunk of size bytes (checked by dataSize)
+// at body.
+func decodeData(b []byte, body, size int64, f *wavFmt) (*Audio, error) {
 	name, _ := codingName(f, 0)
 	a := &Audio{Rate: f.rate, Channels: f.channels, Coding: name}
 	a.Data = convertSamples(b[body:body+size], f)
-	for i, v := range a.Data {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, formatErr(body+int64(i)*4, "data", "sample %d is %v: the float data is corrupt", i, v)
-		}
+	if err := checkFinite(a.Data, body, 0); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
+// checkFinite refuses a NaN or infinite sample; x holds samples first...
+// of the data chunk at body.
+func checkFinite(x []float32, body, first int64) error {
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return formatErr(body+(first+int64(i))*4, "data", "sample %d is %v: the float data is corrupt", first+int64(i), v)
+		}
+	}
+	return nil
+}
+
 func convertSamples(d []byte, f *wavFmt) []float32 {
+	return convertInto(nil, d, f)
+}
+
+// convertInto is convertSamples into buf, grown when too short.
+func convertInto(buf []float32, d []byte, f *wavFmt) []float32 {
 	bps := f.bits / 8
-	out := make([]float32, len(d)/bps)
+	out := grow(&buf, len(d)/bps)
 	switch {
 	case f.tag == wavFloat:
 		for i := range out {

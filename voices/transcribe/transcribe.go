@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/drama-tts/drama/internal/httpsafe"
 )
 
 // DefaultModel is the model named in a request when Client.Model is empty;
@@ -34,7 +36,9 @@ type Client struct {
 	Model string
 	// Language, when set, is the clip's language (ISO 639-1, e.g. "en").
 	Language string
-	// HTTP is the client used (default: one with a 10 minute timeout).
+	// HTTP is the client used (default: one with a 10 minute timeout whose
+	// redirects keep credential headers with the server's origin,
+	// httpsafe.CheckRedirect).
 	HTTP *http.Client
 }
 
@@ -125,7 +129,7 @@ func (c *Client) Transcribe(ctx context.Context, name string, audio io.Reader) (
 	req.Header.Set("Accept", "application/json")
 	hc := c.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: 10 * time.Minute}
+		hc = &http.Client{Timeout: 10 * time.Minute, CheckRedirect: httpsafe.CheckRedirect}
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -3,6 +3,7 @@ package benchcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,7 +61,11 @@ go to it) and measures the memory from before the load.
 
 The built-in corpus (` + bench.DefaultCorpusName + `, 24 texts) or --corpus FILE: one text a
 line, # starts a comment. Writes report.json and report.html (plots, readable
-offline) into --out, and prints the warm figures.`),
+offline) into --out, and prints the warm figures.
+
+` + cmdutil.APIKeyHelp + `
+The key needs scope speak. With --start the drama serve started inherits
+DRAMA_API_KEY, so it requires the key the run sends.`),
 		Example: strings.TrimSpace(`
 $ drama bench --out bench-a
 $ drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b
@@ -153,10 +158,10 @@ func run(ctx context.Context, opts *Options) error {
 		}
 		defer served.Stop()
 		f.Infof("drama serve ready at %s after %.2f s", served.URL, served.Ready.Seconds())
-		cfg.Client, cfg.ServerPID, cfg.Sampler = &bench.Client{URL: served.URL}, served.PID, sampler
+		cfg.Client, cfg.ServerPID, cfg.Sampler = shared.Client(f, served.URL), served.PID, sampler
 	} else {
 		url, pid := ResolveServer(f, opts.Server)
-		cfg.Client, cfg.ServerPID = &bench.Client{URL: url}, pid
+		cfg.Client, cfg.ServerPID = shared.Client(f, url), pid
 	}
 	bar := shared.ProgressFor(f, &cfg)
 	rep, err := bench.Run(ctx, cfg)
@@ -164,6 +169,8 @@ func run(ctx context.Context, opts *Options) error {
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err() // interrupted: drama serve, if started here, is stopped on the way out
+	case errors.As(err, new(*bench.AuthError)):
+		return shared.AuthAdvice(f, err)
 	case err != nil && served != nil:
 		return cmdutil.EngineError(fmt.Errorf("%w\n%s", err, served.Tail()))
 	case err != nil:

@@ -33,9 +33,9 @@ import (
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(verifycmd.NewCmd(f, nil))
 	root.AddCommand(pinscmd.NewCmd(f))
-	root.AddCommand(fetchcmd.NewCmd(f, nil))
+	root.AddCommand(alias(fetchcmd.NewCmd(f, nil), []string{"pull"}, "download"))
 	root.AddCommand(mirrorcmd.NewCmd(f))
-	root.AddCommand(servecmd.NewCmd(f, nil), servecmd.NewCmdSay(f, nil))
+	root.AddCommand(alias(servecmd.NewCmd(f, nil), nil, "run", "start"), servecmd.NewCmdSay(f, nil))
 	root.AddCommand(pthcmd.NewCmd(f))
 	root.AddCommand(voicecmd.NewCmd(f))
 	root.AddCommand(stcmd.NewCmd(f))
@@ -45,13 +45,22 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(encodecmd.NewCmd(f, nil))
 	root.AddCommand(listcmd.NewCmd(f, nil))
 	root.AddCommand(rmcmd.NewCmd(f, nil))
-	root.AddCommand(statuscmd.NewCmd(f, nil))
+	root.AddCommand(statuscmd.NewCmd(f, nil), statuscmd.NewCmdStop(f, nil))
 	root.AddCommand(configcmd.NewCmd(f))
 	root.AddCommand(doctorcmd.NewCmd(f, nil))
 	root.AddCommand(enginecmd.NewCmd(f))
 	root.AddCommand(benchcmd.NewCmd(f, nil))
 	root.AddCommand(qualifycmd.NewCmd(f, nil))
 	root.AddCommand(servicecmd.NewCmd(f, servicePeers(f)))
+}
+
+// alias gives cmd the other names it answers to (those of the tools
+// people know: ollama pull) and the words it is suggested for when they
+// are no command (hf download). It returns cmd.
+func alias(cmd *cobra.Command, aliases []string, suggestFor ...string) *cobra.Command {
+	cmd.Aliases = append(cmd.Aliases, aliases...)
+	cmd.SuggestFor = append(cmd.SuggestFor, suggestFor...)
+	return cmd
 }
 
 // servicePeers are the commands drama service installs and reports on.

@@ -337,3 +337,25 @@ func TestKeepAliveSettingApplies(t *testing.T) {
 		t.Fatal("serve.keep_alive is not a key of a flag of drama serve")
 	}
 }
+
+// serve.api_key_file sets drama serve's --api-key-file: its keys let
+// --allow-remote start, and a bad line of the key file is refused naming
+// the key file's path and line.
+func TestAPIKeyFileSettingApplies(t *testing.T) {
+	ios, _, _, _ := cmdtest.IOStreams()
+	keys := filepath.Join(t.TempDir(), "keys.txt")
+	if err := os.WriteFile(keys, []byte("ops-0123456789abcdef0123 ops admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTree(cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, "serve:\n  api_key_file: "+keys+"\n")))
+	if err := cmdtest.Execute(tr.root, "serve", "--addr", "0.0.0.0:8793", "--allow-remote"); err != nil || tr.serve.APIKeyFile != keys {
+		t.Fatalf("%v: --api-key-file %q, want %s", err, tr.serve.APIKeyFile, keys)
+	}
+	if err := os.WriteFile(keys, []byte("ops-0123456789abcdef0123 ops admin\nshort app\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr = newTree(cmdtest.Factory(ios, config.EnvConfig, writeConfig(t, "serve:\n  api_key_file: "+keys+"\n")))
+	if err := cmdtest.Execute(tr.root, "serve"); err == nil || !strings.Contains(err.Error(), keys+":2: the key is 5 characters") {
+		t.Fatalf("a bad key file named by the config file: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
 	"github.com/drama-tts/drama/cmd/internal/realclient"
@@ -45,7 +46,14 @@ type manifest struct {
 type container struct {
 	Name    string
 	Command []string
-	Ports   []struct {
+	Env     []struct {
+		Name      string
+		Value     *string
+		ValueFrom *struct {
+			SecretKeyRef *struct{ Name, Key string } `yaml:"secretKeyRef"`
+		} `yaml:"valueFrom"`
+	}
+	Ports []struct {
 		Name          string
 		ContainerPort int `yaml:"containerPort"`
 	}
@@ -91,14 +99,15 @@ func readManifests(t *testing.T) []manifest {
 }
 
 // parseServe parses a container's drama serve command with the real
-// command tree, drama serve's flag checks included.
-func parseServe(t *testing.T, command []string) *servecmd.Options {
+// command tree, drama serve's flag checks included, in the container's
+// environment (env: name, value pairs).
+func parseServe(t *testing.T, command []string, env ...string) *servecmd.Options {
 	t.Helper()
 	if len(command) < 2 || command[0] != "drama" || command[1] != "serve" {
 		t.Fatalf("container command %q: want drama serve ...", command)
 	}
 	ios, _, _, _ := cmdtest.IOStreams()
-	f := cmdtest.Factory(ios)
+	f := cmdtest.Factory(ios, env...)
 	root := NewRootCmd(f)
 	old, _, _ := root.Find([]string{"serve"})
 	root.RemoveCommand(old)
@@ -137,7 +146,26 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatalf("%d containers, want drama serve alone", len(spec.Containers))
 	}
 	c := spec.Containers[0]
-	opts := parseServe(t, c.Command)
+	// the container's environment, a Secret's value standing in for
+	// itself; the API key must come from a Secret, never the manifest
+	var env []string
+	keyFromSecret := false
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			env = append(env, e.Name, "secret-"+e.ValueFrom.SecretKeyRef.Name+"-"+e.ValueFrom.SecretKeyRef.Key+"-0123456789abcdef")
+			keyFromSecret = keyFromSecret || e.Name == cmdutil.APIKeyEnv
+		case e.Value != nil:
+			if e.Name == cmdutil.APIKeyEnv {
+				t.Errorf("env %s has its value in the manifest: take it from a Secret (valueFrom.secretKeyRef)", e.Name)
+			}
+			env = append(env, e.Name, *e.Value)
+		}
+	}
+	opts := parseServe(t, c.Command, env...)
+	if opts.AllowRemote && !keyFromSecret {
+		t.Errorf("drama serve --allow-remote with no API key: give the container env %s from a Secret (valueFrom.secretKeyRef)", cmdutil.APIKeyEnv)
+	}
 	_, port, _ := net.SplitHostPort(opts.Addr)
 	ports := map[string]int{}
 	for _, p := range c.Ports {

@@ -30,8 +30,9 @@ var (
 	// leaves import the standard library alone (atomicfile: and proc), and
 	// every package may import them: atomic files, the model's facts, what
 	// /proc/PID/stat says of a process, a pause that gives way to a
-	// context, and the escaping of outside text for printing.
-	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc", "internal/wait", "internal/safetext"}
+	// context, the escaping of outside text for printing, and the redirect
+	// policy that keeps a credential with its origin.
+	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe"}
 )
 
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
@@ -46,6 +47,7 @@ var layers = []layer{
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
 	{"internal/connlimit", nil, nil}, // the connection bound of drama mirror serve
 	{"internal/safetext", nil, nil},
+	{"internal/httpsafe", nil, nil},
 	{"engine/model", nil, nil},
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
@@ -61,7 +63,8 @@ var layers = []layer{
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
-	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
+	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
+	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
 	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
 	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
 	{"engine/supervise", []string{"engine"}, nil},
@@ -169,6 +172,7 @@ func TestImportTableRefuses(t *testing.T) {
 		{"engine/model", module + "internal/proc"},
 		{"internal/wait", module + "internal/proc"},
 		{"internal/safetext", module + "internal/wait"},
+		{"internal/httpsafe", module + "internal/wait"},
 	} {
 		l, ok := layerOf(c[0])
 		if !ok || allowed(l, c[0], c[1]) {

@@ -23,7 +23,7 @@ var version = "dev"
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f := cmdutil.NewFactory(version)
+	f := cmdutil.NewFactory(buildVersion(version))
 	return Run(ctx, f, os.Args[1:])
 }
 

@@ -87,18 +87,3 @@ func usageErrors(cmd *cobra.Command) {
 		usageErrors(sub)
 	}
 }
-
-func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the drama version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.Global.JSON {
-				return cmdutil.WriteJSON(f.IO.Out, map[string]string{"version": f.Version})
-			}
-			_, err := fmt.Fprintf(f.IO.Out, "drama %s\n", f.Version)
-			return err
-		},
-	}
-}

@@ -17,3 +17,14 @@ func DecodeClip(ctx context.Context, dec clip.Decoder, path string) (*clip.Audio
 	}
 	return a, err
 }
+
+// OpenClip opens the audio file at path with dec to be read in passes
+// (clip.Decoder.Open), with DecodeClip's exit status for a file that is
+// not audio dec reads. Close the File when done.
+func OpenClip(ctx context.Context, dec clip.Decoder, path string) (*clip.File, error) {
+	f, err := dec.Open(ctx, path)
+	if fe := (*clip.FormatError)(nil); errors.As(err, &fe) {
+		return nil, MismatchError(err)
+	}
+	return f, err
+}

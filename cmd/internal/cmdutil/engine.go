@@ -107,6 +107,20 @@ func isHex(s string) bool {
 	return err == nil
 }
 
+// RecordEngineCommand returns the shell command line that records bin as
+// the engine binary of root, as EngineRecord reads it: it makes
+// <root>/engine when it is not there yet, then writes engine.sha256 in
+// sha256sum's format.
+func RecordEngineCommand(bin, root string) string {
+	dir := filepath.Join(root, "engine")
+	record := filepath.Join(dir, "engine.sha256")
+	cmd := "sha256sum " + ShellQuote(bin) + " > " + ShellQuote(record)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		cmd = "mkdir -p " + ShellQuote(dir) + " && " + cmd
+	}
+	return cmd
+}
+
 // StandInPackage is the main package of the stand-in native engine, as its
 // binary's build information records it.
 const StandInPackage = "github.com/drama-tts/drama/engine/native/standin/cmd/tensorfold-standin"

@@ -68,6 +68,8 @@ var Keys = []Key{
 	{Name: "serve.gpu_lock", Command: "serve", Flag: "gpu-lock", Doc: "lock file the GPU jobs of this host share, held while the engine is loaded"},
 	{Name: "serve.gpu_lock_wait", Command: "serve", Flag: "gpu-lock-wait", Doc: "how long to wait for the GPU lock, e.g. 2m"},
 	{Name: "serve.prefix_cache", Command: "serve", Flag: "prefix-cache", Doc: "voice prefixes the engine keeps cached (0: off)"},
+	{Name: "serve.api_key_file", Command: "serve", Flag: "api-key-file", Doc: "file of API keys, one a line: KEY [NAME] [SCOPE]; re-read on SIGHUP"},
+	{Name: "serve.upload_timeout", Command: "serve", Flag: "upload-timeout", Doc: "longest a whole clone or clip-check upload may take before a 408, e.g. 2m"},
 	{Name: "serve.keep_alive", Command: "serve", Flag: "keep-alive", Doc: "unload the engine after this long without a request, e.g. 10m (0: after each request; forever: never)"},
 	{Name: "say.server", Command: "say", Flag: "server", Env: EnvAddr, fromEnv: withScheme, Doc: "drama serve's URL for drama say"},
 	{Name: "fetch.endpoint", Command: "fetch", Flag: "endpoint", Env: "HF_ENDPOINT", EnvByCommand: true, Doc: "Hub address drama fetch downloads from"},

@@ -85,8 +85,9 @@ func freeBytes(path string) (uint64, error) {
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Probe: SystemProbe()}
 	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Check what this host has for drama, and say how to fix what is missing",
+		Use:        "doctor",
+		SuggestFor: []string{"env"},
+		Short:      "Check what this host has for drama, and say how to fix what is missing",
 		Long: strings.TrimSpace(`
 Report what this host has for drama, as hf env does for the Hub: the drama
 and Go versions, OS and architecture, the root, cache and config file, the
@@ -97,6 +98,10 @@ against each variant's size, and temporary files left behind.
 
 The variants checked are --variant when given, else those installed
 under the root, else this OS's (full and nvfp4 on Linux, macos on macOS).
+
+With the stand-in engine (DRAMA_ENGINE_BIN=bin/tensorfold-standin), which
+loads no model, a missing GPU and memory short of a variant's estimate are
+notes, not problems.
 
 Each check is ok, a note, or a problem; each problem comes with its fix.
 Exit status 0 when there is no problem, 1 when there is one (notes do not
@@ -157,6 +162,9 @@ type doctor struct {
 	root  string
 	rep   *Report
 	flags string // the user's --root and --plugin-dir, for fixes
+	// standIn holds the plugins whose native engine binary is drama's
+	// stand-in, which loads no model: it needs no GPU and no memory for one.
+	standIn map[string]bool
 }
 
 func (d *doctor) add(name string, st Status, detail, fix string) {
@@ -173,7 +181,7 @@ func run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	cfgPath, _ := config.Path(f.Getenv)
-	d := &doctor{ctx: ctx, opts: opts, f: f, p: opts.Probe, root: root,
+	d := &doctor{ctx: ctx, opts: opts, f: f, p: opts.Probe, root: root, standIn: map[string]bool{},
 		rep: &Report{Version: f.Version, Go: runtime.Version(), OS: opts.Probe.GOOS, Arch: opts.Probe.GOARCH, Root: root, Config: cfgPath, Checks: []Check{}}}
 	if f.Global.Root != "" {
 		d.flags += " --root " + f.Global.Root
@@ -299,6 +307,7 @@ func (d *doctor) plugins(engines []string) {
 func (d *doctor) engineBinary(plugin string) {
 	name := cmdutil.EngineBinaries[plugin]
 	bin, _ := cmdutil.EngineBinary(d.f, "", plugin, d.root)
+	d.standIn[plugin] = cmdutil.IsStandIn(bin)
 	record, recErr := cmdutil.EngineRecord(d.root)
 	recPath := filepath.Join(d.root, "engine", "engine.sha256")
 	check := "engine " + plugin
@@ -307,9 +316,9 @@ func (d *doctor) engineBinary(plugin string) {
 		d.add(check, Problem, fmt.Sprintf("no %s: not $DRAMA_ENGINE_BIN, %s or on PATH", name, filepath.Join(d.root, "engine", name)),
 			fmt.Sprintf("put the binary at %s, or set DRAMA_ENGINE_BIN, or pass drama serve --engine-bin PATH%s", filepath.Join(d.root, "engine", name), d.flags))
 	case recErr != nil:
-		d.add(check, Problem, bin+": "+recErr.Error(), fmt.Sprintf("sha256sum %s > %s", bin, recPath))
+		d.add(check, Problem, bin+": "+recErr.Error(), cmdutil.RecordEngineCommand(bin, d.root))
 	case record == "":
-		d.add(check, Note, bin+", no sha256 recorded, so drama serve does not check it", fmt.Sprintf("record it: sha256sum %s > %s", bin, recPath))
+		d.add(check, Note, bin+", no sha256 recorded, so drama serve does not check it", "record it: "+cmdutil.RecordEngineCommand(bin, d.root))
 	default:
 		sum, err := host.FileSHA256(bin)
 		switch {
@@ -317,7 +326,7 @@ func (d *doctor) engineBinary(plugin string) {
 			d.add(check, Problem, bin+": "+err.Error(), "make the binary readable")
 		case hex.EncodeToString(sum) != record:
 			d.add(check, Problem, fmt.Sprintf("%s: sha256 %s, want %s as %s records", bin, hex.EncodeToString(sum)[:12], record[:12], recPath),
-				fmt.Sprintf("put back the recorded binary, or if you trust this one: sha256sum %s > %s", bin, recPath))
+				"put back the recorded binary, or if you trust this one: "+cmdutil.RecordEngineCommand(bin, d.root))
 		default:
 			d.add(check, OK, fmt.Sprintf("%s, sha256 %s as recorded", bin, record[:12]), "")
 		}
@@ -330,7 +339,10 @@ func (d *doctor) accelerator(engines map[string]bool) uint64 {
 	var free uint64
 	if engines["cuda"] {
 		smi, err := d.p.LookPath("nvidia-smi")
-		if err != nil {
+		if err != nil && d.standIn["cuda"] {
+			d.add("gpu", Note, "no NVIDIA GPU visible: nvidia-smi is not on PATH; the engine is the stand-in, which needs none",
+				"for the real engine, install the NVIDIA driver (it brings nvidia-smi); on a Mac, use --variant macos")
+		} else if err != nil {
 			d.add("gpu", Problem, "no NVIDIA GPU visible: nvidia-smi is not on PATH", "install the NVIDIA driver (it brings nvidia-smi); on a Mac, use --variant macos")
 		} else if out, err := d.p.Run(d.ctx, smi, "--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"); err != nil {
 			d.add("gpu", Problem, "nvidia-smi failed: "+err.Error(), "check the NVIDIA driver: run nvidia-smi")
@@ -372,13 +384,15 @@ func (d *doctor) variant(v string, installs []pins.Install, gpuFree uint64) {
 	need := est + native.DefaultReserve
 	if mem, err := d.p.Memory(); err != nil {
 		d.add("memory "+v, Note, "cannot read the memory available: "+err.Error(), "")
+	} else if mem.Available < need && d.standIn[p.Engine] {
+		d.add("memory "+v, Note, fmt.Sprintf("want %s for the real engine, have %s available (%s); the stand-in loads no model, so drama serve books none", cmdutil.HumanBytes(int64(need)), cmdutil.HumanBytes(int64(mem.Available)), mem.Source), "")
 	} else if mem.Available < need {
 		d.add("memory "+v, Problem, fmt.Sprintf("want %s (estimate %s and reserve), have %s available (%s)", cmdutil.HumanBytes(int64(need)), cmdutil.HumanBytes(int64(est)), cmdutil.HumanBytes(int64(mem.Available)), mem.Source),
 			fmt.Sprintf("free memory, or pass drama serve --variant %s --admission external (an outer scheduler decides) or --admission off", v))
 	} else {
 		d.add("memory "+v, OK, fmt.Sprintf("want %s, have %s available (%s)", cmdutil.HumanBytes(int64(need)), cmdutil.HumanBytes(int64(mem.Available)), mem.Source), "")
 	}
-	if p.Engine == "cuda" && gpuFree > 0 && gpuFree < est {
+	if p.Engine == "cuda" && gpuFree > 0 && gpuFree < est && !d.standIn["cuda"] {
 		d.add("gpu memory "+v, Problem, fmt.Sprintf("want %s, the freest GPU has %s", cmdutil.HumanBytes(int64(est)), cmdutil.HumanBytes(int64(gpuFree))), "stop what holds the GPU (nvidia-smi lists it), or use a variant that needs less: --variant nvfp4")
 	}
 	installed := slices.ContainsFunc(installs, func(in pins.Install) bool { return in.Variant == v && in.Pins != nil })
@@ -519,7 +533,11 @@ func (d *doctor) print() error {
 		}
 	}
 	if d.rep.Problems > 0 {
-		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("doctor found %d problems, each with its fix", d.rep.Problems)}
+		msg := fmt.Sprintf("doctor found %d problems, each with its fix", d.rep.Problems)
+		if d.rep.Problems == 1 {
+			msg = "doctor found 1 problem, with its fix"
+		}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(msg)}
 	}
 	return nil
 }

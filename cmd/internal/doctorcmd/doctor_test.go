@@ -215,3 +215,62 @@ func TestDoctorTemporariesByOwner(t *testing.T) {
 		t.Errorf("reported inside a temporary directory:\n%s", out)
 	}
 }
+
+// With DRAMA_ENGINE_BIN naming the stand-in, which loads no model, a host
+// without a GPU and with little memory has no problem; the record's fix
+// makes the folder it writes in.
+func TestDoctorStandInNeedsNoGPUNorMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the stand-in")
+	}
+	standin := filepath.Join(t.TempDir(), "tensorfold-standin")
+	if out, err := exec.Command("go", "build", "-o", standin, cmdutil.StandInPackage).CombinedOutput(); err != nil {
+		t.Fatalf("build the stand-in: %v\n%s", err, out)
+	}
+	opts, ios, x := fixture(t)
+	os.RemoveAll(filepath.Join(x.Root, "engine"))
+	getenv := opts.F.Getenv
+	opts.F.Getenv = func(k string) string {
+		if k == "DRAMA_ENGINE_BIN" {
+			return standin
+		}
+		return getenv(k)
+	}
+	opts.Probe.LookPath = func(name string) (string, error) { return "", errors.New("not found") }
+	opts.Probe.Memory = func() (native.Memory, error) { return native.Memory{Available: 2 * gib, Source: "MemAvailable"}, nil }
+	if err := run(context.Background(), opts); err != nil {
+		t.Fatalf("%v\n%s", err, ios.ErrOut.(buf).String())
+	}
+	out, errOut := ios.Out.(buf).String(), ios.ErrOut.(buf).String()
+	for _, want := range []string{
+		"gpu\tnote\tno NVIDIA GPU visible: nvidia-smi is not on PATH; the engine is the stand-in, which needs none",
+		"memory nvfp4\tnote\t",
+		"the stand-in loads no model",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	rec := filepath.Join(x.Root, "engine", "engine.sha256")
+	fix := "record it: mkdir -p " + filepath.Dir(rec) + " && sha256sum " + standin + " > " + rec
+	if !strings.Contains(errOut, fix) {
+		t.Fatalf("missing %q in\n%s", fix, errOut)
+	}
+	// The fix runs as printed.
+	if out, err := exec.Command("sh", "-c", strings.TrimPrefix(fix, "record it: ")).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", fix, err, out)
+	}
+	if sum, err := cmdutil.EngineRecord(x.Root); err != nil || sum == "" {
+		t.Fatalf("record after the fix: %q %v", sum, err)
+	}
+}
+
+// One problem is "1 problem"; without the stand-in, no GPU is a problem.
+func TestDoctorCountsProblemsInWords(t *testing.T) {
+	opts, _, _ := fixture(t)
+	opts.Probe.LookPath = func(name string) (string, error) { return "", errors.New("not found") }
+	err := run(context.Background(), opts)
+	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "doctor found 1 problem, with its fix") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -82,7 +82,10 @@ which transcribes it; the words heard are printed, to check.
 
 No consent, no clone: --consent-who and --consent-statement are required
 unless --source synthetic. The model's licence forbids imitating an
-identifiable person's voice without their consent.`),
+identifiable person's voice without their consent.
+
+With --server: ` + cmdutil.APIKeyHelp + `
+The key needs scope voices.`),
 		Example: strings.TrimSpace(`
 $ drama encode --name Anna --manifest anna-prep --consent-who "Anna Example" --consent-statement "I, Anna Example, agree that my voice is cloned for the studio's audiobooks."
 $ drama encode --name Me --source self --consent-who "Sam" --consent-statement "My own voice." take1.wav:"Hello, this is my voice."

@@ -13,7 +13,12 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/clone"
+	"github.com/drama-tts/drama/internal/httpsafe"
 )
+
+// serverClient sends a clone to drama serve; a redirect off the server's
+// origin carries no key.
+var serverClient = &http.Client{CheckRedirect: httpsafe.CheckRedirect}
 
 // serverTimeout bounds a clone on a server: encoding takes about 5 s a
 // reference on a GPU, and the server may queue it.
@@ -35,7 +40,9 @@ func cloneOnServer(ctx context.Context, opts *Options, id string, refs []clone.R
 		return cmdutil.FlagErrorf("--server: %v", err)
 	}
 	req.Header.Set("Content-Type", ctype)
-	resp, err := http.DefaultClient.Do(req)
+	key := opts.F.APIKey()
+	cmdutil.SetAPIKey(req, key)
+	resp, err := serverClient.Do(req)
 	if err != nil {
 		return cmdutil.EngineError(fmt.Errorf("clone on %s: %w", opts.Server, err))
 	}
@@ -43,6 +50,9 @@ func cloneOnServer(ctx context.Context, opts *Options, id string, refs []clone.R
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return cmdutil.EngineError(fmt.Errorf("clone on %s: %w", opts.Server, err))
+	}
+	if advice := cmdutil.AuthAdvice(resp.StatusCode, cmdutil.ChallengeScope(resp.Header.Get("WWW-Authenticate"), "voices"), key != ""); advice != "" {
+		return fmt.Errorf("clone on %s: %s: %s; %s", opts.Server, resp.Status, serverMessage(data), advice)
 	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		return cmdutil.EngineError(fmt.Errorf("clone on %s: %s: %s", opts.Server, resp.Status, serverMessage(data)))

@@ -7,10 +7,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/engine/qualify"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/voices"
@@ -42,8 +44,10 @@ VERIFIED is "sha256" with the time of the last full check when drama
 verify --level sha256 vouched for every file and none has changed since,
 "size" when every file is present with its pinned size, else what is
 missing. ENGINE is the native engine binary found and the sha256 recorded
-in <root>/engine/engine.sha256. QUALIFIED is "-" until a qualification
-run is recorded. VOICES counts the voice files a variant ships; CLONED
+in <root>/engine/engine.sha256. QUALIFIED is what drama qualify --check
+would say of the variant's marker: "qualified" with the time of the run,
+"stale" when the pins, the engine record or the host changed since, "-"
+while no qualification is recorded. VOICES counts the voice files a variant ships; CLONED
 counts the cloned voices in <root>/voices, which every variant of the
 root can use.`),
 		Example: strings.TrimSpace(`
@@ -79,11 +83,15 @@ type Variant struct {
 	Usage    *hub.VariantUsage  `json:"usage,omitempty"`
 	Verified pins.VerifiedState `json:"verified"`
 	Engine   Engine             `json:"engine"`
-	// Qualified is the recorded qualification; null while none exists.
-	Qualified    *string `json:"qualified"`
-	Voices       int     `json:"voices"`
-	ClonedVoices int     `json:"cloned_voices"`
-	Error        string  `json:"error,omitempty"`
+	// Qualified is the state of the recorded qualification on this host
+	// (qualify.Qualified, qualify.Stale or qualify.Unqualified, as drama
+	// qualify --check says it); null while none is recorded.
+	Qualified *string `json:"qualified"`
+	// QualifiedAt is when the recorded qualification ran.
+	QualifiedAt  *time.Time `json:"qualified_at,omitempty"`
+	Voices       int        `json:"voices"`
+	ClonedVoices int        `json:"cloned_voices"`
+	Error        string     `json:"error,omitempty"`
 }
 
 // Engine is the engine binary a variant would be served with.
@@ -147,6 +155,7 @@ func run(_ context.Context, opts *Options) error {
 		if recErr == nil {
 			v.Engine.SHA256 = record
 		}
+		qualification(&v, root, p, record)
 		for _, pf := range p.Files {
 			if strings.HasPrefix(pf.Path, "voices/") && path.Ext(pf.Path) == ".json" {
 				v.Voices++
@@ -158,7 +167,7 @@ func run(_ context.Context, opts *Options) error {
 		return cmdutil.WriteJSON(f.IO.Out, rep)
 	}
 	if len(rep.Variants) == 0 {
-		f.Infof("no variant is installed in %s: run drama fetch --variant VARIANT%s", root, rootFlag(f))
+		f.Infof("no variant is installed in %s: run %s (or --variant %s)", root, f.Suggest("fetch", "--variant", f.Global.Variant), strings.Join(otherVariants(f.Global.Variant), ", "))
 		return nil
 	}
 	t := cmdutil.NewTable(f.IO, "variant", "size", "shared", "cache", "verified", "engine", "qualified", "voices", "cloned")
@@ -168,7 +177,7 @@ func run(_ context.Context, opts *Options) error {
 			continue
 		}
 		t.AddRow(v.Variant, cmdutil.HumanBytes(v.Usage.Bytes), shared(v.Usage), cache(v.Usage), verified(v.Verified),
-			engine(v.Engine), "-", fmt.Sprint(v.Voices), fmt.Sprint(v.ClonedVoices))
+			engine(v.Engine), qualified(v), fmt.Sprint(v.Voices), fmt.Sprint(v.ClonedVoices))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -182,11 +191,15 @@ func run(_ context.Context, opts *Options) error {
 	return nil
 }
 
-func rootFlag(f *cmdutil.Factory) string {
-	if f.Global.Root != "" {
-		return " --root " + f.Global.Root
+// otherVariants returns the variants but v.
+func otherVariants(v string) []string {
+	var out []string
+	for _, o := range pins.Variants {
+		if o != v {
+			out = append(out, o)
+		}
 	}
-	return ""
+	return out
 }
 
 func shared(u *hub.VariantUsage) string {
@@ -218,6 +231,35 @@ func verified(s pins.VerifiedState) string {
 		parts = append(parts, fmt.Sprintf("%d wrong size", s.Differ))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// qualification sets v's qualification from the variant's marker, checked
+// against this host, the variant's pins and the engine record as drama
+// qualify --check does.
+func qualification(v *Variant, root string, p *pins.Pins, record string) {
+	sum, err := qualify.PinsSHA256(p)
+	if err != nil {
+		return
+	}
+	st := qualify.Check(root, qualify.Binding{Variant: v.Variant, Host: qualify.HostID(), PinsSHA256: sum, NativeSHA256: record})
+	if st.Reason == qualify.NoMarker {
+		return
+	}
+	v.Qualified = &st.State
+	if st.Marker != nil && !st.Marker.QualifiedAt.IsZero() {
+		at := st.Marker.QualifiedAt.UTC()
+		v.QualifiedAt = &at
+	}
+}
+
+func qualified(v Variant) string {
+	switch {
+	case v.Qualified == nil:
+		return "-"
+	case *v.Qualified == qualify.Qualified && v.QualifiedAt != nil:
+		return "qualified " + v.QualifiedAt.Format("2006-01-02 15:04 UTC")
+	}
+	return *v.Qualified
 }
 
 func engine(e Engine) string {

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/engine/qualify"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
 )
@@ -150,7 +152,59 @@ func TestListEmptyRoot(t *testing.T) {
 	if err := run(context.Background(), &Options{F: f}); err != nil {
 		t.Fatal(err)
 	}
-	if out.Len() != 0 || !strings.Contains(errOut.String(), "run drama fetch --variant VARIANT --root "+f.Global.Root) {
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "run drama fetch --variant full --root "+f.Global.Root+" (or --variant nvfp4, macos)") {
 		t.Fatalf("out %q err %q", out, errOut)
+	}
+}
+
+// A passing qualification shows in QUALIFIED and in "qualified"; a marker
+// bound to another engine binary shows as stale.
+func TestListShowsQualification(t *testing.T) {
+	x, f, ios := fixture(t)
+	full, err := pins.ReadFile(filepath.Join(x.Root, "full", pins.LockFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := qualify.PinsSHA256(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	m := &qualify.Marker{Qualified: true, Variant: "full", Host: qualify.HostID(), PinsSHA256: sum, NativeSHA256: strings.Repeat("ab", 32),
+		Numerics: qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: now}, QualifiedAt: now}
+	if err := qualify.Write(x.Root, m); err != nil {
+		t.Fatal(err)
+	}
+	stale := *m
+	stale.Variant, stale.NativeSHA256 = "nvfp4", strings.Repeat("cd", 32)
+	if err := qualify.Write(x.Root, &stale); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	out := ios.Out.(interface{ String() string }).String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "\tqualified 2026-01-02 03:04 UTC\t1\t1") ||
+		!strings.HasSuffix(lines[1], "\t-\t0\t1") || !strings.HasSuffix(lines[2], "\tstale\t0\t1") {
+		t.Fatalf("piped:\n%s", out)
+	}
+	ios.Out.(interface{ Reset() }).Reset()
+	f.Global.JSON = true
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(ios.Out.(interface{ String() string }).String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	q := func(i int) string {
+		if rep.Variants[i].Qualified == nil {
+			return "null"
+		}
+		return *rep.Variants[i].Qualified
+	}
+	if q(0) != qualify.Qualified || q(1) != "null" || q(2) != qualify.Stale {
+		t.Fatalf("qualified: %s %s %s", q(0), q(1), q(2))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -81,7 +82,9 @@ func runMake(ctx context.Context, opts *MakeOptions) error {
 		return err
 	}
 	if err := p.CheckExpected(); err != nil {
-		f.Warnf("%v", err)
+		f.Warnf("%s", otherFiles(opts.Dir, p))
+		// The totals are the repository's, which these files are not.
+		p.ExpectedFiles, p.ExpectedBytes, p.ExpectedBytesOf = 0, 0, nil
 	}
 	if err := p.WriteFile(opts.Output); err != nil {
 		return err
@@ -91,6 +94,33 @@ func runMake(ctx context.Context, opts *MakeOptions) error {
 		return cmdutil.WriteJSON(f.IO.Out, p)
 	}
 	return nil
+}
+
+// otherFiles says that the files of dir, pinned in p, are not those of the
+// repository p names, by how far they are from its totals, and what to pass.
+func otherFiles(dir string, p *pins.Pins) string {
+	var have int64
+	for _, pf := range p.Files {
+		for _, pat := range p.ExpectedBytesOf {
+			if ok, _ := path.Match(pat, pf.Path); ok {
+				have += pf.Size
+				break
+			}
+		}
+	}
+	rev := p.Revision
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	var what string
+	switch {
+	case p.ExpectedFiles > 0 && len(p.Files) != p.ExpectedFiles:
+		what = fmt.Sprintf("%d files, where the repository has %d", len(p.Files), p.ExpectedFiles)
+	default:
+		what = fmt.Sprintf("%s in %s, where the repository has %s", cmdutil.HumanBytes(have), strings.Join(p.ExpectedBytesOf, ", "), cmdutil.HumanBytes(p.ExpectedBytes))
+	}
+	return fmt.Sprintf("the files in %s are not those of %s at %s (%s): the pins name that repository and revision, so drama fetch finds these files only on a mirror of this folder, and the pins carry no totals; pass --local for files of your own, or --repo and --revision for another repository's",
+		dir, p.Repo, rev, what)
 }
 
 func override(p *pins.Pins, o *MakeOptions) {

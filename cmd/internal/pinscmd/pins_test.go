@@ -75,3 +75,25 @@ func TestMakeShowDiffRun(t *testing.T) {
 		t.Fatalf("diff: %q", out.String())
 	}
 }
+
+// Pins made of files that are not the variant's repository's say so in
+// words, with what to pass, and carry no totals their files contradict.
+func TestMakeOfOtherFilesSaysWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "model-00001-of-00002.safetensors"), []byte("weights"), 0o644)
+	ios, _, _, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, "HOME", t.TempDir())
+	outFile := filepath.Join(t.TempDir(), "p.json")
+	if err := runMake(context.Background(), &MakeOptions{F: f, Dir: dir, Output: outFile}); err != nil {
+		t.Fatal(err)
+	}
+	w := errOut.String()
+	if strings.Contains(w, "invalid pins") || !strings.Contains(w, "warning: the files in "+dir+" are not those of fishaudio/drama-3 at e0a9218aa488") ||
+		!strings.Contains(w, "7 B in *.safetensors, where the repository has 38.6 GiB") || !strings.Contains(w, "pass --local") {
+		t.Fatalf("warning: %q", w)
+	}
+	p, err := pins.ReadFile(outFile)
+	if err != nil || p.ExpectedBytes != 0 || p.ExpectedFiles != 0 || p.CheckExpected() != nil {
+		t.Fatalf("%v %+v", err, p)
+	}
+}

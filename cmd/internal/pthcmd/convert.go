@@ -2,6 +2,7 @@ package pthcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -25,6 +26,9 @@ type ConvertOptions struct {
 	Workers        int
 	Force          bool
 	SourceSHA256   string
+	AllowExpand    bool
+	// Given is the flags given on the command line, repeated in advice.
+	Given []string
 }
 
 // NewCmdConvert returns `drama pth convert`.
@@ -40,7 +44,12 @@ which is synced and renamed into place; memory stays small whatever the
 file's size. Floating-point tensors keep their dtype or are cast (f16 and
 bf16 round to nearest, ties to even, as torch does); integer, boolean and
 FP8 tensors are kept. The output's metadata records the source's sha256 and
-these options.`),
+these options.
+
+A checkpoint whose views would write more than twice its storages' bytes
+(stride-0 broadcasts and other overlapping views; a cast to a wider dtype
+does not count) is refused unless --allow-expand is given, and the output's
+file system must have room for the whole file before a byte is written.`),
 		Example: strings.Join([]string{
 			"$ drama pth convert codec.pth -o codec.safetensors",
 			"$ drama pth convert codec.pth -o codec-f16.safetensors --fold-weight-norm --dtype f16",
@@ -49,6 +58,7 @@ these options.`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
+			opts.Given = cmdutil.GivenFlags(cmd)
 			if opts.Output == "" {
 				return cmdutil.FlagErrorf("-o OUT.safetensors is required")
 			}
@@ -80,6 +90,7 @@ these options.`),
 	fl.StringVar(&opts.Drop, "drop", "", "drop tensors whose name (after --strip-prefix) matches this regular expression")
 	fl.IntVar(&opts.Workers, "workers", 0, "tensors written at once (0: one per CPU)")
 	fl.BoolVar(&opts.Force, "force", false, "replace OUT if it exists")
+	fl.BoolVar(&opts.AllowExpand, "allow-expand", false, "write views that repeat their storages' bytes even past twice the checkpoint's storage size")
 	fl.StringVar(&opts.SourceSHA256, "source-sha256", "", "the source's sha256 when already verified (drama verify): recorded without hashing FILE again")
 	_ = cmd.RegisterFlagCompletionFunc("dtype", cobra.FixedCompletions([]string{"keep", "f16", "bf16", "f32"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -116,15 +127,22 @@ func runConvert(ctx context.Context, opts *ConvertOptions) error {
 	}
 	defer src.Close()
 	co := convert.Options{DType: convert.Target(opts.DType), FoldWeightNorm: opts.FoldWeightNorm,
-		StripPrefix: opts.StripPrefix, Workers: opts.Workers, SourceSHA256: opts.SourceSHA256}
+		StripPrefix: opts.StripPrefix, Workers: opts.Workers, SourceSHA256: opts.SourceSHA256, AllowExpand: opts.AllowExpand}
 	if opts.Drop != "" {
 		co.Drop = regexp.MustCompile(opts.Drop)
 	}
 	var bar cmdutil.Progress
 	co.Progress = func(n int64) { bar.Add(n) }
 	plan, err := convert.New(&r.Reader, src, fi.Size(), fi.Name(), co)
+	if ee := (*convert.ExpandError)(nil); errors.As(err, &ee) {
+		ee.Source = opts.File // the path as given, not its base name
+		return cmdutil.MismatchError(fmt.Errorf("%w; if this checkpoint is trusted and the size meant, run %s", err, expandHint(opts)))
+	}
 	if err != nil {
 		return cmdutil.MismatchError(err)
+	}
+	if err := plan.CheckSpace(opts.Output); err != nil {
+		return fmt.Errorf("%w: free some space or write elsewhere with -o", err)
 	}
 	bar = opts.F.NewProgress("convert", plan.Layout.DataSize())
 	err = plan.Write(ctx, opts.Output)
@@ -133,6 +151,15 @@ func runConvert(ctx context.Context, opts *ConvertOptions) error {
 		return err
 	}
 	return report(opts, plan)
+}
+
+// expandHint is the user's command line with --allow-expand added.
+func expandHint(opts *ConvertOptions) string {
+	given := opts.Given
+	if given == nil {
+		given = []string{"--output", opts.Output}
+	}
+	return opts.F.Suggest(append([]string{"pth", "convert", opts.File}, cmdutil.WithFlag(given, "--allow-expand", "true")...)...)
 }
 
 // checkOutput refuses to overwrite the input or, without --force, any file.

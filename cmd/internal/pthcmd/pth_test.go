@@ -25,6 +25,9 @@ func TestConvertFlags(t *testing.T) {
 		{Args: []string{"in.pth", "--output=o", "--dtype", "bf16", "--fold-weight-norm", "--strip-prefix", "", "--drop", "^disc", "--workers", "3", "--force"}, Check: func(o *ConvertOptions) bool {
 			return o.DType == "bf16" && o.FoldWeightNorm && o.StripPrefix == "" && o.Drop == "^disc" && o.Workers == 3 && o.Force
 		}},
+		{Args: []string{"in.pth", "-o", "o", "--allow-expand"}, Check: func(o *ConvertOptions) bool {
+			return o.AllowExpand && strings.Join(o.Given, " ") == "--allow-expand true --output o"
+		}},
 		{Args: []string{"in.pth"}, WantErr: "-o OUT.safetensors is required"},
 		{Args: []string{"in.pth", "-o", "x", "--dtype", "f8"}, WantErr: `--dtype "f8"`},
 		{Args: []string{"in.pth", "-o", "x", "--drop", "("}, WantErr: "--drop"},

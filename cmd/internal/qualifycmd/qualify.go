@@ -81,7 +81,11 @@ accept its output, and without it no marker is written. --check only reads
 the marker and says whether it holds.
 
 Arguments after -- go to drama serve (e.g. --admission off, --voices DIR).
-The report of the bench step is written to --out.`),
+The report of the bench step is written to --out.
+
+When DRAMA_API_KEY is set, the drama serve started for the run inherits it
+(and so requires a key) and every request of the run sends it as
+"Authorization: Bearer KEY".`),
 		Example: strings.TrimSpace(`
 $ drama qualify --variant nvfp4 --accept-native-numerics
 $ drama qualify --check --variant nvfp4
@@ -165,7 +169,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	root, _ := f.Root()
 	if opts.Check {
-		return check(f, root, want, opts.PinsFile)
+		return check(opts, root, want)
 	}
 	out := &Outcome{Variant: p.Variant}
 	add := func(name string, rs ...qualify.Result) {
@@ -229,7 +233,8 @@ func failed(steps []step) int {
 	return n
 }
 
-func check(f *cmdutil.Factory, root string, want qualify.Binding, pinsFile string) error {
+func check(opts *Options, root string, want qualify.Binding) error {
+	f := opts.F
 	st := qualify.Check(root, want)
 	if !st.OK() {
 		// The advice is the command's: the qualification that writes a
@@ -238,7 +243,7 @@ func check(f *cmdutil.Factory, root string, want qualify.Binding, pinsFile strin
 		if st.Reason == qualify.NoMarker {
 			again = ""
 		}
-		st.Reason += ": run " + f.Suggest("qualify", "--variant", want.Variant, "--pins", pinsFile) + again
+		st.Reason += ": run " + qualifyCommand(opts, want.Variant) + again
 	}
 	if f.Global.JSON {
 		if err := cmdutil.WriteJSON(f.IO.Out, &Outcome{Variant: want.Variant, Passed: st.OK(), Qualified: st.OK(), Status: &st}); err != nil {
@@ -253,15 +258,38 @@ func check(f *cmdutil.Factory, root string, want qualify.Binding, pinsFile strin
 	return nil
 }
 
+// qualifyCommand is the drama qualify command line that qualifies variant and
+// writes its marker, with the user's own pins and engine flags.
+func qualifyCommand(opts *Options, variant string) string {
+	engine := ""
+	if opts.Engine != defaultEngine() {
+		engine = opts.Engine
+	}
+	return opts.F.Suggest("qualify", "--variant", variant, "--pins", opts.PinsFile, "--engine", engine, "--engine-bin", opts.EngineBin,
+		"--plugin-dir", opts.PluginDir, "--accept-native-numerics", "true")
+}
+
 // checkAssets verifies every pinned file by sha256 and the engine binary
 // against its record; it returns the engine binary's path.
 func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, want qualify.Binding) ([]qualify.Result, string) {
 	var out []qualify.Result
 	files := qualify.Result{Name: "pinned files"}
+	f := opts.F
 	if !p.Complete() {
-		files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run `drama fetch --variant %s` first (it writes the complete pins)", p.Variant, p.Variant)
+		size := p.TotalBytes()
+		if size == 0 {
+			size = p.ExpectedBytes
+		}
+		fetch := f.Suggest("fetch", "--variant", p.Variant, "--pins", opts.PinsFile)
+		if size > 0 {
+			fetch += " (" + cmdutil.HumanBytes(size) + ")"
+		}
+		if _, err := os.Stat(filepath.Join(root, p.Variant, pins.LockFileName)); errors.Is(err, os.ErrNotExist) {
+			files.Detail = fmt.Sprintf("%s is not installed in %s: run %s first: it writes the complete pins", p.Variant, root, fetch)
+		} else {
+			files.Detail = fmt.Sprintf("the pins of %s carry no sha256 for its files: run %s first: it writes the complete pins", p.Variant, fetch)
+		}
 	} else {
-		f := opts.F
 		bar := f.NewProgress("verify "+p.Variant, p.TotalBytes())
 		rep, err := pins.Verify(ctx, filepath.Join(root, p.Variant), p, pins.VerifyOptions{Level: pins.LevelSHA256, NoRecord: true, Progress: bar.Add})
 		bar.Finish()
@@ -275,8 +303,8 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 					bad = append(bad, r.Path+" "+string(r.Status))
 				}
 			}
-			files.Detail = fmt.Sprintf("%d of %d files do not match their pins: %s: run `drama verify --level sha256 --variant %s` for details",
-				len(bad), len(rep.Files), strings.Join(bad[:min(3, len(bad))], ", "), p.Variant)
+			files.Detail = fmt.Sprintf("%d of %d files do not match their pins: %s: run `%s` for details",
+				len(bad), len(rep.Files), strings.Join(bad[:min(3, len(bad))], ", "), f.Suggest("verify", "--level", "sha256", "--variant", p.Variant, "--pins", opts.PinsFile))
 		default:
 			files.Pass = true
 			files.Detail = fmt.Sprintf("all %d files (%s) match their sha256", len(rep.Files), cmdutil.HumanBytes(rep.HashedBytes))
@@ -293,14 +321,14 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 	case bin == "":
 		engineRes.Detail = fmt.Sprintf("no native engine binary %s in %s or on the PATH: install it there or pass --engine-bin", cmdutil.EngineBinaries[opts.Engine], filepath.Dir(record))
 	case want.NativeSHA256 == "":
-		engineRes.Detail = fmt.Sprintf("no record of the engine binary: write it with `sha256sum %s > %s`", bin, record)
+		engineRes.Detail = fmt.Sprintf("no record of the engine binary: write it with `%s`", cmdutil.RecordEngineCommand(bin, root))
 	default:
 		sum, _, herr := pins.HashFile(ctx, bin, nil)
 		switch {
 		case herr != nil:
 			engineRes.Detail = fmt.Sprintf("%s: %v", bin, herr)
 		case sum != want.NativeSHA256:
-			engineRes.Detail = fmt.Sprintf("%s: sha256 want %s (%s), got %s: rebuild the engine, or record this binary with `sha256sum %s > %s`", bin, want.NativeSHA256, record, sum, bin, record)
+			engineRes.Detail = fmt.Sprintf("%s: sha256 want %s (%s), got %s: rebuild the engine, or record this binary with `%s`", bin, want.NativeSHA256, record, sum, cmdutil.RecordEngineCommand(bin, root))
 		default:
 			engineRes.Pass = true
 			engineRes.Detail = fmt.Sprintf("%s matches its record (sha256 %.12s)", bin, sum)
@@ -343,6 +371,9 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if opts.PluginDir != "" {
 		args = append(args, "--plugin-dir", opts.PluginDir)
 	}
+	if opts.References != "" {
+		args = append(args, "--allow-inline-references") // the e2e step sends them
+	}
 	args = append(args, opts.ServeArgs...)
 
 	f.Infof("qualify %s: e2e (cold start of drama serve)", p.Variant)
@@ -357,7 +388,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	}
 	defer served.Stop()
 	add("e2e", qualify.Result{Name: "cold load", Pass: true, Value: served.Ready.Seconds(), Detail: fmt.Sprintf("ready %.2f s after start", served.Ready.Seconds())})
-	client := &bench.Client{URL: served.URL}
+	client := shared.Client(f, served.URL)
 	pids := map[int]bool{}
 	for _, pid := range bench.ProcessTree(served.PID) {
 		pids[pid] = true
@@ -366,7 +397,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	steps, err := qualify.E2E(ctx, e2e)
 	add("e2e", steps...)
 	if err != nil {
-		add("e2e", qualify.Result{Name: "server", Detail: err.Error() + "\n" + served.Tail()})
+		add("e2e", qualify.Result{Name: "server", Detail: shared.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
 	}
 
 	var rep *bench.Report
@@ -383,7 +414,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
 		if err != nil {
-			add("bench", qualify.Result{Name: "run", Detail: err.Error() + "\n" + served.Tail()})
+			add("bench", qualify.Result{Name: "run", Detail: shared.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
 		}
 	}
 	for _, pid := range bench.ProcessTree(served.PID) {

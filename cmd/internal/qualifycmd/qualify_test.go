@@ -3,6 +3,7 @@ package qualifycmd
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestCheck(t *testing.T) {
 	root, f, out := checkRoot(t)
 	f.Global.Root = root
 	runCheck := func() error { return cmdtest.Execute(NewCmd(f, nil), "--check") }
-	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker: run drama qualify --variant full --root "+root+"\n") {
+	if err := runCheck(); cmdutil.ExitCode(err) != 1 || !strings.Contains(out(), "full\tunqualified\tno qualification marker: run drama qualify --variant full --accept-native-numerics --root "+root+"\n") {
 		t.Fatalf("no marker: %v", err)
 	}
 	b, _, err := cmdutil.CurrentBinding(f, "", false)
@@ -71,7 +72,7 @@ func TestCheck(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("cd", 32)+"  tensorfold-native\n"), 0o644)
 	if err := runCheck(); cmdutil.ExitCode(err) != 1 {
 		t.Fatalf("record changed: %v", err)
-	} else if o := out(); !strings.Contains(o, "full\tstale\tengine binary") || !strings.HasSuffix(o, ": run drama qualify --variant full --root "+root+" again\n") {
+	} else if o := out(); !strings.Contains(o, "full\tstale\tengine binary") || !strings.HasSuffix(o, ": run drama qualify --variant full --accept-native-numerics --root "+root+" again\n") {
 		t.Fatalf("record changed: %q", o)
 	}
 }
@@ -87,5 +88,58 @@ func TestAssetsFailStopTheRun(t *testing.T) {
 	}
 	if _, err := os.Stat(qualify.Path(root, "full")); err == nil {
 		t.Fatal("a marker was written")
+	}
+}
+
+// The advice for a binary with no record runs as printed, on a root with
+// no engine folder yet, and the next run finds the record.
+func TestEngineRecordAdviceRunsAsPrinted(t *testing.T) {
+	root, f, out := checkRoot(t)
+	os.RemoveAll(filepath.Join(root, "engine"))
+	os.WriteFile(filepath.Join(root, "full", "config.json"), []byte("{ }"), 0o644) // the pinned files fail: no e2e
+	bin := filepath.Join(t.TempDir(), "my engine")
+	os.WriteFile(bin, []byte("engine"), 0o755)
+	err := cmdtest.Execute(NewCmd(f, nil), "--engine-bin", bin, "--accept-native-numerics")
+	o := out()
+	rec := filepath.Join(root, "engine", "engine.sha256")
+	want := "no record of the engine binary: write it with `mkdir -p " + filepath.Join(root, "engine") + " && sha256sum '" + bin + "' > " + rec + "`"
+	if cmdutil.ExitCode(err) != 1 || !strings.Contains(o, want) {
+		t.Fatalf("%v\n%s\nwant %s", err, o, want)
+	}
+	line := want[strings.Index(want, "`")+1 : len(want)-1]
+	if b, err := exec.Command("sh", "-c", line).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, b)
+	}
+	err = cmdtest.Execute(NewCmd(f, nil), "--engine-bin", bin, "--accept-native-numerics")
+	if o := out(); !strings.Contains(o, "assets\tengine binary\tpass\t"+bin+" matches its record") {
+		t.Fatalf("after the advice: %v\n%s", err, o)
+	}
+}
+
+// On a root where the variant is not installed, the pinned files' advice
+// is the fetch that installs it, with the root and its size.
+func TestAssetsOfAVariantNotInstalled(t *testing.T) {
+	ios, _, outBuf, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
+	f.Global.Root = t.TempDir()
+	bin := filepath.Join(t.TempDir(), "engine")
+	os.WriteFile(bin, []byte("engine"), 0o755)
+	err := cmdtest.Execute(NewCmd(f, nil), "--engine-bin", bin, "--accept-native-numerics")
+	o := outBuf.String()
+	want := "assets\tpinned files\tFAIL\tfull is not installed in " + f.Global.Root + ": run drama fetch --variant full --root " + f.Global.Root + " (38.6 GiB) first: it writes the complete pins"
+	if cmdutil.ExitCode(err) != 1 || !strings.Contains(o, want) {
+		t.Fatalf("%v\n%s\nwant %s", err, o, want)
+	}
+}
+
+// drama qualify --check's advice is a qualification that writes the
+// marker: --accept-native-numerics, and the engine flags given.
+func TestCheckAdviceWritesTheMarker(t *testing.T) {
+	root, f, out := checkRoot(t)
+	f.Global.Root = root
+	err := cmdtest.Execute(NewCmd(f, nil), "--check", "--engine-bin", "bin/tensorfold-standin")
+	want := "full\tunqualified\tno qualification marker: run drama qualify --variant full --engine-bin bin/tensorfold-standin --accept-native-numerics --root " + root + "\n"
+	if o := out(); cmdutil.ExitCode(err) != 1 || o != want {
+		t.Fatalf("%v\n%q\nwant %q", err, o, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/voices"
 )
 
 // probes are the routes load balancers poll; their access lines are at
@@ -18,17 +19,29 @@ import (
 var probes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 
 // accessLog logs one line per request when its reply ends: request id,
-// method, path, status, bytes and duration, and for speech the voice, the
-// format, the time in the queue, the time to the first audio byte and the
-// real-time factor.
+// method, path, status, bytes and duration, the name of the API key it
+// carried (never the key), and for speech the voice (with references of
+// the request's own, the sha256 of each one's codes, as a voice file's
+// codes_sha256), the format, the time in the queue, the time to the first
+// audio byte and the real-time factor.
 func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		aw := &httpapi.Recorder{ResponseWriter: w}
 		var sp struct {
-			Voice  string `json:"voice"`
-			Format string `json:"response_format"`
+			Voice      string `json:"voice"`
+			Format     string `json:"response_format"`
+			References []struct {
+				Codes voices.Codes `json:"vq_codes"`
+			} `json:"references"`
 		}
+		var key string
+		var keyMu sync.Mutex
+		r = r.WithContext(httpapi.WithKeyName(r.Context(), func(name string) {
+			keyMu.Lock()
+			key = name
+			keyMu.Unlock()
+		}))
 		speech := r.Method == http.MethodPost && r.URL.Path == "/v1/audio/speech"
 		var wait time.Duration
 		var waitMu sync.Mutex
@@ -49,16 +62,31 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 		defer func() {
 			attrs := []any{"id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path,
 				"status", aw.Status(), "bytes", aw.Written(), "duration_ms", time.Since(start).Milliseconds()}
+			keyMu.Lock()
+			if key != "" {
+				attrs = append(attrs, "key", key)
+			}
+			keyMu.Unlock()
 			if speech {
 				format := sp.Format
 				if format == "" {
 					format = "wav"
 				}
 				voice := sp.Voice
-				if voice == "" {
+				switch {
+				case voice == "" && len(sp.References) > 0:
+					voice = "inline" // the engine's voice with the request's references
+				case voice == "":
 					voice = "default"
 				}
 				attrs = append(attrs, "voice", voice, "format", format)
+				if len(sp.References) > 0 {
+					sums := make([]string, len(sp.References))
+					for i, ref := range sp.References {
+						sums[i] = ref.Codes.SHA256()
+					}
+					attrs = append(attrs, "references_sha256", sums)
+				}
 				waitMu.Lock()
 				if waited {
 					attrs = append(attrs, "queue_wait_ms", wait.Milliseconds())

@@ -62,8 +62,9 @@ type cloneReply struct {
 	EngineRestart *httpapi.EngineRestart `json:"engine_restart"`
 }
 
-func cloneOn(t *testing.T, addr, id string, wav []byte) cloneReply {
-	t.Helper()
+// cloneForm is a POST /v1/voices body cloning wav as voice id: its type
+// and bytes.
+func cloneForm(id string, wav []byte) (string, []byte) {
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
 	mw.WriteField("id", id)
@@ -73,7 +74,13 @@ func cloneOn(t *testing.T, addr, id string, wav []byte) cloneReply {
 	fw.Write(wav)
 	mw.WriteField("transcript", "The quick brown fox jumps over the lazy dog.")
 	mw.Close()
-	resp, err := http.Post("http://"+addr+"/v1/voices", mw.FormDataContentType(), &b)
+	return mw.FormDataContentType(), b.Bytes()
+}
+
+func cloneOn(t *testing.T, addr, id string, wav []byte) cloneReply {
+	t.Helper()
+	ct, b := cloneForm(id, wav)
+	resp, err := http.Post("http://"+addr+"/v1/voices", ct, bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

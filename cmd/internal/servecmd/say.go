@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/httpsafe"
 	"github.com/drama-tts/drama/pins/atomicfile"
 
 	"github.com/spf13/cobra"
@@ -52,7 +53,10 @@ left behind. TEXT "-" reads the text from standard input.
 
 --server takes drama serve's address as http://HOST:PORT, HOST:PORT, or
 an OpenAI-style base URL ending in /v1. An existing output file is kept
-unless --force is given.`),
+unless --force is given.
+
+` + cmdutil.APIKeyHelp + `
+The key needs scope speak.`),
 		Example: strings.TrimSpace(`
 $ drama say "Hello there." -o hello.wav
 $ echo "Read from a pipe." | drama say - -o pipe.wav --force
@@ -121,9 +125,11 @@ func runSay(ctx context.Context, opts *SayOptions) error {
 		return cmdutil.FlagErrorf("--server %q: %v", opts.Server, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	key := opts.F.APIKey()
+	cmdutil.SetAPIKey(req, key)
 	client := opts.HTTPClient
 	if client == nil {
-		client = &http.Client{}
+		client = &http.Client{CheckRedirect: httpsafe.CheckRedirect}
 	}
 	start := time.Now()
 	resp, err := client.Do(req)
@@ -132,7 +138,7 @@ func runSay(ctx context.Context, opts *SayOptions) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return apiFailure(resp)
+		return apiFailure(resp, key != "")
 	}
 	res, err := saveStream(resp, opts.Output, start)
 	if err != nil {
@@ -141,15 +147,21 @@ func runSay(ctx context.Context, opts *SayOptions) error {
 	return report(opts.F, opts.Output, res)
 }
 
-func apiFailure(resp *http.Response) error {
+// apiFailure describes drama serve's refusal, with what to do about a
+// missing or insufficient API key; keySet says whether one was sent.
+func apiFailure(resp *http.Response, keySet bool) error {
 	var e struct {
 		Error struct{ Message string } `json:"error"`
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	msg := fmt.Sprintf("drama serve answered %s", resp.Status)
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return fmt.Errorf("drama serve answered %d: %s", resp.StatusCode, e.Error.Message)
+		msg = fmt.Sprintf("drama serve answered %d: %s", resp.StatusCode, e.Error.Message)
 	}
-	return fmt.Errorf("drama serve answered %s", resp.Status)
+	if advice := cmdutil.AuthAdvice(resp.StatusCode, cmdutil.ChallengeScope(resp.Header.Get("WWW-Authenticate"), "speak"), keySet); advice != "" {
+		msg += "; " + advice
+	}
+	return errors.New(msg)
 }
 
 type sayResult struct {

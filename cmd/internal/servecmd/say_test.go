@@ -92,3 +92,69 @@ func TestSayKeepsAnExistingFileWithoutForce(t *testing.T) {
 		t.Fatal("--force overwrites")
 	}
 }
+
+// requireKey answers 401 as drama serve with API keys does to a request
+// without "Authorization: Bearer key", and 403 to one with forbidden.
+func requireKey(key, forbidden string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer " + key:
+			next.ServeHTTP(w, r)
+		case "Bearer " + forbidden:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="drama serve", error="insufficient_scope", scope="speak"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(`{"error":{"message":"the key lacks scope speak","type":"permission_error"}}`))
+		default:
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":{"message":"a valid API key is required","type":"invalid_request_error","code":"invalid_api_key"}}`))
+		}
+	})
+}
+
+func TestSaySendsAPIKey(t *testing.T) {
+	api := fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler()
+	ts := httpServer(t, requireKey("dk-good", "dk-voices-only", api))
+	dir := t.TempDir()
+	say := func(key string) error {
+		ios, _, _, _ := cmdtest.IOStreams()
+		f := cmdtest.Factory(ios, cmdutil.APIKeyEnv, key)
+		return cmdtest.Execute(NewCmdSay(f, nil), "Hello.", "--server", ts.URL, "-o", filepath.Join(dir, key+".wav"))
+	}
+	if err := say("dk-good"); err != nil {
+		t.Fatalf("DRAMA_API_KEY set: %v", err)
+	}
+	for key, want := range map[string]string{
+		"":               "requires an API key: set DRAMA_API_KEY to one of its keys with scope speak",
+		"dk-wrong":       "does not accept the key in DRAMA_API_KEY",
+		"dk-voices-only": "lacks the scope this request needs: set DRAMA_API_KEY to a key with scope speak",
+	} {
+		err := say(key)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("DRAMA_API_KEY=%q: want an error saying %q, got %v", key, want, err)
+		}
+	}
+}
+
+// drama serve behind a proxy that redirects the speech request to another
+// port of the same host: the key stays with the origin it was given for.
+func TestSayKeyNotSentToOtherPort(t *testing.T) {
+	var leaked []string
+	other := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get("Authorization"); a != "" {
+			leaked = append(leaked, a)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	ts := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	ios, _, _, _ := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios, cmdutil.APIKeyEnv, "dk-secret")
+	_ = cmdtest.Execute(NewCmdSay(f, nil), "Hello.", "--server", ts.URL, "-o", filepath.Join(t.TempDir(), "x.wav"))
+	if len(leaked) != 0 {
+		t.Errorf("the other port got %q", leaked)
+	}
+}

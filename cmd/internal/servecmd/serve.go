@@ -26,6 +26,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/apikey"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
@@ -88,6 +89,9 @@ type Options struct {
 	MaxClipBytes int64
 	MaxUpload    int64
 	CloneWait    time.Duration
+	// UploadTimeout bounds the time a whole upload (POST /v1/voices, POST
+	// /ui/clip-check) may take; it is received before it waits for its slot.
+	UploadTimeout time.Duration
 	// BuiltinVoice names the model's built-in voice; NoBuiltinVoice serves
 	// it under no name.
 	BuiltinVoice   string
@@ -121,6 +125,17 @@ type Options struct {
 	// Listening, if set, is called with the bound address once serving
 	// (tests).
 	Listening func(addr string)
+
+	// APIKeyFile is a file of API keys (KEY [NAME] [SCOPE] a line),
+	// re-read on SIGHUP; with DRAMA_API_KEY's key they are the keys every
+	// route but /health, /ready and the page's shell needs. NoAuth serves
+	// without keys beyond loopback (a proxy in front authenticates).
+	APIKeyFile string
+	NoAuth     bool
+	keys       *apikey.Set
+	// AllowInlineReferences lets speech requests carry references of
+	// their own: without keys any request, with keys those of scope speak.
+	AllowInlineReferences bool
 }
 
 // NewCmd returns `drama serve`.
@@ -143,6 +158,15 @@ names other than the bound address, are refused unless --allow-origin or
 --allow-host names them. drama serve binds to
 127.0.0.1: the model's licence allows no hosted service without a separate
 licence, so another address needs --allow-remote.
+
+API keys: $DRAMA_API_KEY (one key, scope admin) and --api-key-file FILE
+(one key a line: KEY [NAME] [SCOPE], scope speak, voices or admin; the
+file readable by no other user; re-read on SIGHUP) make every route but
+/health, /ready and the page's shell need Authorization: Bearer KEY or
+X-Api-Key: KEY (401 without, 403 naming the scope a route needs).
+--allow-remote needs a key, or --no-auth when a proxy in front
+authenticates every request. References sent inline in a speech request
+need a key of scope voices; without keys, --allow-inline-references.
 
 Several engines: --gpus 0,1 runs one engine per GPU (each sees its GPU
 alone through CUDA_VISIBLE_DEVICES, with its own process group, port,
@@ -190,7 +214,8 @@ $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" spea
 $ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                     # an engine per GPU, one queue
 $ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3   # three engines on GPU 0
 $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav
-$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request`),
+$ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request
+$ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # keys.txt: KEY NAME SCOPE a line, chmod 600`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
@@ -206,7 +231,10 @@ $ drama serve --keep-alive 10m                           # unload the engine aft
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda, metal, or a plugin binary's path")
 	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "address to listen on")
-	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence)")
+	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence); needs an API key (DRAMA_API_KEY, --api-key-file) or --no-auth")
+	fl.StringVar(&opts.APIKeyFile, "api-key-file", "", "file of API keys, one a line: KEY [NAME] [SCOPE] (scope speak, voices or admin); not readable by every user; re-read on SIGHUP")
+	fl.BoolVar(&opts.NoAuth, "no-auth", false, "with --allow-remote, serve without API keys: only when a proxy in front authenticates every request")
+	fl.BoolVar(&opts.AllowInlineReferences, "allow-inline-references", false, "let speech requests carry their own references (raw codes): without keys any request, with keys those of scope speak too")
 	fl.IntVar(&opts.MaxQueue, "max-queue", httpapi.DefaultMaxQueue, "requests that may wait for the engine (0: none; a busy engine answers 503 at once)")
 	fl.DurationVar(&opts.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
 	fl.DurationVar(&opts.ReadyWait, "ready-wait", time.Second, "how long a request that finds no engine ready waits for one before its 503 (0: none)")
@@ -236,6 +264,7 @@ $ drama serve --keep-alive 10m                           # unload the engine aft
 	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
 	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
 	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
+	fl.DurationVar(&opts.UploadTimeout, "upload-timeout", httpapi.DefaultUploadTimeout, "longest a whole clone or clip-check upload may take before a 408; it is received before it waits for --clone-wait")
 	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
 	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
 	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
@@ -269,6 +298,9 @@ func (o *Options) validate() error {
 	if !isLoopback(host) && !o.AllowRemote {
 		return cmdutil.FlagErrorf("--addr %s is not a loopback address: the Fish Audio Community License allows no hosted service without a separate licence; pass --allow-remote if your use is covered", o.Addr)
 	}
+	if err := o.loadKeys(); err != nil {
+		return err
+	}
 	switch {
 	case o.MaxQueue < 0:
 		return cmdutil.FlagErrorf("--max-queue must be 0 or more")
@@ -296,6 +328,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-clip-bytes %d is over --max-upload-bytes %d: raise --max-upload-bytes too", o.MaxClipBytes, o.MaxUpload)
 	case o.CloneWait < 0:
 		return cmdutil.FlagErrorf("--clone-wait must be 0 or more")
+	case o.UploadTimeout <= 0:
+		return cmdutil.FlagErrorf("--upload-timeout must be more than 0, e.g. 2m")
 	case o.AffinityWait < 0:
 		return cmdutil.FlagErrorf("--affinity-wait must be 0 or more, e.g. 250ms")
 	case o.ReadyWait < 0:
@@ -317,6 +351,30 @@ func (o *Options) validate() error {
 		}
 	}
 	return o.parseVoiceNames()
+}
+
+// loadKeys reads the API keys (DRAMA_API_KEY, --api-key-file) and checks
+// them against --no-auth and --allow-remote: serving beyond loopback needs
+// a key, or --no-auth to say that a proxy in front checks every request.
+func (o *Options) loadKeys() error {
+	env := o.F.Getenv(apikey.EnvKey)
+	if o.NoAuth && (env != "" || o.APIKeyFile != "") {
+		given := "$" + apikey.EnvKey
+		if o.APIKeyFile != "" {
+			given = "--api-key-file " + o.APIKeyFile
+		}
+		return cmdutil.FlagErrorf("--no-auth serves without API keys, and %s gives some: drop --no-auth to require them, or the keys to serve without", given)
+	}
+	keys, err := apikey.Load(env, o.APIKeyFile)
+	if err != nil {
+		return cmdutil.FlagErrorf("API keys: %v", err)
+	}
+	o.keys = keys
+	if o.AllowRemote && keys == nil && !o.NoAuth {
+		return cmdutil.FlagErrorf("--allow-remote serves beyond loopback, and no API key is set: give one with %s=KEY (a key of scope admin) or --api-key-file FILE (lines KEY NAME SCOPE), "+
+			"or pass --no-auth if a proxy in front authenticates every request", apikey.EnvKey)
+	}
+	return nil
 }
 
 // builtinVoice is the built-in voice's served name, "" for none.
@@ -540,6 +598,10 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 	}
 	addr := ln.Addr().String()
 	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
+	logKeys(opts, logger)
+	if opts.APIKeyFile != "" {
+		reloadKeysOnHUP(ctx, opts, api, logger)
+	}
 	if _, err := serverec.Write(root, serveRecord(opts, plan, addr, root)); err != nil {
 		logger.Warn("no serve record: drama status will not list this server", "err", err)
 	}
@@ -589,7 +651,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 func serveRecord(opts *Options, plan []plannedEngine, addr, root string) serverec.Record {
 	name := engineName(opts.Engine)
 	rec := serverec.Record{PID: os.Getpid(), Addr: addr, Variant: opts.F.Global.Variant, Root: root, Engine: name,
-		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String()}
+		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(), Grace: opts.Grace.String()}
 	for _, pe := range plan {
 		rec.Engines = append(rec.Engines, serverec.EngineLog{Name: pe.name, Log: native.LogFile(pe.req.RuntimeDir, name)})
 	}
@@ -650,9 +712,10 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		Restarter: engines.pool, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
 		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
 		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
-			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait},
+			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait, Timeout: opts.UploadTimeout},
 		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
 		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
+		Keys: opts.keys, AllowInlineReferences: opts.AllowInlineReferences,
 	})
 	srv := &http.Server{
 		Handler:           accessLog(logs.from(sourceAccess), api.Handler()),
@@ -715,9 +778,10 @@ func checkOrigin(o string) error {
 // leftover of a drama serve that was killed during a clone.
 const staleUpload = time.Hour
 
-// removeStaleUploads removes upload directories a killed drama serve left
-// (every other path removes its own); a clone that runs now in another
-// drama serve on the root is younger than staleUpload.
+// removeStaleUploads removes upload directories (a clone's, a clip
+// check's) a killed drama serve left (every other path removes its own);
+// an upload that runs now in another drama serve on the root is younger
+// than staleUpload.
 func removeStaleUploads(dir string, logger *slog.Logger) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -725,7 +789,7 @@ func removeStaleUploads(dir string, logger *slog.Logger) {
 	}
 	for _, e := range ents {
 		info, err := e.Info()
-		if err != nil || !strings.HasPrefix(e.Name(), "clone-") || time.Since(info.ModTime()) < staleUpload {
+		if err != nil || !(strings.HasPrefix(e.Name(), "clone-") || strings.HasPrefix(e.Name(), "check-")) || time.Since(info.ModTime()) < staleUpload {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {

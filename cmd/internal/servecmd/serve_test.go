@@ -27,7 +27,7 @@ func TestServeFlags(t *testing.T) {
 		{Args: args("--engine metal --max-queue 4 --queue-timeout 3s --admission off --addr 127.0.0.1:9999"), Check: func(got *Options) bool {
 			return got.Engine == "metal" && got.MaxQueue == 4 && got.QueueTimeout == 3*time.Second && got.Admission == "off" && got.Addr == "127.0.0.1:9999"
 		}},
-		{Args: args("--addr 0.0.0.0:8793 --allow-remote"), Check: accepted},
+		{Args: args("--addr 0.0.0.0:8793 --allow-remote --no-auth"), Check: accepted},
 		{Args: args("--addr [::1]:8793"), Check: accepted}, // the IPv6 loopback
 	}...))
 }

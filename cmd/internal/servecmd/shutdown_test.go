@@ -93,9 +93,9 @@ func TestMaxQueueZeroMeansNone(t *testing.T) {
 }
 
 func TestGuardAndLimitFlags(t *testing.T) {
-	args := "--stall-timeout 3s --allow-origin https://app.example --allow-origin http://localhost:3000 --allow-host tts.lan --max-clip-bytes 1000 --max-upload-bytes 5000 --clone-wait 0"
+	args := "--stall-timeout 3s --allow-origin https://app.example --allow-origin http://localhost:3000 --allow-host tts.lan --max-clip-bytes 1000 --max-upload-bytes 5000 --clone-wait 0 --upload-timeout 30s"
 	cmdtest.CheckFlags(t, NewCmd, []cmdtest.FlagCase[Options]{{Args: strings.Fields(args), Check: func(got *Options) bool {
-		return got.StallTimeout == 3*time.Second && len(got.AllowOrigins) == 2 && got.AllowHosts[0] == "tts.lan" && got.MaxClipBytes == 1000 && got.MaxUpload == 5000 && got.CloneWait == 0
+		return got.StallTimeout == 3*time.Second && len(got.AllowOrigins) == 2 && got.AllowHosts[0] == "tts.lan" && got.MaxClipBytes == 1000 && got.MaxUpload == 5000 && got.CloneWait == 0 && got.UploadTimeout == 30*time.Second
 	}}})
 	cmdtest.CheckFlags(t, NewCmd, refused(map[string]string{
 		"--stall-timeout 0":                        "--stall-timeout",
@@ -104,13 +104,14 @@ func TestGuardAndLimitFlags(t *testing.T) {
 		"--max-clip-bytes 10 --max-upload-bytes 5": "raise --max-upload-bytes",
 		"--max-upload-bytes 0":                     "--max-upload-bytes must be more than 0",
 		"--clone-wait -1s":                         "--clone-wait",
+		"--upload-timeout 0":                       "--upload-timeout must be more than 0",
 	}))
 }
 
 func TestStaleUploadsRemovedAtStart(t *testing.T) {
 	dir := t.TempDir()
-	old, fresh := filepath.Join(dir, "clone-old"), filepath.Join(dir, "clone-new")
-	for _, d := range []string{old, fresh} {
+	old, oldCheck, fresh := filepath.Join(dir, "clone-old"), filepath.Join(dir, "check-old"), filepath.Join(dir, "clone-new")
+	for _, d := range []string{old, oldCheck, fresh} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -118,9 +119,12 @@ func TestStaleUploadsRemovedAtStart(t *testing.T) {
 	}
 	past := time.Now().Add(-2 * staleUpload)
 	os.Chtimes(old, past, past)
+	os.Chtimes(oldCheck, past, past)
 	removeStaleUploads(dir, slog.New(slog.DiscardHandler))
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Fatalf("a leftover upload of a killed server is still there: %v", err)
+	for _, d := range []string{old, oldCheck} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Fatalf("a leftover upload of a killed server is still there: %s %v", filepath.Base(d), err)
+		}
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Fatalf("an upload in progress was removed: %v", err)

@@ -48,6 +48,9 @@ type Record struct {
 	// KeepAlive is drama serve's --keep-alive: how long an idle engine
 	// stays loaded ("forever", or a duration).
 	KeepAlive string `json:"keep_alive,omitempty"`
+	// Grace is drama serve's --grace (a duration): how long, after
+	// SIGTERM, the requests in flight may finish; drama stop waits for it.
+	Grace string `json:"grace,omitempty"`
 }
 
 // EngineLog names one engine of a drama serve (as GET /ready's per_engine

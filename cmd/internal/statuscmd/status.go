@@ -19,6 +19,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
+	"github.com/drama-tts/drama/internal/httpsafe"
 )
 
 // Options are the inputs of `drama status`.
@@ -33,8 +34,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show the drama serve processes running on the root",
+		Use:        "status",
+		Aliases:    []string{"ps"},
+		SuggestFor: []string{"top", "running"},
+		Short:      "Show the drama serve processes running on the root",
 		Long: strings.TrimSpace(`
 Show each drama serve running on the root, from the records it keeps in
 <root>/run: address, pid, variant, engine plugin and the native engine's
@@ -46,7 +49,11 @@ its log files: drama serve's --log-file and each engine's native log.
 
 Each server is asked over loopback, each question bounded by --timeout; a
 server that does not answer is listed with the error. Records of processes
-that are gone are skipped.`),
+that are gone are skipped.
+
+` + cmdutil.APIKeyHelp + `
+GET /metrics (the queue depth) needs a key of scope admin; without it the
+queue is shown as - with a warning.`),
 		Example: strings.TrimSpace(`
 $ drama status
 $ drama status --json`),
@@ -94,6 +101,9 @@ type Server struct {
 	Engines []Engine `json:"engines"`
 	// Error says why the server could not be asked.
 	Error string `json:"error,omitempty"`
+	// metricsRefused, when set, is the warning for a GET /metrics that
+	// needed an API key.
+	metricsRefused string
 }
 
 // Engine is one engine of a drama serve, from its GET /ready.
@@ -237,16 +247,21 @@ func run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	rep := Report{Root: root, Servers: make([]Server, len(recs))}
-	client := &http.Client{Timeout: opts.Timeout}
+	q := &asker{client: &http.Client{Timeout: opts.Timeout, CheckRedirect: httpsafe.CheckRedirect}, key: f.APIKey()}
 	var wg sync.WaitGroup
 	for i, rec := range recs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep.Servers[i] = ask(ctx, client, root, rec, opts.Now())
+			rep.Servers[i] = q.ask(ctx, root, rec, opts.Now())
 		}()
 	}
 	wg.Wait()
+	for _, s := range rep.Servers {
+		if s.metricsRefused != "" {
+			f.Warnf("%s", s.metricsRefused)
+		}
+	}
 	if f.Global.JSON {
 		return cmdutil.WriteJSON(f.IO.Out, rep)
 	}
@@ -273,7 +288,13 @@ func run(ctx context.Context, opts *Options) error {
 	return t.Render()
 }
 
-func ask(ctx context.Context, client *http.Client, root string, rec serverec.Record, now time.Time) Server {
+// asker asks drama serve processes, with the API key when one is set.
+type asker struct {
+	client *http.Client
+	key    string
+}
+
+func (q *asker) ask(ctx context.Context, root string, rec serverec.Record, now time.Time) Server {
 	s := Server{PID: rec.PID, Addr: rec.Addr, Variant: rec.Variant, Engine: rec.Engine, Started: rec.Started,
 		LogFile: rec.LogFile, EngineLog: rec.EngineLog, EnginePID: serverec.EnginePID(root, rec), KeepAlive: rec.KeepAlive,
 		Engines: []Engine{}}
@@ -282,9 +303,11 @@ func ask(ctx context.Context, client *http.Client, root string, rec serverec.Rec
 	}
 	base := "http://" + loopback(rec.Addr)
 	var st readyBody
-	body, code, err := get(ctx, client, base+"/ready")
+	body, code, _, err := q.get(ctx, base+"/ready")
 	if err == nil {
-		if jerr := json.Unmarshal(body, &st); jerr != nil {
+		if advice := cmdutil.AuthAdvice(code, "", q.key != ""); advice != "" {
+			err = fmt.Errorf("GET /ready: status %d: %s", code, advice)
+		} else if jerr := json.Unmarshal(body, &st); jerr != nil {
 			err = fmt.Errorf("GET /ready: status %d, not drama serve's answer: %v", code, jerr)
 		}
 	}
@@ -297,26 +320,34 @@ func ask(ctx context.Context, client *http.Client, root string, rec serverec.Rec
 	s.Engines = st.engines(rec.Engine)
 	enginePIDs(root, rec, &s)
 	engineLogsOf(rec, s.Engines)
-	if body, code, err := get(ctx, client, base+"/metrics"); err == nil && code == http.StatusOK {
+	body, code, challenge, err := q.get(ctx, base+"/metrics")
+	switch {
+	case err == nil && code == http.StatusOK:
 		if n, ok := gauge(body, "drama_queue_depth"); ok {
 			s.QueueDepth = &n
+		}
+	case err == nil:
+		if advice := cmdutil.AuthAdvice(code, cmdutil.ChallengeScope(challenge, "admin"), q.key != ""); advice != "" {
+			s.metricsRefused = fmt.Sprintf("drama serve at %s answered %d to GET /metrics, so its queue depth is not shown: %s", rec.Addr, code, advice)
 		}
 	}
 	return s
 }
 
-func get(ctx context.Context, client *http.Client, url string) ([]byte, int, error) {
+// get returns the body, status and WWW-Authenticate challenge of a GET.
+func (q *asker) get(ctx context.Context, url string) ([]byte, int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	resp, err := client.Do(req)
+	cmdutil.SetAPIKey(req, q.key)
+	resp, err := q.client.Do(req)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return b, resp.StatusCode, err
+	return b, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), err
 }
 
 // gauge reads an unlabelled metric's value from Prometheus text.

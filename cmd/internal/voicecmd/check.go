@@ -2,7 +2,10 @@ package voicecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 
@@ -31,7 +34,8 @@ Prints one row a file (status, canonical form, format, id, file) and each
 problem on standard error. Transcripts are checked against the special tokens
 of --tokenizer (a tokenizer.json) when given, else a built-in list.
 
-Exit status 3 when any file is invalid.`),
+Exit status 3 when any file is invalid; 2 when a FILE is not there (a
+pattern the shell matched to no file).`),
 		Example: strings.TrimSpace(`
 $ drama voice check voices/*.json
 $ drama voice check anna.json --tokenizer tokenizer.json --json`),
@@ -57,6 +61,15 @@ type checkResult struct {
 
 func runCheck(_ context.Context, opts *CheckOptions) error {
 	f := opts.F
+	for _, a := range opts.Files {
+		if _, err := os.Stat(a); errors.Is(err, fs.ErrNotExist) {
+			why := ""
+			if strings.ContainsAny(a, "*?[") {
+				why = " (no file matches the pattern)"
+			}
+			return cmdutil.FlagErrorf("%s: no such file%s: name voice files that exist", a, why)
+		}
+	}
 	vopts, err := loadOptions(opts.Tokenizer)
 	if err != nil {
 		return err

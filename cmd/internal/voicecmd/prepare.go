@@ -83,7 +83,12 @@ $ drama voice prepare take1.wav -o prep --replace --json`),
 
 func runPrepare(ctx context.Context, opts *PrepareOptions) error {
 	f := opts.F
-	clips, err := decodeAll(ctx, opts)
+	clips, err := openAll(ctx, opts)
+	defer func() {
+		for _, c := range clips {
+			c.File.Close()
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -111,15 +116,18 @@ func runPrepare(ctx context.Context, opts *PrepareOptions) error {
 	return nil
 }
 
-func decodeAll(ctx context.Context, opts *PrepareOptions) ([]clip.Clip, error) {
+// openAll opens every clip to be read in passes: memory stays bounded
+// whatever their size. The clips opened are returned with an error, to be
+// closed.
+func openAll(ctx context.Context, opts *PrepareOptions) ([]clip.Clip, error) {
 	dec := clip.Decoder{FFmpeg: opts.FFmpeg}
 	var clips []clip.Clip
 	for _, p := range opts.Clips {
-		a, err := cmdutil.DecodeClip(ctx, dec, p)
+		f, err := cmdutil.OpenClip(ctx, dec, p)
 		if err != nil {
-			return nil, err
+			return clips, err
 		}
-		clips = append(clips, clip.Clip{Name: p, Audio: a})
+		clips = append(clips, clip.Clip{Name: p, File: f})
 	}
 	return clips, nil
 }

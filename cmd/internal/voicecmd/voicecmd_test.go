@@ -383,3 +383,17 @@ func TestConvertMakesTheOutputDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A path that is not there (a pattern the shell matched to no file) is a
+// usage error naming it, not an invalid voice file.
+func TestCheckMissingPathIsAUsageError(t *testing.T) {
+	f, out, _ := testFactory()
+	missing := filepath.Join(t.TempDir(), "voices", "*.json")
+	err := cmdtest.Execute(NewCmdCheck(f, nil), fixture("cuda.json"), missing)
+	if exitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), missing+": no such file (no file matches the pattern)") {
+		t.Fatalf("err = %v (exit %d), want a usage error naming %s", err, exitCode(err), missing)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("stdout %q", out)
+	}
+}

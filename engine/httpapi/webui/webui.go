@@ -18,9 +18,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/drama-tts/drama/engine/httpapi/upload"
 	"github.com/drama-tts/drama/voices/clip"
 )
 
@@ -43,6 +45,16 @@ type Config struct {
 	// MaxRequestBytes bounds a whole check (default: MaxClips clips of
 	// MaxClipBytes).
 	MaxRequestBytes int64
+	// StallTimeout is the longest wait for the next bytes of a check's
+	// upload (default upload.DefaultStall), and UploadTimeout the longest
+	// its whole upload may take (default upload.DefaultTimeout); past
+	// either the answer is a 408.
+	StallTimeout  time.Duration
+	UploadTimeout time.Duration
+	// Wait is how long a check, once its clips are on disk, waits for the
+	// one running before a 429 with Retry-After (default 10 s; negative:
+	// no wait).
+	Wait time.Duration
 	// FFmpeg decodes clips that are not WAV; empty looks ffmpeg up on PATH.
 	FFmpeg string
 	// Transcribe, when set, gives the words spoken in a clip file: the
@@ -51,11 +63,14 @@ type Config struct {
 	Transcribe func(ctx context.Context, path, name string) (string, error)
 }
 
+// defaultWait is Config.Wait's default, drama serve's --clone-wait.
+const defaultWait = 10 * time.Second
+
 // Handler serves the page and its assets.
 type Handler struct {
 	cfg   Config
 	files http.Handler
-	check chan struct{} // one clip check at a time
+	check *upload.Slot // one clip check at a time
 }
 
 // New returns the page's handler.
@@ -72,11 +87,14 @@ func New(cfg Config) *Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = int64(cfg.MaxClips) * cfg.MaxClipBytes
 	}
+	if cfg.Wait == 0 {
+		cfg.Wait = defaultWait
+	}
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	return &Handler{cfg: cfg, files: http.FileServerFS(sub), check: make(chan struct{}, 1)}
+	return &Handler{cfg: cfg, files: http.FileServerFS(sub), check: upload.NewSlot(2 * time.Second)}
 }
 
 // Register adds the page's routes to mux: GET (and HEAD) of "/" exactly,
@@ -149,11 +167,11 @@ type CheckedClip struct {
 
 // serveCheck runs the clip checks of a clone on uploaded clips (multipart
 // "clip" files) and answers their warnings, or why they would be refused.
+// The clips are received to disk, under the upload's limits, before the
+// check waits its turn; only the check itself holds the one check slot.
 func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
-	select {
-	case h.check <- struct{}{}:
-		defer func() { <-h.check }()
-	case <-r.Context().Done():
+	if r.ContentLength > h.cfg.MaxRequestBytes {
+		writeErr(w, http.StatusRequestEntityTooLarge, "upload_too_large", fmt.Sprintf("the clips are %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, h.cfg.MaxRequestBytes))
 		return
 	}
 	if err := os.MkdirAll(h.cfg.UploadDir, 0o700); err != nil {
@@ -166,59 +184,33 @@ func (h *Handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	if r.ContentLength > h.cfg.MaxRequestBytes {
-		writeErr(w, http.StatusRequestEntityTooLarge, "upload_too_large", fmt.Sprintf("the clips are %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, h.cfg.MaxRequestBytes))
+	body := upload.Receive(w, r, upload.Limits{MaxBytes: h.cfg.MaxRequestBytes, Stall: h.cfg.StallTimeout, Timeout: h.cfg.UploadTimeout})
+	got, texts, refused := h.receive(w, r, body, dir)
+	if refused {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxRequestBytes)
-	mr, err := r.MultipartReader()
-	if err != nil {
-		writeErr(w, http.StatusBadRequest, "invalid_request", "send the clips as multipart/form-data, files named clip: "+err.Error())
+	release, err := h.check.Take(r.Context(), h.cfg.Wait)
+	switch {
+	case errors.Is(err, upload.ErrBusy):
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, h.check.Hold()+time.Second-1)/time.Second)))
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]string{"type": "rate_limit_error", "code": "check_busy",
+			"message": "another clip check is running; one runs at a time: retry after the Retry-After seconds"}})
 		return
+	case err != nil:
+		return // the client is gone
 	}
+	defer release()
 	var clips []clip.Clip
-	var paths, texts []string
+	var paths []string
 	dec := clip.Decoder{FFmpeg: h.cfg.FFmpeg, MaxDuration: time.Duration(clip.MaxTotal) * time.Second / clip.SampleRate}
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			writeErr(w, http.StatusBadRequest, "invalid_request", "reading the clips: "+err.Error())
-			return
-		}
-		if part.FormName() == "transcript" {
-			b, _ := io.ReadAll(io.LimitReader(part, 64<<10))
-			part.Close()
-			texts = append(texts, string(b))
-			continue
-		}
-		if part.FormName() != "clip" {
-			part.Close()
-			continue
-		}
-		name := fmt.Sprintf("clip %d", len(clips)+1)
-		if fn := part.FileName(); fn != "" {
-			name += " (" + filepath.Base(fn) + ")"
-		}
-		if len(clips) == h.cfg.MaxClips {
-			part.Close()
-			writeErr(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("more than %d clips: a voice keeps at most %d references", h.cfg.MaxClips, h.cfg.MaxClips))
-			return
-		}
-		a, path, msg := h.decodePart(r.Context(), dec, part, dir, len(clips))
-		part.Close()
+	for _, g := range got {
+		a, msg := decodeClip(r.Context(), dec, g.path)
 		if msg != "" {
-			writeJSON(w, http.StatusOK, Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Error: name + ": " + msg, Transcription: h.cfg.Transcribe != nil})
+			writeJSON(w, http.StatusOK, Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Error: g.name + ": " + msg, Transcription: h.cfg.Transcribe != nil})
 			return
 		}
-		clips = append(clips, clip.Clip{Name: name, Audio: a})
-		paths = append(paths, path)
-	}
-	if len(clips) == 0 {
-		writeErr(w, http.StatusBadRequest, "invalid_request", "send one or more files named clip")
-		return
+		clips = append(clips, clip.Clip{Name: g.name, Audio: a})
+		paths = append(paths, g.path)
 	}
 	res, err := clip.Prepare(clips, clip.Options{})
 	out := Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Transcription: h.cfg.Transcribe != nil}
@@ -261,32 +253,124 @@ func clipFile(label string) string {
 	return "clip.wav"
 }
 
-func (h *Handler) decodePart(ctx context.Context, dec clip.Decoder, part io.Reader, dir string, i int) (*clip.Audio, string, string) {
+// received is a clip of a check on disk.
+type received struct {
+	name string // "clip 2 (take2.wav)"
+	path string
+}
+
+// receive reads a check's multipart body (r.Body, read under body's
+// limits) to files in dir: its clip files,
+// each at most MaxClipBytes, and its transcripts. A request it refuses is
+// answered here (refused); a clip it cannot keep is the check's answer.
+func (h *Handler) receive(w http.ResponseWriter, r *http.Request, body *upload.Body, dir string) (got []received, texts []string, refused bool) {
+	refuse := func(code int, kind, msg string) ([]received, []string, bool) {
+		if ue := body.Err(); ue != nil {
+			code, kind, msg = http.StatusRequestTimeout, ue.Code(), ue.Error()
+		}
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		writeErr(w, code, kind, msg)
+		return nil, nil, true
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return refuse(http.StatusBadRequest, "invalid_request", "send the clips as multipart/form-data, files named clip: "+err.Error())
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return refuse(h.readErr("reading the clips", err))
+		}
+		if part.FormName() == "transcript" {
+			b, err := io.ReadAll(io.LimitReader(part, 64<<10))
+			part.Close()
+			if err != nil {
+				return refuse(h.readErr("reading a transcript", err))
+			}
+			texts = append(texts, string(b))
+			continue
+		}
+		if part.FormName() != "clip" {
+			part.Close()
+			continue
+		}
+		name := fmt.Sprintf("clip %d", len(got)+1)
+		if fn := part.FileName(); fn != "" {
+			name += " (" + filepath.Base(fn) + ")"
+		}
+		if len(got) == h.cfg.MaxClips {
+			part.Close()
+			return refuse(http.StatusBadRequest, "invalid_request", fmt.Sprintf("more than %d clips: a voice keeps at most %d references", h.cfg.MaxClips, h.cfg.MaxClips))
+		}
+		path, msg, err := h.savePart(part, dir)
+		part.Close()
+		if err != nil {
+			return refuse(h.readErr(name, err))
+		}
+		if msg != "" {
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusOK, Checked{Clips: []CheckedClip{}, Warnings: []clip.Warning{}, Error: name + ": " + msg, Transcription: h.cfg.Transcribe != nil})
+			return nil, nil, true
+		}
+		got = append(got, received{name: name, path: path})
+	}
+	if len(got) == 0 {
+		return refuse(http.StatusBadRequest, "invalid_request", "send one or more files named clip")
+	}
+	return got, texts, false
+}
+
+// readErr is the answer to an error reading a check's body: 408 past the
+// upload's time limits, 413 past its size, else 400.
+func (h *Handler) readErr(what string, err error) (int, string, string) {
+	var ue *upload.Error
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ue):
+		return http.StatusRequestTimeout, ue.Code(), ue.Error()
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, "upload_too_large", fmt.Sprintf("the clips are over %d bytes, the limit for a check (drama serve --max-upload-bytes)", h.cfg.MaxRequestBytes)
+	}
+	return http.StatusBadRequest, "invalid_request", what + ": " + err.Error()
+}
+
+// savePart writes one clip part to a file in dir: msg says why the clip
+// cannot be kept (too large, empty), err is an error reading the body.
+func (h *Handler) savePart(part io.Reader, dir string) (path, msg string, err error) {
 	f, err := os.CreateTemp(dir, "clip-*")
 	if err != nil {
-		return nil, "", "cannot store it: " + err.Error()
+		return "", "cannot store it: " + err.Error(), nil
 	}
 	n, err := io.Copy(f, io.LimitReader(part, h.cfg.MaxClipBytes+1))
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return "", "cannot store it: " + cerr.Error(), nil
 	}
 	switch {
 	case err != nil:
-		return nil, "", "reading it: " + err.Error()
+		return "", "", err
 	case n > h.cfg.MaxClipBytes:
-		return nil, "", fmt.Sprintf("over %d bytes, the limit for one clip (drama serve --max-clip-bytes)", h.cfg.MaxClipBytes)
+		return "", fmt.Sprintf("over %d bytes, the limit for one clip (drama serve --max-clip-bytes)", h.cfg.MaxClipBytes), nil
 	case n == 0:
-		return nil, "", "empty"
+		return "", "empty", nil
 	}
-	a, err := dec.Decode(ctx, f.Name())
+	return f.Name(), "", nil
+}
+
+// decodeClip decodes a received clip; msg says why it cannot be, in words
+// that name no path of the server.
+func decodeClip(ctx context.Context, dec clip.Decoder, path string) (*clip.Audio, string) {
+	a, err := dec.Decode(ctx, path)
 	if err != nil {
 		var fe *clip.FormatError
-		if errors.As(err, &fe) && fe.Name == f.Name() {
+		if errors.As(err, &fe) && fe.Name == path {
 			fe.Name = ""
 		}
-		return nil, "", strings.ReplaceAll(err.Error(), f.Name(), "the clip")
+		return nil, strings.ReplaceAll(err.Error(), path, "the clip")
 	}
-	return a, f.Name(), ""
+	return a, ""
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"mime/multipart"
 	"net/http"
@@ -12,7 +13,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi/upload/uploadtest"
 	"github.com/drama-tts/drama/voices/clip"
 	"github.com/drama-tts/drama/voices/transcribe"
 	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
@@ -101,7 +105,7 @@ func check(t *testing.T, srv *httptest.Server, clips map[string][]byte, order ..
 		w.Write(clips[name])
 	}
 	mw.Close()
-	resp, err := http.Post(srv.URL+"/ui/clip-check", mw.FormDataContentType(), &body)
+	resp, err := checkClient.Post(srv.URL+"/ui/clip-check", mw.FormDataContentType(), &body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +114,10 @@ func check(t *testing.T, srv *httptest.Server, clips map[string][]byte, order ..
 	json.NewDecoder(resp.Body).Decode(&c)
 	return resp.StatusCode, c
 }
+
+// checkClient gives up on a check after a generous while, so that a check
+// left waiting fails its test rather than hanging it.
+var checkClient = &http.Client{Timeout: 30 * time.Second}
 
 func TestClipCheck(t *testing.T) {
 	srv := server(t)
@@ -199,4 +207,94 @@ func TestClipCheckLimits(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a request over the limit: %d", resp.StatusCode)
 	}
+}
+
+// form is a check's multipart body of one clip.
+func form(t *testing.T, name string, data []byte) (string, []byte) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	w, _ := mw.CreateFormFile("clip", name)
+	w.Write(data)
+	mw.Close()
+	return mw.FormDataContentType(), body.Bytes()
+}
+
+// TestClipCheckSlowUploadDoesNotHoldTheSlot plays a slow-loris uploader
+// against the page's clip check: while its clip trickles in a byte at a
+// time, a normal check gets the check slot at once (here with no wait for
+// it at all) and is answered; the slow one is answered 408 naming
+// --upload-timeout before its body is sent, and no file is left.
+func TestClipCheckSlowUploadDoesNotHoldTheSlot(t *testing.T) {
+	uploads := t.TempDir()
+	mux := http.NewServeMux()
+	New(Config{UploadDir: uploads, UploadTimeout: 2 * time.Second, StallTimeout: 30 * time.Second, Wait: -1}).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	good := speech(t, 0.5, 5.85)
+	ct, body := form(t, "slow.wav", good[:4000])
+	slow := uploadtest.Slow(t.Context(), srv.Listener.Addr().String(), "/ui/clip-check", ct, body, 10*time.Millisecond)
+	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
+	if code, c := check(t, srv, map[string][]byte{"a.wav": good}, "a.wav"); code != 200 || len(c.Clips) != 1 || c.Clips[0].Seconds < 5 {
+		t.Fatalf("a normal check while a slow upload trickles in: %d %+v", code, c)
+	}
+	r := <-slow
+	if r.Status != http.StatusRequestTimeout || !strings.Contains(r.Body, `"code":"upload_timeout"`) || !strings.Contains(r.Body, "--upload-timeout") || r.Sent == len(body) {
+		t.Fatalf("the slow upload: %d %s (%d of %d bytes sent) %v, want a 408 naming --upload-timeout before it is all sent", r.Status, r.Body, r.Sent, len(body), r.Err)
+	}
+	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 0 })
+}
+
+// TestClipCheckWaitIsBounded: while a check runs (here held in its
+// transcription), another waits for it at most Config.Wait and is then
+// answered 429 with Retry-After; once the first is done, checks run again.
+func TestClipCheckWaitIsBounded(t *testing.T) {
+	uploads := t.TempDir()
+	inside, release := make(chan struct{}, 1), make(chan struct{})
+	hold := func(ctx context.Context, path, name string) (string, error) {
+		select {
+		case inside <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "Words.", nil
+	}
+	mux := http.NewServeMux()
+	New(Config{UploadDir: uploads, Wait: 200 * time.Millisecond, Transcribe: hold}).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	clips := map[string][]byte{"a.wav": speech(t, 0.5, 5.85)}
+	ct, body := form(t, "a.wav", clips["a.wav"]) // no transcript: the check transcribes it
+	first := make(chan int, 1)
+	go func() {
+		resp, err := checkClient.Post(srv.URL+"/ui/clip-check", ct, bytes.NewReader(body))
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-inside
+	resp, err := checkClient.Post(srv.URL+"/ui/clip-check", ct, bytes.NewReader(body))
+	if err != nil {
+		close(release)
+		t.Fatalf("a check while one runs: %v, want a 429 once the wait is over", err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(msg), `"code":"check_busy"`) {
+		t.Errorf("a check while one runs: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), msg)
+	}
+	close(release)
+	if code := <-first; code != 200 {
+		t.Fatalf("the first check: %d", code)
+	}
+	if code, c := check(t, srv, clips, "a.wav"); code != 200 || len(c.Clips) != 1 {
+		t.Fatalf("a check once the first is done: %d %+v", code, c)
+	}
+	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 0 })
 }

@@ -2,12 +2,30 @@ package shared
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/pins/atomicfile"
 )
+
+// Client returns a client of drama serve at url that sends the key in
+// DRAMA_API_KEY, if set.
+func Client(f *cmdutil.Factory, url string) *bench.Client {
+	return &bench.Client{URL: url, APIKey: f.APIKey()}
+}
+
+// AuthAdvice adds to err what to do when it is drama serve's 401 or 403
+// (*bench.AuthError); any other error comes back as it is.
+func AuthAdvice(f *cmdutil.Factory, err error) error {
+	var ae *bench.AuthError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, cmdutil.AuthAdvice(ae.Status, cmdutil.ChallengeScope(ae.Challenge, "speak"), f.APIKey() != ""))
+}
 
 // LoadCorpus returns --corpus's corpus, or the built-in one.
 func LoadCorpus(name string) (*bench.Corpus, error) {

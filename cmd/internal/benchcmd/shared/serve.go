@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/engine/bench"
 )
 
 // ServeOptions say how to start a drama serve for a run.
@@ -69,7 +68,12 @@ func StartServe(ctx context.Context, f *cmdutil.Factory, opts ServeOptions) (*Se
 	}
 	args := append([]string{"serve", "--root", root, "--variant", f.Global.Variant, "--addr", addr}, opts.Args...)
 	cmd := exec.Command(drama, args...)
+	// The server and its client share the key: a DRAMA_API_KEY set for
+	// this command makes the server require it and the client send it.
 	cmd.Env = os.Environ()
+	if key := f.APIKey(); key != "" {
+		cmd.Env = append(cmd.Env, cmdutil.APIKeyEnv+"="+key)
+	}
 	s := &Served{URL: "http://" + addr, cmd: cmd, done: make(chan error, 1), log: &tailBuffer{max: 64 << 10}, grace: opts.Grace}
 	if s.grace <= 0 {
 		s.grace = 30 * time.Second
@@ -91,7 +95,7 @@ func StartServe(ctx context.Context, f *cmdutil.Factory, opts ServeOptions) (*Se
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	readyc := make(chan error, 1)
-	go func() { readyc <- (&bench.Client{URL: s.URL}).WaitReady(rctx) }()
+	go func() { readyc <- Client(f, s.URL).WaitReady(rctx) }()
 	select {
 	case err := <-readyc:
 		if err != nil {

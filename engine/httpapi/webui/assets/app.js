@@ -31,6 +31,58 @@ for (const t of tabs) {
   });
 }
 
+// ---- API key: asked for when the server answers 401, kept for this tab
+// only (sessionStorage), sent with every request
+const KEY_ITEM = 'drama-api-key';
+let apiKey = sessionStorage.getItem(KEY_ITEM) || '';
+
+function askKey(refused) {
+  const form = $('key-form');
+  if (!form.hidden) return; // asking already: the first answer's words stand
+  const st = $('key-status');
+  st.textContent = refused ? 'The server refused that key: check it and enter it again.' : 'This server needs an API key.';
+  st.className = refused ? 'error' : '';
+  $('key-forget').hidden = true;
+  form.hidden = false;
+  $('key-input').focus();
+}
+$('key-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const k = $('key-input').value.trim();
+  if (!k) { $('key-input').focus(); return; }
+  apiKey = k;
+  sessionStorage.setItem(KEY_ITEM, k);
+  $('key-input').value = '';
+  $('key-form').hidden = true;
+  $('key-forget').hidden = false;
+  loadServer();
+  loadVoices();
+});
+$('key-forget').addEventListener('click', () => {
+  apiKey = '';
+  sessionStorage.removeItem(KEY_ITEM);
+  $('key-forget').hidden = true;
+  loadServer();
+  loadVoices();
+});
+if (apiKey) $('key-forget').hidden = false;
+
+// api is fetch with the key; a 401 asks for one (again)
+async function api(path, init = {}) {
+  const headers = new Headers(init.headers || {});
+  if (apiKey) headers.set('Authorization', 'Bearer ' + apiKey);
+  const sent = apiKey;
+  const resp = await fetch(path, { ...init, headers });
+  if (resp.status === 401 && sent === apiKey) { // not the answer to a key replaced since
+    if (sent) {
+      apiKey = '';
+      sessionStorage.removeItem(KEY_ITEM);
+    }
+    askKey(Boolean(sent));
+  }
+  return resp;
+}
+
 // ---- API helpers
 async function apiError(resp) {
   let msg = resp.status + ' ' + resp.statusText;
@@ -41,7 +93,7 @@ async function apiError(resp) {
   return new Error(msg);
 }
 async function getJSON(path) {
-  const resp = await fetch(path, { headers: { Accept: 'application/json' } });
+  const resp = await api(path, { headers: { Accept: 'application/json' } });
   if (!resp.ok) throw await apiError(resp);
   return resp.json();
 }
@@ -149,7 +201,7 @@ async function speak(ev) {
     if (current === me && startAt) $('speak-played').textContent = fmtSec(played()) + ' of ' + fmtSec(samples / RATE);
   }, 100);
   try {
-    const resp = await fetch('/v1/audio/speech', {
+    const resp = await api('/v1/audio/speech', {
       method: 'POST', signal: abort.signal,
       headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
       body: JSON.stringify(body),
@@ -281,7 +333,7 @@ async function deleteVoice(id, button) {
   }
   const st = $('voices-status');
   try {
-    const resp = await fetch('/v1/voices/' + encodeURIComponent(id), { method: 'DELETE' });
+    const resp = await api('/v1/voices/' + encodeURIComponent(id), { method: 'DELETE' });
     if (!resp.ok) throw await apiError(resp);
     await loadVoices();
     st.textContent = 'Deleted ' + id + '.';
@@ -401,7 +453,7 @@ async function checkClips() {
   if (!clips.length) return null;
   const fd = new FormData();
   for (const c of clips) { fd.append('clip', c.blob, c.name); fd.append('transcript', c.input.value.trim()); }
-  const resp = await fetch('/ui/clip-check', { method: 'POST', body: fd });
+  const resp = await api('/ui/clip-check', { method: 'POST', body: fd });
   if (!resp.ok) throw await apiError(resp);
   const res = await resp.json();
   const h = document.createElement('h4');
@@ -496,7 +548,7 @@ $('clone-form').addEventListener('submit', async (ev) => {
       fd.append('consent_statement', $('clone-statement').value.trim());
     }
     for (const c of clips) { fd.append('clip', c.blob, c.name); fd.append('transcript', c.input.value.trim()); }
-    const resp = await fetch('/v1/voices', { method: 'POST', body: fd });
+    const resp = await api('/v1/voices', { method: 'POST', body: fd });
     if (!resp.ok) throw await apiError(resp);
     const v = await resp.json();
     for (const c of [...clips]) { c.li.remove(); }
@@ -528,7 +580,7 @@ function metric(text, name, labels) {
 async function loadServer() {
   let ready;
   try {
-    const resp = await fetch('/ready');
+    const resp = await api('/ready');
     ready = await resp.json();
   } catch (err) {
     $('server-line').textContent = 'The server does not answer: ' + err.message;
@@ -546,7 +598,8 @@ async function loadServer() {
     $('server-model').textContent = (m.data || []).map((x) => x.id).join(', ') || '–';
   } catch (_) { /* shown as – */ }
   try {
-    const resp = await fetch('/metrics');
+    const resp = await api('/metrics');
+    if (!resp.ok) throw await apiError(resp); // a key below admin: shown as –
     const t = await resp.text();
     const q = metric(t, 'drama_queue_depth');
     const r = metric(t, 'drama_engine_restarts_total');
