@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -149,5 +151,60 @@ func TestLiveOriginRefused(t *testing.T) {
 	_, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/v1/tts/live", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://evil.example"}}})
 	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("a cross-origin session: %v %v, want a 403", err, resp)
+	}
+}
+
+// waitWriter tells, once, that its first bytes came.
+type waitWriter struct {
+	bytes.Buffer
+	first chan struct{}
+}
+
+func (w *waitWriter) Write(p []byte) (int, error) {
+	if w.Len() == 0 {
+		close(w.first)
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestSpeakLiveStreams: SpeakLive sends text as it is read and writes
+// audio as it comes: the first sentence's audio arrives while the rest of
+// the text has not been written; a character cut between two reads
+// arrives whole; a refused session is a LiveRefused with the server's
+// answer.
+func TestSpeakLiveStreams(t *testing.T) {
+	url, _ := startFish(t)
+	ws := "ws" + strings.TrimPrefix(url, "http") + "/v1/tts/live"
+	pr, pw := io.Pipe()
+	out := &waitWriter{first: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := SpeakLive(context.Background(), nil, ws, "", LiveRequest{Format: "pcm"}, pr, out)
+		done <- err
+	}()
+	pw.Write([]byte("First words. Then \xc3"))
+	select {
+	case <-out.first:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no audio of the first sentence while the rest of the text is held back")
+	}
+	pw.Write([]byte("\xbcber more.\n"))
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, s := range []string{"First words.", "Then über more."} {
+		_, b := tts(t, url, "application/msgpack", mp(t, map[string]any{"text": s, "format": "pcm"}), nil)
+		want = append(want, b...)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("%d bytes, want the two sentences' %d", out.Len(), len(want))
+	}
+	keyed, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t) })
+	_, err := SpeakLive(context.Background(), nil, "ws"+strings.TrimPrefix(keyed.URL, "http")+"/v1/tts/live", "wrong-key-0123456789abcdef", LiveRequest{Format: "pcm"}, strings.NewReader("Hi."), io.Discard)
+	var refused *LiveRefused
+	if !errors.As(err, &refused) || refused.Response.StatusCode != 401 {
+		t.Fatalf("a wrong key: %v, want a LiveRefused 401", err)
 	}
 }
