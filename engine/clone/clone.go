@@ -271,6 +271,42 @@ func Clone(ctx context.Context, enc Encoder, clips []Clip, c Consent, opts Optio
 	return res, warns, err
 }
 
+// MakeReferences makes references of clips without making a voice: it
+// checks the consent and options as Clone does (opts.Name labels the
+// references in messages; no file is written), prepares the clips (each
+// must stay one reference) and encodes them through enc, the codes
+// checked. The references come in the order of clips.
+func MakeReferences(ctx context.Context, enc Encoder, clips []Clip, c Consent, opts Options) ([]voices.Reference, []clip.Warning, error) {
+	if err := Check(c, opts); err != nil {
+		return nil, nil, err
+	}
+	refs, warns, err := Prepare(ctx, clips, opts)
+	if err != nil {
+		return nil, warns, err
+	}
+	byName := map[string]Reference{}
+	for _, r := range refs {
+		byName[r.Name] = r
+	}
+	ordered := make([]Reference, 0, len(clips))
+	for _, c := range clips {
+		r, ok := byName[c.Name]
+		if !ok {
+			return nil, warns, inputf(c.Name, "no reference was made of it")
+		}
+		ordered = append(ordered, r)
+	}
+	codes, err := encode(ctx, enc, ordered, opts)
+	if err != nil {
+		return nil, warns, err
+	}
+	out := make([]voices.Reference, len(ordered))
+	for i, r := range ordered {
+		out[i] = voices.Reference{Text: r.Text, Samples: r.Samples, Codes: codes[i]}
+	}
+	return out, warns, nil
+}
+
 // Make makes a voice of prepared references: it encodes them through enc,
 // checks the codes, builds the voice and writes it to Output, mode 0600.
 func Make(ctx context.Context, enc Encoder, refs []Reference, c Consent, opts Options) (*Result, error) {

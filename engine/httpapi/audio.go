@@ -21,7 +21,10 @@ import (
 // wavHeader returns a 44-byte RIFF header for mono 16-bit PCM at
 // SampleRate. dataBytes < 0 writes the 0xFFFFFFFF sizes of a stream whose
 // length is not known.
-func wavHeader(dataBytes int64) []byte {
+func wavHeader(dataBytes int64) []byte { return wavHeaderAt(dataBytes, engine.SampleRate) }
+
+// wavHeaderAt is wavHeader for PCM at rate samples a second.
+func wavHeaderAt(dataBytes int64, rate int) []byte {
 	riff, data := uint32(0xFFFFFFFF), uint32(0xFFFFFFFF)
 	if dataBytes >= 0 {
 		riff, data = uint32(36+dataBytes), uint32(dataBytes)
@@ -33,8 +36,8 @@ func wavHeader(dataBytes int64) []byte {
 	binary.LittleEndian.PutUint32(b[16:], 16)
 	binary.LittleEndian.PutUint16(b[20:], 1) // PCM
 	binary.LittleEndian.PutUint16(b[22:], engine.Channels)
-	binary.LittleEndian.PutUint32(b[24:], engine.SampleRate)
-	binary.LittleEndian.PutUint32(b[28:], engine.SampleRate*engine.Channels*engine.BitsPerSample/8)
+	binary.LittleEndian.PutUint32(b[24:], uint32(rate))
+	binary.LittleEndian.PutUint32(b[28:], uint32(rate*engine.Channels*engine.BitsPerSample/8))
 	binary.LittleEndian.PutUint16(b[32:], engine.Channels*engine.BitsPerSample/8)
 	binary.LittleEndian.PutUint16(b[34:], engine.BitsPerSample)
 	copy(b[36:], "data")
@@ -150,10 +153,10 @@ func (s *Server) produce(ctx context.Context, dst sink, req *speech, stream engi
 	switch {
 	case req.SSE:
 		return s.produceSSE(dst, req, stream, obs)
-	case req.Format == "wav" || req.Format == "pcm":
+	case (req.Format == "wav" || req.Format == "pcm") && req.SampleRate == 0:
 		return producePCM(dst, req.Format == "wav", stream, obs)
 	}
-	return s.produceEncoded(ctx, dst, req.Format, stream, obs)
+	return s.produceEncoded(ctx, dst, req, stream, obs)
 }
 
 // producePCM sends each chunk as it comes, after a streaming WAV header
@@ -229,8 +232,12 @@ func writeEvent(dst sink, v any) error {
 	return nil
 }
 
-// ffmpegArgs are the output options per response format.
+// ffmpegArgs are the output options per response format (wav and pcm
+// pass through ffmpeg only to change the sample rate: it writes the PCM,
+// drama the WAV header).
 var ffmpegArgs = map[string][]string{
+	"wav":  {"-f", "s16le"},
+	"pcm":  {"-f", "s16le"},
 	"mp3":  {"-c:a", "libmp3lame", "-b:a", "128k", "-f", "mp3"},
 	"opus": {"-c:a", "libopus", "-b:a", "64k", "-f", "ogg"},
 	"flac": {"-c:a", "flac", "-f", "flac"},
@@ -240,17 +247,28 @@ var ffmpegArgs = map[string][]string{
 // produceEncoded pipes the PCM through ffmpeg (run directly, no shell),
 // which writes each packet as soon as it is encoded (-flush_packets 1): the
 // first bytes leave after about 0.2 s of audio.
-func (s *Server) produceEncoded(ctx context.Context, dst sink, format string, stream engine.AudioStream, obs *observer) error {
+func (s *Server) produceEncoded(ctx context.Context, dst sink, req *speech, stream engine.AudioStream, obs *observer) error {
+	format := req.Format
 	// No probing of the input (its format is given): ffmpeg would otherwise
 	// read seconds of audio before it encodes the first packet.
 	args := append([]string{"-hide_banner", "-loglevel", "error", "-probesize", "32", "-analyzeduration", "0",
 		"-f", "s16le", "-ar", fmt.Sprint(engine.SampleRate), "-ac", "1", "-i", "pipe:0"}, ffmpegArgs[format]...)
+	if req.Bitrate != "" {
+		args = append(args, "-b:a", req.Bitrate)
+	}
+	if req.SampleRate > 0 {
+		args = append(args, "-ar", strconv.Itoa(req.SampleRate))
+	}
 	cmd := exec.CommandContext(ctx, s.cfg.FFmpeg, append(args, "-flush_packets", "1", "pipe:1")...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
-	cmd.Stdout = flushWriter{dst}
+	out := flushWriter{dst: dst}
+	if format == "wav" {
+		out.header = wavHeaderAt(-1, req.rate())
+	}
+	cmd.Stdout = &out
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -301,10 +319,20 @@ func feed(stdin io.WriteCloser, stream engine.AudioStream, obs *observer) (strea
 	}
 }
 
-// flushWriter writes encoder output to the reply, flushing as it goes.
-type flushWriter struct{ dst sink }
+// flushWriter writes encoder output to the reply, flushing as it goes,
+// after header when one is set (a WAV's, sent with the first bytes).
+type flushWriter struct {
+	dst    sink
+	header []byte
+}
 
-func (f flushWriter) Write(p []byte) (int, error) {
+func (f *flushWriter) Write(p []byte) (int, error) {
+	if f.header != nil {
+		if _, err := f.dst.Write(f.header); err != nil {
+			return 0, err
+		}
+		f.header = nil
+	}
 	n, err := f.dst.Write(p)
 	f.dst.Flush()
 	return n, err

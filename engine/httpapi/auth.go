@@ -31,6 +31,15 @@ var routeScopes = map[string]apikey.Scope{
 	"DELETE /v1/voices/{id}": apikey.Voices,
 	"POST /ui/clip-check":    apikey.Voices,
 	"GET /metrics":           apikey.Admin,
+	// Fish Audio's API (fish-api.md); inline references in POST /v1/tts
+	// and /v1/tts/live need voices too (fishReferences)
+	"POST /v1/tts":       apikey.Speak,
+	"GET /v1/tts/live":   apikey.Speak,
+	"GET /model":         apikey.Speak,
+	"GET /model/{id}":    apikey.Speak,
+	"POST /model":        apikey.Voices,
+	"PATCH /model/{id}":  apikey.Voices,
+	"DELETE /model/{id}": apikey.Voices,
 }
 
 // SetKeys replaces the API keys (a reload of the key file). A server

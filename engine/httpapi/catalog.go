@@ -108,7 +108,7 @@ func (s *Server) catalogName(id string) bool {
 
 // loadForSpeech publishes a clone a speech request asks for that the
 // running catalog lacks; the reply says the request paid a restart.
-func (s *Server) loadForSpeech(ctx context.Context, w http.ResponseWriter, id string) *apiError {
+func (s *Server) loadForSpeech(ctx context.Context, h http.Header, id string) *apiError {
 	cs, ok := s.catalog()
 	if !ok {
 		return nil
@@ -117,6 +117,6 @@ func (s *Server) loadForSpeech(ctx context.Context, w http.ResponseWriter, id st
 	if e != nil {
 		return e
 	}
-	setRestartHeader(w.Header(), restart)
+	setRestartHeader(h, restart)
 	return nil
 }

@@ -36,7 +36,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h.Add("Vary", "Origin")
 			h.Set("Access-Control-Expose-Headers", corsExposed)
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
 				if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
 					h.Set("Access-Control-Allow-Headers", req)
 				}

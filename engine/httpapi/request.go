@@ -62,6 +62,38 @@ type speech struct {
 	Whole bool
 	// PromptTokens is the prompt's length in tokens, when counted.
 	PromptTokens int
+	// SampleRate is the rate the reply is converted to (ffmpeg); 0 sends
+	// the engine's own 44,100 Hz.
+	SampleRate int
+	// Bitrate is the encoder's bitrate ("128k"); empty takes the format's
+	// default.
+	Bitrate string
+	// fields renames the request's fields in refusals, for a route whose
+	// body names them otherwise (POST /v1/tts); nil for OpenAI's route.
+	fields map[string]string
+}
+
+// refusal is e as the route the request came by answers it: on a route
+// with fields of its own (POST /v1/tts), a refusal of the request (400)
+// is a 422 naming the field as that route's body names it.
+func (req *speech) refusal(e *apiError) *apiError {
+	if req == nil || req.fields == nil || e.Status != 400 {
+		return e
+	}
+	cp := *e
+	cp.Status = 422
+	if name, ok := req.fields[cp.Param]; ok {
+		cp.Param, cp.Code = name, "invalid_"+strings.ReplaceAll(name, ".", "_")
+	}
+	return &cp
+}
+
+// rate is the sample rate of the reply's audio.
+func (req *speech) rate() int {
+	if req.SampleRate > 0 {
+		return req.SampleRate
+	}
+	return engine.SampleRate
 }
 
 // parseSpeech decodes and checks a request body. Every refusal is a 400

@@ -133,6 +133,9 @@ type Config struct {
 	// before it is cut and its synthesis cancelled (default
 	// DefaultStallTimeout).
 	StallTimeout time.Duration
+	// LiveIdle is how long a /v1/tts/live session waits for the client's
+	// next event (default DefaultLiveIdle).
+	LiveIdle time.Duration
 	// Uploads are the limits of POST /v1/voices.
 	Uploads UploadLimits
 	// Transcribe, when set, gives the words spoken in a clip file, for the
@@ -168,6 +171,7 @@ type Server struct {
 	hosts     *hostcheck.Checker // what a request's Host may name
 	cloneSlot *upload.Slot       // one clone at a time
 	keys      atomic.Pointer[apikey.Set]
+	refs      *refCache // inline references of POST /v1/tts, made once
 
 	inFlight atomic.Int64 // requests being answered, probes left out
 	lastSeen atomic.Int64 // when the last of them began or ended (UnixNano)
@@ -199,7 +203,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: upload.NewSlot(10 * time.Second)}
+	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: upload.NewSlot(10 * time.Second), refs: newRefCache(maxCachedRefs, maxCachedRefBytes)}
 	if s.pool == nil {
 		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
 	} else {
@@ -247,6 +251,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/voices", s.handleListVoices)
 	mux.HandleFunc("POST /v1/voices", s.handleCreateVoice)
 	mux.HandleFunc("DELETE /v1/voices/{id}", s.handleDeleteVoice)
+	s.fishRoutes(mux)
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)

@@ -39,6 +39,14 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.speak(rec, r, req, start)
+}
+
+// speak runs a checked speech request, whichever route it came by: the
+// clone it names resolved, its prompt counted, a turn in the queue, the
+// synthesis, and the reply as the request asked for it. Every refusal goes
+// through req.refusal, so each route answers in its own terms.
+func (s *Server) speak(rec *Recorder, r *http.Request, req *speech, start time.Time) {
 	req.RequestID = requestID(r.Context())
 	if !r.ProtoAtLeast(1, 1) {
 		// HTTP/1.0 has no chunked bodies: a streamed reply could only end
@@ -46,46 +54,57 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		// finished or failed. It gets a whole reply.
 		req.Whole, req.Stream = true, false
 	}
-	load, e := s.resolveClone(r.Context(), req)
-	if e != nil {
-		writeError(rec, e)
-		return
-	}
-	if e := s.checkPrompt(req); e != nil {
-		writeError(rec, e)
-		return
-	}
-	limit := s.cfg.QueueTimeout
-	if st := s.status(); !st.Ready {
-		if s.cfg.ReadyWait <= 0 {
-			writeError(rec, notReady(st))
-			return
-		}
-		// wait in the queue as any request does, but only ReadyWait
-		limit = min(limit, s.cfg.ReadyWait)
-	}
-	queued := time.Now()
-	lease, release, e := s.waitTurn(r.Context(), voiceKey(req.SynthesisRequest), limit)
+	turn, lease, release, stream, e := s.begin(r.Context(), rec.Header(), req)
 	if e != nil {
 		writeError(rec, e)
 		return
 	}
 	defer release()
-	reportQueueWait(r.Context(), time.Since(queued))
-	if load != "" {
-		if e := s.loadForSpeech(r.Context(), rec, load); e != nil {
-			writeError(rec, e)
-			return
-		}
-	}
-	turn := time.Now()
-	stream, err := lease.Engine().Synthesize(r.Context(), req.SynthesisRequest)
-	if err != nil {
-		writeError(rec, s.engineError(r.Context(), err, lease))
-		return
-	}
 	defer stream.Close()
 	s.reply(r.Context(), rec, req, stream, start, turn, lease)
+}
+
+// begin takes a checked request to its synthesis: the clone it names
+// resolved, its prompt counted, a turn in the queue (a restart that loads
+// a clone noted in h), and the engine's stream. The caller releases the
+// engine and closes the stream; e is the answer to a request that did not
+// get that far, in the route's terms.
+func (s *Server) begin(ctx context.Context, h http.Header, req *speech) (turn time.Time, lease *pool.Lease, release func(), stream engine.AudioStream, e *apiError) {
+	load, e := s.resolveClone(ctx, req)
+	if e != nil {
+		return turn, nil, nil, nil, req.refusal(e)
+	}
+	if e := s.checkPrompt(req); e != nil {
+		return turn, nil, nil, nil, req.refusal(e)
+	}
+	limit := s.cfg.QueueTimeout
+	if st := s.status(); !st.Ready {
+		if s.cfg.ReadyWait <= 0 {
+			return turn, nil, nil, nil, notReady(st)
+		}
+		// wait in the queue as any request does, but only ReadyWait
+		limit = min(limit, s.cfg.ReadyWait)
+	}
+	queued := time.Now()
+	lease, release, e = s.waitTurn(ctx, voiceKey(req.SynthesisRequest), limit)
+	if e != nil {
+		return turn, nil, nil, nil, e
+	}
+	reportQueueWait(ctx, time.Since(queued))
+	if load != "" {
+		if e := s.loadForSpeech(ctx, h, load); e != nil {
+			release()
+			return turn, nil, nil, nil, e
+		}
+	}
+	turn = time.Now()
+	stream, err := lease.Engine().Synthesize(ctx, req.SynthesisRequest)
+	if err != nil {
+		e := req.refusal(s.engineError(ctx, err, lease))
+		release()
+		return turn, nil, nil, nil, e
+	}
+	return turn, lease, release, stream, nil
 }
 
 // voiceKey names what an engine's prefix cache holds for a request: its
@@ -194,7 +213,7 @@ func (s *Server) engineError(ctx context.Context, err error, lease *pool.Lease) 
 // reply sends the audio in the form the request asked for.
 func (s *Server) reply(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, start, turn time.Time, lease *pool.Lease) {
 	h := w.Header()
-	h.Set("X-Sample-Rate", strconv.Itoa(engine.SampleRate))
+	h.Set("X-Sample-Rate", strconv.Itoa(req.rate()))
 	h.Set("X-Audio-Format", "s16le;channels=1")
 	obs := &observer{s: s, start: start, turn: turn}
 	var err error
@@ -218,7 +237,7 @@ func (s *Server) failedMidway(ctx context.Context, w *Recorder, req *speech, err
 		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
 			w.Header().Del(k) // set for the audio that never came
 		}
-		writeError(w, s.engineError(ctx, err, lease))
+		writeError(w, req.refusal(s.engineError(ctx, err, lease)))
 		return
 	}
 	e := s.engineError(ctx, err, lease)

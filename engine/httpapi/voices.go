@@ -29,6 +29,12 @@ type VoiceInfo struct {
 	// EngineRestart, in the reply to a clone, tells that the request
 	// restarted the engine to load the voice.
 	EngineRestart *EngineRestart `json:"engine_restart,omitempty"`
+	// Description, Created and Updated are a voice's note, when it was
+	// made and when its file last changed, as far as its store keeps them
+	// (for Fish Audio's /model routes).
+	Description string    `json:"-"`
+	Created     time.Time `json:"-"`
+	Updated     time.Time `json:"-"`
 }
 
 // VoiceConsent is the consent recorded in a cloned voice.
@@ -213,17 +219,26 @@ func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	info, err := s.cfg.Voices.Clone(r.Context(), *req)
-	if err != nil {
-		writeError(w, cloneError(err))
-		return
-	}
-	s.forgetVoices()
-	if e := s.loadForClone(r.Context(), &info); e != nil {
+	info, e := s.clone(r.Context(), req)
+	if e != nil {
 		writeError(w, e)
 		return
 	}
 	writeJSON(w, http.StatusCreated, info)
+}
+
+// clone makes the voice req asks for, the caller holding the clone slot,
+// and publishes it to a catalog engine's catalog.
+func (s *Server) clone(ctx context.Context, req *CloneRequest) (VoiceInfo, *apiError) {
+	info, err := s.cfg.Voices.Clone(ctx, *req)
+	if err != nil {
+		return VoiceInfo{}, cloneError(err)
+	}
+	s.forgetVoices()
+	if e := s.loadForClone(ctx, &info); e != nil {
+		return VoiceInfo{}, e
+	}
+	return info, nil
 }
 
 // resolveClone turns a request for a cloned voice into one the engine
@@ -261,20 +276,27 @@ func (s *Server) resolveClone(ctx context.Context, req *speech) (load string, e 
 }
 
 func (s *Server) handleDeleteVoice(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Voices == nil {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "voice_not_found", Message: "no cloned voices on this server"})
+	if e := s.deleteClone(r.Context(), r.PathValue("id")); e != nil {
+		writeError(w, e)
 		return
 	}
-	err := s.cfg.Voices.Delete(r.Context(), r.PathValue("id"))
+	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "deleted": true})
+}
+
+// deleteClone removes cloned voice id; other voices are not removed here.
+func (s *Server) deleteClone(ctx context.Context, id string) *apiError {
+	if s.cfg.Voices == nil {
+		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "voice_not_found", Message: "no cloned voices on this server"}
+	}
+	err := s.cfg.Voices.Delete(ctx, id)
 	switch {
 	case errors.Is(err, ErrVoiceNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "id", Code: "voice_not_found", Message: "no cloned voice " + r.PathValue("id") + ": engine voices cannot be deleted here"})
+		return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "id", Code: "voice_not_found", Message: "no cloned voice " + id + ": engine voices cannot be deleted here"}
 	case err != nil:
-		writeError(w, fromEngine(err))
-	default:
-		s.forgetVoices()
-		writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "deleted": true})
+		return fromEngine(err)
 	}
+	s.forgetVoices()
+	return nil
 }
 
 // cloneGone answers a clone's references or catalog name that could not be

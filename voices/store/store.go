@@ -62,6 +62,11 @@ type Summary struct {
 	Consent    *voices.Consent
 	References int
 	Frames     int
+	// Note and Created are the file's own (localrouter-voice-codes/1);
+	// Updated is when the file was last written.
+	Note    string
+	Created time.Time
+	Updated time.Time
 }
 
 // entry is one file of the index: its summary, or none when it does not
@@ -202,7 +207,8 @@ func (s *Store) refresh(id, p string, fi fs.FileInfo) *entry {
 	e := &entry{info: fi}
 	if v, err := voices.ReadFile(p, nil); err == nil && v.ID == id {
 		frames := v.TotalFrames()
-		e.summary = &Summary{ID: v.ID, Name: v.Name, Source: v.Source, Consent: v.Consent, References: len(v.References), Frames: frames}
+		e.summary = &Summary{ID: v.ID, Name: v.Name, Source: v.Source, Consent: v.Consent, References: len(v.References), Frames: frames,
+			Note: v.Note, Created: v.Created, Updated: fi.ModTime()}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		s.forget(id)
 		return e

@@ -64,7 +64,7 @@ var layers = []layer{
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
-	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json"}},
+	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
 	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
 	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
 	{"engine/qualify", []string{"engine/bench", "pins"}, nil},

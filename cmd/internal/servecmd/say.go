@@ -32,7 +32,11 @@ type SayOptions struct {
 	Output       string
 	Server       string
 	Force        bool
-	HTTPClient   *http.Client
+	// Live speaks standard input as it comes through /v1/tts/live;
+	// Format is then wav or pcm.
+	Live       bool
+	Format     string
+	HTTPClient *http.Client
 }
 
 // maxSayStdin is the most drama say reads from standard input: the API
@@ -51,6 +55,13 @@ print the time to the first audio and the real-time factor. A stream that
 ends without its terminating chunk is reported as an error and no file is
 left behind. TEXT "-" reads the text from standard input.
 
+--live speaks standard input as it comes (TEXT is "-"): the text goes to
+drama serve's /v1/tts/live in pieces as it is read (an LLM's output piped
+in), each sentence is spoken as soon as it is complete, and the audio is
+written as it arrives: into the WAV file, or with -o - to standard output
+(WAV, or raw PCM with --format pcm: 16-bit little-endian, 44,100 Hz, mono)
+for a player such as aplay or ffplay.
+
 --server takes drama serve's address as http://HOST:PORT, HOST:PORT, or
 an OpenAI-style base URL ending in /v1. An existing output file is kept
 unless --force is given.
@@ -60,10 +71,21 @@ The key needs scope speak.`),
 		Example: strings.TrimSpace(`
 $ drama say "Hello there." -o hello.wav
 $ echo "Read from a pipe." | drama say - -o pipe.wav --force
-$ drama say "[whispering] I'm fine." --server 127.0.0.1:8793 -o whisper.wav --force`),
+$ drama say "[whispering] I'm fine." --server 127.0.0.1:8793 -o whisper.wav --force
+$ printf 'First words. Then more.\n' | drama say --live - -o live.wav --force
+$ printf 'Spoken as it comes.\n' | drama say --live - -o - --format pcm > live.pcm`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Text = args[0]
+			if opts.Live || opts.Format != "wav" {
+				if err := checkLiveFlags(opts); err != nil {
+					return err
+				}
+				if runF != nil {
+					return runF(cmd.Context(), opts)
+				}
+				return runSayLive(cmd.Context(), opts)
+			}
 			if opts.Text == "-" {
 				b, err := io.ReadAll(io.LimitReader(f.IO.In, maxSayStdin+1))
 				if err != nil {
@@ -85,7 +107,9 @@ $ drama say "[whispering] I'm fine." --server 127.0.0.1:8793 -o whisper.wav --fo
 	}
 	cmd.Flags().StringVar(&opts.Voice, "voice", "", "voice id (GET /v1/voices lists them)")
 	cmd.Flags().StringVar(&opts.Instructions, "instructions", "", "a direction spoken in brackets, e.g. \"whispering, nervous\"")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "speech.wav", "WAV file to write")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "speech.wav", "WAV file to write (with --live, - writes to standard output)")
+	cmd.Flags().BoolVar(&opts.Live, "live", false, "speak standard input as it comes, sentence by sentence (TEXT -)")
+	cmd.Flags().StringVar(&opts.Format, "format", "wav", "with --live: wav, or pcm (raw 16-bit 44,100 Hz mono)")
 	cmd.Flags().StringVar(&opts.Server, "server", "http://"+DefaultAddr, "drama serve's URL (HOST:PORT and a base URL ending in /v1 work too)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
 	return cmd

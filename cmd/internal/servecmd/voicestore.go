@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/clone"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/pins/atomicfile"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/clip"
 	"github.com/drama-tts/drama/voices/store"
@@ -38,8 +40,12 @@ func newVoiceStore(dir string, enc clone.Encoder, install engine.Install, ready 
 	return &voiceStore{files: store.New(dir, store.Options{}), enc: enc, install: install, ready: ready}
 }
 
-var _ httpapi.VoiceStore = (*voiceStore)(nil)
-var _ httpapi.VoiceLookup = (*voiceStore)(nil)
+var (
+	_ httpapi.VoiceStore     = (*voiceStore)(nil)
+	_ httpapi.VoiceLookup    = (*voiceStore)(nil)
+	_ httpapi.ReferenceMaker = (*voiceStore)(nil)
+	_ httpapi.VoiceEditor    = (*voiceStore)(nil)
+)
 
 // List lists the voices of the store's index; files that do not parse are
 // skipped (drama voice check names their problems).
@@ -64,7 +70,8 @@ func (s *voiceStore) Lookup(ctx context.Context, id string) bool {
 
 func info(v store.Summary) httpapi.VoiceInfo {
 	vi := httpapi.VoiceInfo{ID: v.ID, Name: v.Name, Origin: "clone", Source: string(v.Source),
-		References: v.References, Frames: v.Frames, Seconds: voices.Seconds(v.Frames)}
+		References: v.References, Frames: v.Frames, Seconds: voices.Seconds(v.Frames),
+		Description: v.Note, Created: v.Created, Updated: v.Updated}
 	if c := v.Consent; c != nil {
 		vi.Consent = &httpapi.VoiceConsent{Who: c.Who, When: c.When, Statement: c.Statement}
 	}
@@ -205,4 +212,68 @@ func (e *existsError) Is(target error) bool { return target == httpapi.ErrVoiceE
 // Delete removes a cloned voice's file.
 func (s *voiceStore) Delete(ctx context.Context, id string) error {
 	return notFound(s.files.Delete(id))
+}
+
+// MakeReferences makes references of req's clips through package clone,
+// as Clone does, and saves nothing: the inline references of POST /v1/tts.
+func (s *voiceStore) MakeReferences(ctx context.Context, req httpapi.CloneRequest) ([]engine.Reference, error) {
+	if s.ready != nil {
+		if err := s.ready(); err != nil {
+			return nil, fmt.Errorf("the encoder needs the variant's codec: %w", err)
+		}
+	}
+	clips := make([]clone.Clip, len(req.Clips))
+	for i, c := range req.Clips {
+		name := c.Filename
+		if name == "" {
+			name = clipName(i, c)
+		}
+		clips[i] = clone.Clip{Name: name, Transcript: c.Transcript, Path: c.Path, Data: c.Data, Filename: c.Filename}
+	}
+	opts := clone.Options{Name: req.Name, Install: s.install, MaxClipDuration: maxClipDuration}
+	source := voices.SourceKind(req.Source)
+	if source == "" {
+		source = voices.SourceConsented
+	}
+	refs, _, err := clone.MakeReferences(ctx, s.enc, clips, clone.Consent{Source: source, Who: req.ConsentWho, Statement: req.ConsentStatement}, opts)
+	if err != nil {
+		return nil, requestError(err)
+	}
+	out := make([]engine.Reference, len(refs))
+	for i, r := range refs {
+		out[i] = engine.Reference{Text: r.Text, Codes: r.Codes}
+	}
+	return out, nil
+}
+
+// Edit renames a cloned voice, its file rewritten canonically and
+// atomically, mode 0600, all else kept.
+func (s *voiceStore) Edit(ctx context.Context, id string, edit httpapi.VoiceEdit) (httpapi.VoiceInfo, error) {
+	p, err := s.path(id)
+	if err != nil {
+		return httpapi.VoiceInfo{}, err
+	}
+	v, err := s.files.Read(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.VoiceInfo{}, fmt.Errorf("%w: %s", httpapi.ErrVoiceNotFound, id)
+	}
+	if err != nil {
+		return httpapi.VoiceInfo{}, fmt.Errorf("cloned voice %s: %w", id, err)
+	}
+	if edit.Name != nil {
+		v.Name = strings.TrimSpace(*edit.Name)
+	}
+	data, err := voices.Marshal(v, nil)
+	if err != nil {
+		return httpapi.VoiceInfo{}, engine.Invalidf("%v", err)
+	}
+	if err := atomicfile.WriteFile(p, data, 0o600); err != nil {
+		return httpapi.VoiceInfo{}, err
+	}
+	// the index, and the listing every host sharing the store reads, follow the new file
+	sum, ok := s.files.Lookup(id)
+	if !ok {
+		return httpapi.VoiceInfo{}, fmt.Errorf("%w: %s", httpapi.ErrVoiceNotFound, id)
+	}
+	return info(sum), nil
 }

@@ -150,3 +150,39 @@ func TestVoiceStoreCloneTranscribes(t *testing.T) {
 		t.Fatalf("a failing server: %v, %d encodes", err, enc.calls)
 	}
 }
+
+// TestVoiceStoreInlineAndEdit: inline references are made through the
+// clone pipeline with its consent rule and leave no file; a clone's name
+// is edited in its file, the rest kept.
+func TestVoiceStoreInlineAndEdit(t *testing.T) {
+	dir := t.TempDir()
+	s := newVoiceStore(dir, shapedEncoder{}, engine.Install{}, nil)
+	req := annaRequest(t)
+	refs, err := s.MakeReferences(context.Background(), req)
+	if err != nil || len(refs) != 1 || refs[0].Text != req.Clips[0].Transcript || len(refs[0].Codes) != 10 {
+		t.Fatalf("MakeReferences: %v %+v", err, refs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("inline references left %d files", len(ents))
+	}
+	noConsent := annaRequest(t)
+	noConsent.ConsentStatement = ""
+	if _, err := s.MakeReferences(context.Background(), noConsent); err == nil {
+		t.Fatal("inline references without consent were made")
+	}
+	info, err := s.Clone(context.Background(), req)
+	if err != nil {
+		t.Fatalf("clone: %v %+v", err, info)
+	}
+	name := "Anna Renamed"
+	if _, err := s.Edit(context.Background(), info.ID, httpapi.VoiceEdit{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := voices.ReadFile(filepath.Join(dir, info.ID+".json"), nil)
+	if err != nil || v.Name != name || v.Consent == nil || v.Consent.Who != "Anna Example" || len(v.References) != 1 {
+		t.Fatalf("edited voice: %v %+v", err, v)
+	}
+	if _, err := s.Edit(context.Background(), "nobody", httpapi.VoiceEdit{Name: &name}); !errors.Is(err, httpapi.ErrVoiceNotFound) {
+		t.Fatalf("edit of no voice: %v", err)
+	}
+}
