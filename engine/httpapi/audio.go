@@ -250,7 +250,8 @@ func (s *Server) produceEncoded(ctx context.Context, dst sink, format string, st
 	if err != nil {
 		return err
 	}
-	cmd.Stdout = flushWriter{dst}
+	out := &flushWriter{dst: dst}
+	cmd.Stdout = out
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -263,6 +264,10 @@ func (s *Server) produceEncoded(ctx context.Context, dst sink, format string, st
 	switch {
 	case streamErr != nil: // the engine failed
 		return streamErr
+	case out.err != nil: // the client went away or stopped reading: ffmpeg lost its output
+		return out.err
+	case ctx.Err() != nil: // the request ended: ffmpeg was stopped with it
+		return ctx.Err()
 	case waitErr != nil || inputErr != nil: // the encoder failed (a broken pipe means it exited early)
 		reason := firstLine(stderr.String())
 		s.log.Error("ffmpeg failed", "format", format, "err", errors.Join(waitErr, inputErr), "stderr", stderr.String(), "request_id", requestID(ctx))
@@ -301,11 +306,18 @@ func feed(stdin io.WriteCloser, stream engine.AudioStream, obs *observer) (strea
 	}
 }
 
-// flushWriter writes encoder output to the reply, flushing as it goes.
-type flushWriter struct{ dst sink }
+// flushWriter writes encoder output to the reply, flushing as it goes,
+// and keeps the first write that failed.
+type flushWriter struct {
+	dst sink
+	err error
+}
 
-func (f flushWriter) Write(p []byte) (int, error) {
+func (f *flushWriter) Write(p []byte) (int, error) {
 	n, err := f.dst.Write(p)
 	f.dst.Flush()
+	if err != nil && f.err == nil {
+		f.err = err
+	}
 	return n, err
 }
