@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,13 +51,26 @@ func TestStalledClientIsCut(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var logs enginetest.Buffer
 			fails := &failureCount{}
-			ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *Config) {
+			_, _, ce, srv := startFake(t, func(f *enginetest.Fake, c *Config) {
 				f.FramesPerRune = 20 // about 8 MB of audio: far more than the socket buffers hold
 				c.StallTimeout = 300 * time.Millisecond
 				c.FFmpeg = ff
 				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 				c.Failures = fails
 			})
+			var mu sync.Mutex
+			var speech []Outcome // of the speech requests
+			h := srv.Handler()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r.WithContext(WithOutcome(r.Context(), func(o Outcome) {
+					if r.Method == http.MethodPost {
+						mu.Lock()
+						speech = append(speech, o)
+						mu.Unlock()
+					}
+				})))
+			}))
+			t.Cleanup(ts.Close)
 			conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
 			body := `{"input":"` + strings.Repeat("word ", 20) + `",` + mode + `}`
 			fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
@@ -89,6 +105,12 @@ func TestStalledClientIsCut(t *testing.T) {
 			}
 			if fails.n.Load() != 0 {
 				t.Fatalf("a stalled client was reported as an engine failure %d times", fails.n.Load())
+			}
+			enginetest.WaitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(speech) == 2 })
+			mu.Lock()
+			defer mu.Unlock()
+			if len(speech) != 2 || !slices.Contains(speech, Outcome{Code: "client_stalled", Cut: true}) || !slices.Contains(speech, Outcome{}) {
+				t.Fatalf("outcomes %+v: want the stalled client's reply cut for client_stalled and the next one complete", speech)
 			}
 		})
 	}
