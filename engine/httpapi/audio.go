@@ -255,7 +255,7 @@ func (s *Server) produceEncoded(ctx context.Context, dst sink, format string, st
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		s.log.Error("start ffmpeg", "err", err, "request_id", requestID(ctx))
+		s.log.Error("ffmpeg did not start", "err", err, "request_id", requestID(ctx))
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed",
 			Message: fmt.Sprintf("the %s encoder (ffmpeg) could not start (request %s; the server log has the details): wav and pcm need no encoder", format, requestID(ctx))}
 	}
