@@ -264,15 +264,15 @@ func (s *Server) produceEncoded(ctx context.Context, dst sink, req *speech, stre
 	if err != nil {
 		return err
 	}
-	out := flushWriter{dst: dst}
+	out := &flushWriter{dst: dst}
 	if format == "wav" {
 		out.header = wavHeaderAt(-1, req.rate())
 	}
-	cmd.Stdout = &out
+	cmd.Stdout = out
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		s.log.Error("start ffmpeg", "err", err, "request_id", requestID(ctx))
+		s.log.Error("ffmpeg did not start", "err", err, "request_id", requestID(ctx))
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "encoder_failed",
 			Message: fmt.Sprintf("the %s encoder (ffmpeg) could not start (request %s; the server log has the details): wav and pcm need no encoder", format, requestID(ctx))}
 	}
@@ -281,6 +281,10 @@ func (s *Server) produceEncoded(ctx context.Context, dst sink, req *speech, stre
 	switch {
 	case streamErr != nil: // the engine failed
 		return streamErr
+	case out.err != nil: // the client went away or stopped reading: ffmpeg lost its output
+		return out.err
+	case ctx.Err() != nil: // the request ended: ffmpeg was stopped with it
+		return ctx.Err()
 	case waitErr != nil || inputErr != nil: // the encoder failed (a broken pipe means it exited early)
 		reason := firstLine(stderr.String())
 		s.log.Error("ffmpeg failed", "format", format, "err", errors.Join(waitErr, inputErr), "stderr", stderr.String(), "request_id", requestID(ctx))
@@ -320,20 +324,28 @@ func feed(stdin io.WriteCloser, stream engine.AudioStream, obs *observer) (strea
 }
 
 // flushWriter writes encoder output to the reply, flushing as it goes,
-// after header when one is set (a WAV's, sent with the first bytes).
+// after header when one is set (a WAV's, sent with the first bytes), and
+// keeps the first write that failed.
 type flushWriter struct {
 	dst    sink
 	header []byte
+	err    error
 }
 
 func (f *flushWriter) Write(p []byte) (int, error) {
 	if f.header != nil {
 		if _, err := f.dst.Write(f.header); err != nil {
+			if f.err == nil {
+				f.err = err
+			}
 			return 0, err
 		}
 		f.header = nil
 	}
 	n, err := f.dst.Write(p)
 	f.dst.Flush()
+	if err != nil && f.err == nil {
+		f.err = err
+	}
 	return n, err
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,10 +100,12 @@ func scrubPaths(line string) string { return pathPattern.ReplaceAllString(line, 
 
 // traced is the writer each request starts with: it keeps the Detail of an
 // error answered deep inside a handler, so the error is logged under the
-// request id once the handler returns.
+// request id once the handler returns, and the reply's outcome (the code of
+// the error answered, or the cause of a reply cut short) for the access log.
 type traced struct {
 	http.ResponseWriter
-	detail error
+	detail  error
+	outcome Outcome
 }
 
 // Flush sends what is buffered.
@@ -137,12 +140,37 @@ func clientClosed() *apiError {
 	return &apiError{Status: 499, Type: "client_closed", Code: "client_closed", Message: "client closed the request"}
 }
 
+// clientStalled is the answer logged for a request whose client accepted
+// no part of its reply within the stall timeout and was cut: a 499 as
+// clientClosed, with the client named as the cause.
+func clientStalled() *apiError {
+	return &apiError{Status: 499, Type: "client_closed", Code: "client_stalled", Message: errClientStalled.Error()}
+}
+
+// clientGone is the answer for a request whose client is gone, nil while
+// it is there: client_stalled when the stall rule cut it, client_closed
+// when it went away. Whatever failed then (the engine's stream cancelled
+// with the request, a write to the connection) followed from it.
+func clientGone(ctx context.Context) *apiError {
+	switch {
+	case cutForStall(ctx) || errors.Is(context.Cause(ctx), errClientStalled):
+		return clientStalled()
+	case ctx.Err() != nil:
+		return clientClosed()
+	}
+	return nil
+}
+
 func writeError(w http.ResponseWriter, e *apiError) {
+	t := findTraced(w)
+	if t != nil {
+		t.outcome.Code = e.Code
+	}
 	if e.Detail != nil {
 		cp := *e
 		cp.Message = withRequestID(e.Message, w.Header().Get("X-Request-Id"))
 		cp.Detail = nil
-		if t := findTraced(w); t != nil {
+		if t != nil {
 			t.detail = e.Detail
 		}
 		e = &cp

@@ -54,6 +54,7 @@ type metrics struct {
 
 	mu         sync.Mutex
 	byStatus   map[int]uint64
+	cut        map[string]uint64 // replies cut short after they began, by cause
 	firstAudio *histogram
 	rtf        *histogram
 	queueWait  *histogram
@@ -94,6 +95,7 @@ func newMetrics(p *pool.Pool) *metrics {
 	return &metrics{
 		pool:       p,
 		byStatus:   map[int]uint64{},
+		cut:        map[string]uint64{"engine_failed": 0, "encoder_failed": 0, "client_stalled": 0, "client_closed": 0},
 		firstAudio: newHistogram(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10),
 		rtf:        newHistogram(0.25, 0.5, 0.75, 1, 1.5, 2, 4),
 		queueWait:  newHistogram(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
@@ -105,6 +107,14 @@ func (m *metrics) observeRequest(status int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.byStatus[status]++
+}
+
+// observeCut counts a reply cut short after it began, by its cause (an
+// error code).
+func (m *metrics) observeCut(reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cut[reason]++
 }
 
 // observeSynthesis records time to first audio (from the request's
@@ -131,7 +141,7 @@ func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	fmt.Fprintf(w, "# HELP drama_requests_total Speech requests by HTTP status.\n# TYPE drama_requests_total counter\n")
+	fmt.Fprintf(w, "# HELP drama_requests_total Speech requests by HTTP status (a reply cut short after it began counts under its 200: see drama_replies_cut_total).\n# TYPE drama_requests_total counter\n")
 	codes := make([]int, 0, len(m.byStatus))
 	for c := range m.byStatus {
 		codes = append(codes, c)
@@ -139,6 +149,15 @@ func (m *metrics) serve(w http.ResponseWriter, _ *http.Request) {
 	sort.Ints(codes)
 	for _, c := range codes {
 		fmt.Fprintf(w, "drama_requests_total{status=\"%d\"} %d\n", c, m.byStatus[c])
+	}
+	fmt.Fprintf(w, "# HELP drama_replies_cut_total Speech replies cut short after they began (status 200 sent), by cause.\n# TYPE drama_replies_cut_total counter\n")
+	reasons := make([]string, 0, len(m.cut))
+	for r := range m.cut {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "drama_replies_cut_total{reason=%q} %d\n", r, m.cut[r])
 	}
 	fmt.Fprintf(w, "# HELP drama_queue_depth Requests waiting for the engine.\n# TYPE drama_queue_depth gauge\ndrama_queue_depth %d\n", m.pool.Depth())
 	fmt.Fprintf(w, "# HELP drama_stalled_clients_total Replies cut because the client accepted no audio within the stall timeout.\n# TYPE drama_stalled_clients_total counter\ndrama_stalled_clients_total %d\n", m.stalled.Load())

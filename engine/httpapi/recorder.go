@@ -16,6 +16,7 @@ type Recorder struct {
 	wroteHeader bool
 	written     int64
 	first       time.Time
+	failed      error // the first write to the connection that failed
 }
 
 // WriteHeader sends the header with code; the first code is the one
@@ -37,6 +38,9 @@ func (w *Recorder) Write(p []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(p)
 	w.written += int64(n)
+	if err != nil && w.failed == nil {
+		w.failed = err
+	}
 	return n, err
 }
 

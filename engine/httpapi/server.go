@@ -293,6 +293,9 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		tw := &traced{ResponseWriter: w}
+		// deferred, so that a reply cut short (its handler panics with
+		// http.ErrAbortHandler) reports its outcome too
+		defer func() { reportOutcome(r.Context(), tw.outcome) }()
 		next.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), ctxKey{}, id)))
 		if tw.detail != nil {
 			s.logDetail(id, tw.detail)

@@ -195,6 +195,9 @@ func (s *Server) engineError(ctx context.Context, err error, lease *pool.Lease) 
 	if errors.As(err, &ae) {
 		return ae
 	}
+	if e := clientGone(ctx); e != nil {
+		return e // not the engine's doing: it is not reported failed
+	}
 	if errors.Is(err, context.Canceled) {
 		return clientClosed()
 	}
@@ -231,7 +234,9 @@ func (s *Server) reply(ctx context.Context, w *Recorder, req *speech, stream eng
 // failedMidway ends a reply whose synthesis failed. Before any byte was
 // sent it answers an error; after, it aborts the connection so the chunked
 // body ends without its terminating chunk (an SSE stream first gets an
-// error event, which OpenAI's SDKs raise).
+// error event, which OpenAI's SDKs raise), and counts and logs the cut by
+// its cause: the engine's or the encoder's failure, or the client's (it
+// stopped reading, or went away), which is not reported as the engine's.
 func (s *Server) failedMidway(ctx context.Context, w *Recorder, req *speech, err error, lease *pool.Lease) {
 	if !w.wroteHeader {
 		for _, k := range []string{"Trailer", "Cache-Control", "Content-Length", "Content-Type"} {
@@ -240,8 +245,14 @@ func (s *Server) failedMidway(ctx context.Context, w *Recorder, req *speech, err
 		writeError(w, req.refusal(s.engineError(ctx, err, lease)))
 		return
 	}
-	e := s.engineError(ctx, err, lease)
-	s.log.Warn("synthesis failed after its reply began: the reply is cut short", "request_id", requestID(ctx), "after_bytes", w.written, "code", e.Code)
+	e := clientGone(ctx)
+	if e == nil && w.failed != nil {
+		e = clientClosed() // the connection failed before its context ended
+	}
+	if e == nil {
+		e = s.engineError(ctx, err, lease)
+	}
+	s.replyCut(ctx, w, e.Code)
 	if req.SSE && e.Status != 499 {
 		_ = writeEvent(w, map[string]any{"type": "error", "error": errorBody(e)})
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,7 @@ func (s *Server) withStallCut(next http.Handler) http.Handler {
 		ctx, cancel := context.WithCancelCause(r.Context())
 		defer cancel(nil)
 		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.StallTimeout, cancel: cancel, onStall: s.clientStalled}
+		ctx = context.WithValue(ctx, stallKey{}, sw)
 		// Armed from the start (a deadline left by an earlier request on
 		// the connection must not cut this one), and still armed after the
 		// handler returns, so the last bytes net/http writes are bounded too.
@@ -44,6 +46,16 @@ func (s *Server) clientStalled() {
 	s.metrics.stalled.Add(1)
 }
 
+type stallKey struct{}
+
+// cutForStall tells whether the stall rule cut the client of the request
+// of ctx. The request's context alone cannot tell: net/http cancels it
+// when a write to the connection fails, before the cut gives its cause.
+func cutForStall(ctx context.Context) bool {
+	sw, ok := ctx.Value(stallKey{}).(*stallWriter)
+	return ok && sw.stalled.Load()
+}
+
 // stallWriter is a ResponseWriter whose writes each get StallTimeout.
 type stallWriter struct {
 	http.ResponseWriter
@@ -51,7 +63,7 @@ type stallWriter struct {
 	timeout time.Duration
 	cancel  context.CancelCauseFunc
 	onStall func()
-	stalled bool
+	stalled atomic.Bool // set once, by the write that timed out
 }
 
 func (w *stallWriter) arm() {
@@ -102,8 +114,7 @@ func (w *stallWriter) failed(err error) {
 	if !errors.Is(err, os.ErrDeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
 		return
 	}
-	if !w.stalled {
-		w.stalled = true
+	if w.stalled.CompareAndSwap(false, true) {
 		w.onStall()
 	}
 	w.cancel(errClientStalled)

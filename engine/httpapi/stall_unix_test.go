@@ -5,9 +5,13 @@ package httpapi
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,14 +42,35 @@ func dialTinyWindow(t *testing.T, addr string) net.Conn {
 // TestStalledClientIsCut: a client with a tiny receive buffer asks for a
 // long streamed synthesis and never reads. It is cut after the stall
 // timeout, its synthesis is cancelled, the next client is served, and the
-// cut is counted.
+// cut is counted, as a cut reply whose cause is the client's
+// (client_stalled): neither the log nor the metrics say the engine or the
+// encoder failed, and the engine is not reported failed.
 func TestStalledClientIsCut(t *testing.T) {
-	for _, mode := range []string{`"stream":true`, `"stream":false`, `"stream_format":"sse"`} {
+	ff := fakeFFmpeg(t)
+	for _, mode := range []string{`"stream":true`, `"stream":false`, `"stream_format":"sse"`, `"response_format":"mp3"`} {
 		t.Run(mode, func(t *testing.T) {
-			ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *Config) {
+			var logs enginetest.Buffer
+			fails := &failureCount{}
+			_, _, ce, srv := startFake(t, func(f *enginetest.Fake, c *Config) {
 				f.FramesPerRune = 20 // about 8 MB of audio: far more than the socket buffers hold
 				c.StallTimeout = 300 * time.Millisecond
+				c.FFmpeg = ff
+				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+				c.Failures = fails
 			})
+			var mu sync.Mutex
+			var speech []Outcome // of the speech requests
+			h := srv.Handler()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r.WithContext(WithOutcome(r.Context(), func(o Outcome) {
+					if r.Method == http.MethodPost {
+						mu.Lock()
+						speech = append(speech, o)
+						mu.Unlock()
+					}
+				})))
+			}))
+			t.Cleanup(ts.Close)
 			conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
 			body := `{"input":"` + strings.Repeat("word ", 20) + `",` + mode + `}`
 			fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
@@ -67,6 +92,25 @@ func TestStalledClientIsCut(t *testing.T) {
 			_, m := rawGet(t, ts.URL, "/metrics")
 			if !strings.Contains(string(m), "drama_stalled_clients_total 1\n") {
 				t.Fatalf("metrics do not count the cut client:\n%s", m)
+			}
+			if n := cutCount(t, ts.URL, "client_stalled"); n != 1 {
+				t.Fatalf("drama_replies_cut_total{reason=\"client_stalled\"} is %d, want 1 (client_closed %d)", n, cutCount(t, ts.URL, "client_closed"))
+			}
+			if e, f := cutCount(t, ts.URL, "engine_failed"), cutCount(t, ts.URL, "encoder_failed"); e != 0 || f != 0 {
+				t.Fatalf("a stalled client was counted as a failure of the engine (%d) or of the encoder (%d)", e, f)
+			}
+			got := logs.String()
+			if !strings.Contains(got, "code=client_stalled") || strings.Contains(got, "engine_failed") || strings.Contains(got, "ffmpeg failed") || strings.Contains(got, "level=ERROR") {
+				t.Fatalf("the log does not name the client as the cause of its cut:\n%s", got)
+			}
+			if fails.n.Load() != 0 {
+				t.Fatalf("a stalled client was reported as an engine failure %d times", fails.n.Load())
+			}
+			enginetest.WaitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(speech) == 2 })
+			mu.Lock()
+			defer mu.Unlock()
+			if len(speech) != 2 || !slices.Contains(speech, Outcome{Code: "client_stalled", Cut: true}) || !slices.Contains(speech, Outcome{}) {
+				t.Fatalf("outcomes %+v: want the stalled client's reply cut for client_stalled and the next one complete", speech)
 			}
 		})
 	}

@@ -68,7 +68,7 @@ func runToEnd(ctx context.Context, bin string, args, env []string) error {
 	if errors.As(err, &ee) {
 		e := &ExitError{Code: ee.ExitCode(), Tail: tail.String()}
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Code, e.Signal = -1, ws.Signal().String()
+			e.Code, e.Signal = -1, signalName(ws.Signal())
 		}
 		return e
 	}

@@ -2,7 +2,10 @@
 
 package native
 
-import "syscall"
+import (
+	"strconv"
+	"syscall"
+)
 
 const supported = false
 
@@ -18,3 +21,6 @@ var (
 	sigTerm = syscall.Signal(15)
 	sigKill = syscall.Signal(9)
 )
+
+// signalName names sig by its number: "signal 9".
+func signalName(sig syscall.Signal) string { return "signal " + strconv.Itoa(int(sig)) }

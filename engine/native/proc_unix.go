@@ -4,7 +4,10 @@ package native
 
 import (
 	"errors"
+	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // supported reports whether supervision works on this OS.
@@ -23,3 +26,12 @@ var (
 	sigTerm = syscall.SIGTERM
 	sigKill = syscall.SIGKILL
 )
+
+// signalName names sig as its constant does (SIGKILL), where Go's own
+// String gives a description ("killed") that reads wrong after "killed by".
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(sig))
+}

@@ -35,7 +35,7 @@ var (
 // ExitError is the engine process's exit, with the end of its output.
 type ExitError struct {
 	Code    int    // exit code, or -1 when killed by a signal
-	Signal  string // the signal that killed it, if any
+	Signal  string // the signal that killed it, if any, by name (SIGKILL)
 	Tail    string // the end of its output
 	Stopped bool   // it was asked to stop
 }
@@ -259,7 +259,7 @@ func (p *Process) note(line []byte) {
 func (p *Process) reaped(err error) {
 	e := &ExitError{Code: p.cmdExitCode(err)}
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		e.Code, e.Signal = -1, ws.Signal().String()
+		e.Code, e.Signal = -1, signalName(ws.Signal())
 	}
 	p.waitCopies(500 * time.Millisecond)
 	e.Tail = p.tail.String()

@@ -83,7 +83,7 @@ func TestLaunchReadyAndStop(t *testing.T) {
 		t.Errorf("pid %d still alive after stop", p.PID())
 	}
 	log, _ := os.ReadFile(cfg.LogPath)
-	for _, want := range []string{"--cfg-gamma 1.5 --cfg-batched", "--parallel 1", "ready", "terminated: shutting down"} {
+	for _, want := range []string{"--cfg-gamma 1.5 --cfg-batched", "--parallel 1", "ready", "standin: SIGTERM: shutting down"} {
 		if !strings.Contains(string(log), want) && !strings.Contains(string(log), strings.ToLower(want)) {
 			t.Errorf("engine log lacks %q:\n%s", want, log)
 		}
@@ -129,8 +129,11 @@ func TestStopEscalatesToKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	exit, killed := p.Stop(300 * time.Millisecond)
-	if !killed || exit.Signal == "" {
+	if !killed || exit.Signal != "SIGKILL" {
 		t.Errorf("exit %+v killed %v: want SIGKILL after the grace period", exit, killed)
+	}
+	if msg := exit.Error(); !strings.HasPrefix(msg, "native: engine was killed by SIGKILL") || !strings.Contains(msg, "standin: ignoring SIGTERM") {
+		t.Errorf("the exit reads %q: want it to name the signals as SIGKILL and SIGTERM", msg)
 	}
 }
 

@@ -19,7 +19,10 @@ import (
 var probes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 
 // accessLog logs one line per request when its reply ends: request id,
-// method, path, status, bytes and duration, the name of the API key it
+// method, path, status, how the reply ended (outcome: complete, error, or
+// cut when a reply that began under its 200 was cut short) and the error
+// code of an error or a cut (error: engine_failed, client_stalled,
+// client_closed, ...), bytes and duration, the name of the API key it
 // carried (never the key), and for speech the voice (with references of
 // the request's own, the sha256 of each one's codes, as a voice file's
 // codes_sha256), the format, the time in the queue, the time to the first
@@ -36,10 +39,16 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 			} `json:"references"`
 		}
 		var key string
-		var keyMu sync.Mutex
+		var outcome httpapi.Outcome
+		var keyMu sync.Mutex // key and outcome
 		r = r.WithContext(httpapi.WithKeyName(r.Context(), func(name string) {
 			keyMu.Lock()
 			key = name
+			keyMu.Unlock()
+		}))
+		r = r.WithContext(httpapi.WithOutcome(r.Context(), func(o httpapi.Outcome) {
+			keyMu.Lock()
+			outcome = o
 			keyMu.Unlock()
 		}))
 		speech := r.Method == http.MethodPost && r.URL.Path == "/v1/audio/speech"
@@ -60,8 +69,22 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 			}))
 		}
 		defer func() {
+			keyMu.Lock()
+			out := outcome
+			keyMu.Unlock()
+			ended := "complete"
+			switch {
+			case out.Cut:
+				ended = "cut"
+			case aw.Status() >= 400:
+				ended = "error"
+			}
 			attrs := []any{"id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path,
-				"status", aw.Status(), "bytes", aw.Written(), "duration_ms", time.Since(start).Milliseconds()}
+				"status", aw.Status(), "outcome", ended}
+			if out.Code != "" {
+				attrs = append(attrs, "error", out.Code)
+			}
+			attrs = append(attrs, "bytes", aw.Written(), "duration_ms", time.Since(start).Milliseconds())
 			keyMu.Lock()
 			if key != "" {
 				attrs = append(attrs, "key", key)

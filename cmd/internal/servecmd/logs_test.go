@@ -3,16 +3,22 @@ package servecmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/internal/safetext"
 )
 
@@ -68,7 +74,7 @@ func TestServeLogOnATerminalIsText(t *testing.T) {
 		"plugin SIGTERM: stopping the engine  module=engine",
 		"engine loading 50%  phase=loading pid=7 progress=50",
 		"engine warning: engine exited with code 70  phase=exited exit_code=70",
-		"access request  id=req_1 method=POST path=/v1/audio/speech status=200 bytes=88244",
+		"access request  id=req_1 method=POST path=/v1/audio/speech status=200 outcome=complete bytes=88244",
 	} {
 		if line := lines[i][len("15:04:05 "):]; !strings.HasPrefix(line, want) {
 			t.Errorf("line %d: %q\nwant it to begin %q", i, line, want)
@@ -107,7 +113,7 @@ func checkNDJSON(t *testing.T, got string, n int) []map[string]any {
 func TestServeLogPipedIsNDJSON(t *testing.T) {
 	recs := checkNDJSON(t, logSample(t, false, false, false, ""), 6)
 	acc := recs[5]
-	for k, want := range map[string]any{"source": "access", "id": "req_1", "voice": "anna", "format": "wav", "status": 200.0, "bytes": 88244.0} {
+	for k, want := range map[string]any{"source": "access", "id": "req_1", "voice": "anna", "format": "wav", "status": 200.0, "outcome": "complete", "bytes": 88244.0} {
 		if acc[k] != want {
 			t.Errorf("access %s = %v, want %v", k, acc[k], want)
 		}
@@ -192,6 +198,55 @@ func TestServeLogEscapesOutsideText(t *testing.T) {
 			if !strings.Contains(lines[i], want) {
 				t.Errorf("line %d %q: want it to show %s", i, lines[i], want)
 			}
+		}
+	}
+}
+
+// TestAccessLogSaysHowTheReplyEnded: a reply cut short after its 200 went
+// out is logged as cut, with the cause as its error code (the engine's
+// failure, a client that hung up); a reply sent whole as complete; an
+// error reply as an error with its code.
+func TestAccessLogSaysHowTheReplyEnded(t *testing.T) {
+	failing := enginetest.NewFake()
+	failing.FailAfterFirstChunk = true
+	slow := enginetest.NewFake()
+	slow.FrameDelay = 5 * time.Millisecond
+	long := `{"input":"` + strings.Repeat("long text ", 100) + `","response_format":"pcm"}`
+	for _, c := range []struct {
+		fake    *enginetest.Fake
+		body    string
+		hangUp  bool
+		status  float64
+		outcome string
+		code    string
+	}{
+		{enginetest.NewFake(), `{"input":"Whole.","response_format":"pcm"}`, false, 200, "complete", ""},
+		{enginetest.NewFake(), `{"input":""}`, false, 400, "error", "invalid_input"},
+		{failing, long, false, 200, "cut", "engine_failed"},
+		{slow, long, true, 200, "cut", "client_closed"},
+	} {
+		var buf enginetest.Buffer
+		l := &logs{base: slog.NewJSONHandler(&buf, nil)}
+		ts := httptest.NewServer(accessLog(l.from(sourceAccess), fakeAPI(t, c.fake, httpapi.Config{}).Handler()))
+		conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(c.body), c.body)
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if c.hangUp {
+			io.ReadFull(conn, make([]byte, 4096)) // the headers and the first audio
+		} else {
+			io.Copy(io.Discard, conn)
+		}
+		conn.Close()
+		ts.Close() // waits for the handler, and so for its access line
+		var rec map[string]any
+		if err := json.Unmarshal(bytes.TrimSpace([]byte(buf.String())), &rec); err != nil {
+			t.Fatalf("%s: not one JSON record: %q", c.code, buf.String())
+		}
+		if rec["status"] != c.status || rec["outcome"] != c.outcome || (c.code != "" && rec["error"] != c.code) || (c.code == "" && rec["error"] != nil) {
+			t.Errorf("status %v outcome %v error %v, want %v %s %q: %s", rec["status"], rec["outcome"], rec["error"], c.status, c.outcome, c.code, buf.String())
 		}
 	}
 }

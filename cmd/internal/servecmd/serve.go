@@ -658,7 +658,7 @@ func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, re
 		pr.ready()
 	}
 	if err := describe(ctx, engines, api); err != nil {
-		logger.Warn("describe", "err", err)
+		logger.Warn("could not read the engine's capabilities (Describe): requests are checked as if it had none", "err", err)
 	}
 	engines.pool.Watch(ctx, time.Second)
 	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant, "engines", len(plan), "keep_alive", keepAliveWords(opts.KeepAlive))
@@ -842,7 +842,7 @@ func removeStaleUploads(dir string, logger *slog.Logger) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			logger.Warn("removing a leftover upload", "dir", e.Name(), "err", err)
+			logger.Warn("could not remove a leftover upload", "dir", e.Name(), "err", err)
 		}
 	}
 }

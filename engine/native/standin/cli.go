@@ -173,11 +173,15 @@ func serveUntilSignal(run *Running, o *serveFlags, stderr io.Writer) int {
 	defer cancel()
 	go load(ctx, run, o, stderr)
 	for sig := range sigs {
+		name := "SIGTERM" // Go's own name of it reads "terminated"
+		if sig == syscall.SIGINT {
+			name = "SIGINT"
+		}
 		if o.fault == "ignore-sigterm" {
-			fmt.Fprintf(stderr, "standin: ignoring %v\n", sig)
+			fmt.Fprintf(stderr, "standin: ignoring %s\n", name)
 			continue
 		}
-		fmt.Fprintf(stderr, "standin: %v: shutting down\n", sig)
+		fmt.Fprintf(stderr, "standin: %s: shutting down\n", name)
 		break
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)

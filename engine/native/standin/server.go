@@ -404,6 +404,27 @@ func (s *Server) prefixKey(req *native.SpeechRequest) string {
 	return key
 }
 
+// prefixName names what a request prefills, for the log: its voice (the
+// built-in one when it names none) and how many references it brings.
+func (s *Server) prefixName(req *native.SpeechRequest) string {
+	name := req.Voice
+	if name == "" {
+		name = s.opts.DefaultVoice
+	}
+	what := "the built-in voice"
+	if name != "" {
+		what = "voice " + name
+	}
+	switch n := len(req.References); n {
+	case 0:
+	case 1:
+		what += " with 1 reference"
+	default:
+		what += fmt.Sprintf(" with %d references", n)
+	}
+	return what
+}
+
 // prefill models the prefix cache: a voice among the last PrefixCache
 // spoken starts at once; another waits Prefill first and enters the cache,
 // the least recently used voice leaving it. False when the client went
@@ -426,7 +447,7 @@ func (s *Server) prefill(ctx context.Context, req *native.SpeechRequest) bool {
 	}
 	s.prefills.Add(1)
 	if s.opts.Logf != nil {
-		s.opts.Logf("standin: prefill: %s is not in the prefix cache (%v)", strings.TrimPrefix(strings.SplitN(key, "\x00", 2)[0], "voice:"), s.opts.Prefill)
+		s.opts.Logf("standin: prefill: %s is not in the prefix cache (%v)", s.prefixName(req), s.opts.Prefill)
 	}
 	return wait.Sleep(ctx, s.opts.Prefill) == nil && ctx.Err() == nil
 }

@@ -269,7 +269,7 @@ func TestPrefixCacheLRU(t *testing.T) {
 			t.Errorf("step %d, voice %s: cold %v, want %v", i, step.voice, cold, step.cold)
 		}
 	}
-	if len(lines) != 5 || !strings.Contains(lines[0], "prefill: a is not in the prefix cache (1ms)") {
+	if len(lines) != 5 || !strings.Contains(lines[0], "prefill: voice a is not in the prefix cache (1ms)") {
 		t.Errorf("prefill lines %q", lines)
 	}
 	// references are a voice of their own
@@ -279,12 +279,20 @@ func TestPrefixCacheLRU(t *testing.T) {
 	if s.Stats().Prefills != before+1 {
 		t.Error("a voice with references was taken for the voice alone")
 	}
-	// no cache: every synthesis prefills
-	off, _ := NewServer(Options{PrefixCache: -1})
+	if last := lines[len(lines)-1]; !strings.Contains(last, "prefill: voice c with 1 reference is not in the prefix cache") {
+		t.Errorf("prefill line of a voice with references: %q", last)
+	}
+	// no cache: every synthesis prefills; a request naming no voice is the
+	// model's own
+	lines = nil
+	off, _ := NewServer(Options{PrefixCache: -1, Logf: func(f string, args ...any) { lines = append(lines, fmt.Sprintf(f, args...)) }})
 	post(t, off, `{"input":"hi"}`)
 	post(t, off, `{"input":"hi"}`)
 	if n := off.Stats().Prefills; n != 2 {
 		t.Errorf("prefix cache off: %d prefills, want 2", n)
+	}
+	if len(lines) != 2 || !strings.Contains(lines[0], "prefill: the built-in voice is not in the prefix cache") {
+		t.Errorf("prefill lines of the built-in voice %q", lines)
 	}
 }
 
