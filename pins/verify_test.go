@@ -270,3 +270,33 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestVerifyTrustRecord: with TrustRecord, a sha256 check hashes only what
+// the record does not vouch for, and a file changed since its last full
+// check is hashed and caught.
+func TestVerifyTrustRecord(t *testing.T) {
+	dir := t.TempDir()
+	p := makeTree(t, dir, map[string]int{"a.bin": 4096, "b.bin": 100})
+	ctx := context.Background()
+	trust := VerifyOptions{Level: LevelSHA256, TrustRecord: true}
+	rep, err := Verify(ctx, dir, p, trust)
+	if err != nil || !rep.OK() || rep.HashedBytes != 4196 {
+		t.Fatalf("without a record every file is hashed: %v %+v", err, rep)
+	}
+	rep, _ = Verify(ctx, dir, p, trust)
+	if r := result(t, rep, "a.bin"); !rep.OK() || rep.HashedBytes != 0 || r.Verified != LevelSHA256 || !r.FromRecord {
+		t.Fatalf("vouched files must not be hashed again: %+v hashed=%d", r, rep.HashedBytes)
+	}
+	name := filepath.Join(dir, "a.bin")
+	flipByte(t, name, 10)
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(name, future, future)
+	rep, _ = Verify(ctx, dir, p, trust)
+	if r := result(t, rep, "a.bin"); r.Status != StatusSHA256Mismatch || rep.HashedBytes != 4096 {
+		t.Fatalf("a changed file must be hashed and caught: %+v hashed=%d", r, rep.HashedBytes)
+	}
+	rep, _ = Verify(ctx, dir, p, VerifyOptions{Level: LevelSHA256})
+	if rep.HashedBytes != 4196 {
+		t.Fatalf("without TrustRecord a sha256 check hashes every file: hashed=%d", rep.HashedBytes)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/statuscmd"
 	"github.com/drama-tts/drama/cmd/internal/stcmd"
 	"github.com/drama-tts/drama/cmd/internal/tokenizecmd"
+	"github.com/drama-tts/drama/cmd/internal/upcmd"
 	"github.com/drama-tts/drama/cmd/internal/verifycmd"
 	"github.com/drama-tts/drama/cmd/internal/voicecmd"
 )
@@ -52,6 +53,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(benchcmd.NewCmd(f, nil))
 	root.AddCommand(qualifycmd.NewCmd(f, nil))
 	root.AddCommand(servicecmd.NewCmd(f, servicePeers(f)))
+	root.AddCommand(upcmd.NewCmd(f, upPeers(f), nil))
 }
 
 // alias gives cmd the other names it answers to (those of the tools
@@ -70,5 +72,23 @@ func servicePeers(f *cmdutil.Factory) servicecmd.Peers {
 			return servecmd.NewCmd(f, func(context.Context, *servecmd.Options) error { return nil })
 		},
 		Status: func() *cobra.Command { return statuscmd.NewCmd(f, nil) },
+	}
+}
+
+// upPeers are the commands drama up checks and runs: drama serve's flags,
+// and any drama command run in this process on the same streams.
+func upPeers(f *cmdutil.Factory) upcmd.Peers {
+	return upcmd.Peers{
+		CheckServe: func() *cobra.Command {
+			return servecmd.NewCmd(f, func(context.Context, *servecmd.Options) error { return nil })
+		},
+		Run: func(ctx context.Context, args ...string) error {
+			root := NewRootCmd(f)
+			root.SetArgs(args)
+			root.SetIn(f.IO.In)
+			root.SetOut(f.IO.Out)
+			root.SetErr(f.IO.ErrOut)
+			return root.ExecuteContext(ctx)
+		},
 	}
 }

@@ -76,3 +76,23 @@ func CompleteFromLock(root string, p *pins.Pins) *pins.Pins {
 	}
 	return p
 }
+
+// LoadSources returns the engine sources pins of file (--sources, refused
+// when variantSet and it names another variant), else the variant's
+// built-in sources pins (drama engine install, drama up).
+func LoadSources(f *Factory, file string, variantSet bool) (*pins.Sources, error) {
+	if file == "" {
+		return pins.BuiltinSources(f.Global.Variant)
+	}
+	s, err := pins.ReadSourcesFile(file)
+	if errors.Is(err, pins.ErrInvalid) {
+		return nil, MismatchError(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if variantSet && s.Variant != f.Global.Variant {
+		return nil, fmt.Errorf("sources file %s is for variant %s, not %s: drop --variant or pass --variant %s", file, s.Variant, f.Global.Variant, s.Variant)
+	}
+	return s, nil
+}

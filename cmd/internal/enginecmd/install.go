@@ -123,27 +123,9 @@ func parsePatches(specs []string) ([]build.Patch, error) {
 	return out, nil
 }
 
-// loadSources returns --sources, else the variant's built-in sources pins.
-func loadSources(f *cmdutil.Factory, file string, variantSet bool) (*pins.Sources, error) {
-	if file == "" {
-		return pins.BuiltinSources(f.Global.Variant)
-	}
-	s, err := pins.ReadSourcesFile(file)
-	if errors.Is(err, pins.ErrInvalid) {
-		return nil, cmdutil.MismatchError(err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if variantSet && s.Variant != f.Global.Variant {
-		return nil, fmt.Errorf("sources file %s is for variant %s, not %s: drop --variant or pass --variant %s", file, s.Variant, f.Global.Variant, s.Variant)
-	}
-	return s, nil
-}
-
 func runInstall(ctx context.Context, opts *InstallOptions) error {
 	f := opts.F
-	s, err := loadSources(f, opts.SourcesFile, opts.VariantSet)
+	s, err := cmdutil.LoadSources(f, opts.SourcesFile, opts.VariantSet)
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := acceptLicense(f, e.Root, p, opts.AcceptLicense); err != nil {
+	if err := shared.AcceptLicense(f, e.Root, p, opts.AcceptLicense); err != nil {
 		return err
 	}
 	if p, err = completeIfNeeded(ctx, f, e, p, opts.PinsFile, opts.CommandLine); err != nil {
@@ -138,7 +138,7 @@ func runFetch(ctx context.Context, opts *FetchOptions) error {
 		return e.Advice(shared.MismatchExit(err), opts.CommandLine, true)
 	}
 	dir := e.VariantDir(p)
-	if err := placeVariant(dir, res, opts.NoCache || e.Cache.NoSymlinks); err != nil {
+	if err := res.Place(dir, opts.NoCache || e.Cache.NoSymlinks); err != nil {
 		return err
 	}
 	// This root's own ref: drama rm in another root on the same cache

@@ -151,7 +151,7 @@ func TestRunFetchIncompletePins(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	acc, err := readAcceptances(e.root)
+	acc, err := shared.ReadAcceptances(e.root)
 	if err != nil || len(acc) != 1 || acc[0].How != "flag" || acc[0].User == "" {
 		t.Errorf("acceptance record: %v %+v", err, acc)
 	}
@@ -202,7 +202,7 @@ func TestLicensePrompt(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("typed %q: want ok=%v, got %v", c.typed, c.ok, err)
 		}
-		if acc, _ := readAcceptances(e.root); c.ok && (len(acc) != 1 || acc[0].How != "prompt") {
+		if acc, _ := shared.ReadAcceptances(e.root); c.ok && (len(acc) != 1 || acc[0].How != "prompt") {
 			t.Errorf("typed %q: record %+v", c.typed, acc)
 		}
 	}

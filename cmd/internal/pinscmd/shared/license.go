@@ -1,10 +1,9 @@
-package fetchcmd
+package shared
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // licenseFile is the acceptance record in <root>/.drama.
@@ -31,7 +31,8 @@ type Acceptance struct {
 	How        string    `json:"how"` // "flag" or "prompt"
 }
 
-func readAcceptances(root string) ([]Acceptance, error) {
+// ReadAcceptances reads the acceptance record of root; none is no error.
+func ReadAcceptances(root string) ([]Acceptance, error) {
 	data, err := os.ReadFile(filepath.Join(root, pins.StateDirName, licenseFile))
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -46,18 +47,29 @@ func readAcceptances(root string) ([]Acceptance, error) {
 	return out, nil
 }
 
-// acceptLicense shows the licence and goes on only if it was accepted
-// before for this repository, or now by flag or typed "yes".
-func acceptLicense(f *cmdutil.Factory, root string, p *pins.Pins, byFlag bool) error {
-	prev, err := readAcceptances(root)
+// Accepted returns the record of an earlier acceptance of p's licence for
+// p's repository in root, nil when there is none.
+func Accepted(root string, p *pins.Pins) (*Acceptance, error) {
+	prev, err := ReadAcceptances(root)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, a := range prev {
+	for i, a := range prev {
 		if a.License == p.License && a.Repo == p.Repo {
-			return nil
+			return &prev[i], nil
 		}
 	}
+	return nil, nil
+}
+
+// AcceptLicense shows the licence and goes on only if it was accepted
+// before for this repository, or now by flag or typed "yes" (drama fetch,
+// drama up).
+func AcceptLicense(f *cmdutil.Factory, root string, p *pins.Pins, byFlag bool) error {
+	if a, err := Accepted(root, p); err != nil || a != nil {
+		return err
+	}
+	prev, _ := ReadAcceptances(root)
 	// the licence's name and address come from the pins file: outside text
 	fmt.Fprintln(f.IO.ErrOut, safetext.Lines(fmt.Sprintf("The %s weights (%s) are licensed under the %s.\nRead it before downloading: %s", p.Variant, p.Repo, p.License, orURL(p))))
 	how := "flag"
