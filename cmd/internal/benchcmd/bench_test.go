@@ -107,25 +107,32 @@ func TestBenchNoServer(t *testing.T) {
 
 func TestCompareCommand(t *testing.T) {
 	a, _ := benchRun(t, standin_(t, 0.2), writeCorpus(t, "Hi."))
-	// b is a's run twice as slow, written as drama bench writes a report,
-	// so the verdict depends on compare alone, not on the machine's load.
+	// a's requests all take what its first took, and b is that run twice
+	// as slow, both written as drama bench writes a report, so the verdict
+	// depends on compare alone, not on how the machine's load spread a's
+	// passes.
 	rep, err := bench.ReadReport(filepath.Join(a, "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range rep.Requests {
-		r := &rep.Requests[i]
-		r.FirstAudio, r.Total, r.RTF = 2*r.FirstAudio, 2*r.Total, 2*r.RTF
+	first := rep.Requests[0]
+	write := func(dir string, scale float64) {
+		for i := range rep.Requests {
+			r := &rep.Requests[i]
+			r.FirstAudio, r.Total, r.RTF = first.FirstAudio*scale, first.Total*scale, first.RTF*scale
+		}
+		rep.Summarize()
+		data, err := rep.MarshalIndent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "report.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	rep.Summarize()
+	write(a, 1)
 	b := t.TempDir()
-	data, err := rep.MarshalIndent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(b, "report.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(b, 2)
 	ios, _, out, _ := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios)
 	if err := cmdtest.Execute(NewCmd(f, nil), "compare", filepath.Join(a, "report.json"), filepath.Join(b, "report.json")); err != nil {
