@@ -30,7 +30,9 @@
 // gets a fixed byte range. Layout.WriteFile then lets several workers fill
 // their ranges concurrently with positioned writes, from a caller-side Source,
 // into a temporary file beside the target that is synced and renamed into
-// place. The output's bytes depend only on the plan and the Source, never on
+// place; each write's writeback starts at once, so the final sync has little
+// left, and WriteOptions.Filled lets a caller writing several files start the
+// next while one is being synced. The output's bytes depend only on the plan and the Source, never on
 // the number of workers.
 //
 // # Sharded checkpoints

@@ -154,6 +154,10 @@ type WriteOptions struct {
 	Progress func(done, total int64)
 	// Perm is the new file's mode; 0 means 0644.
 	Perm os.FileMode
+	// Filled, when set, is called once every tensor has been written, before
+	// the file is synced and renamed: a caller writing several files can
+	// start filling the next one while this one's data go to disk.
+	Filled func()
 }
 
 // ErrShortTensor matches a Source that wrote fewer or more bytes than planned.
@@ -161,13 +165,17 @@ var ErrShortTensor = errors.New("safetensors: tensor size mismatch")
 
 // WriteFile writes the planned file to path: the header, then every tensor's
 // bytes from src at their fixed offsets, filled by opts.Workers goroutines
-// with positioned writes. It writes to a temporary file in path's directory,
+// with positioned writes, each write sent on to the disk at once
+// (atomicfile.StartWriteback) so the final sync has little left. It writes to a temporary file in path's directory,
 // syncs it and renames it over path (see atomicfile.Write); on any error (or when
 // ctx is cancelled) the temporary file is removed and path is untouched.
 func (l *Layout) WriteFile(ctx context.Context, path string, src Source, opts WriteOptions) error {
 	err := atomicfile.Write(path, opts.Perm, func(f *os.File) error {
 		if err := l.fill(ctx, f, src, opts); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if opts.Filled != nil {
+			opts.Filled()
 		}
 		return nil
 	})
@@ -281,6 +289,9 @@ func (l *Layout) fillOne(ctx context.Context, f *os.File, src Source, i int) err
 	return nil
 }
 
+// startWriteback sends written bytes on to the disk (a variable for tests).
+var startWriteback = atomicfile.StartWriteback
+
 // boundedWriter writes at increasing offsets of f and refuses to write past
 // the tensor's planned end.
 type boundedWriter struct {
@@ -289,12 +300,14 @@ type boundedWriter struct {
 	left int64
 }
 
-// Write writes p at the next offset, refusing bytes past the tensor's end.
+// Write writes p at the next offset, refusing bytes past the tensor's end,
+// and starts the writeback of what it wrote.
 func (w *boundedWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > w.left {
 		return 0, fmt.Errorf("%w: %d bytes past the planned end", ErrShortTensor, int64(len(p))-w.left)
 	}
 	n, err := w.f.WriteAt(p, w.off)
+	startWriteback(w.f, w.off, int64(n))
 	w.off += int64(n)
 	w.left -= int64(n)
 	return n, err

@@ -6,14 +6,16 @@
 #   scripts/bench-pth.sh                       # makes /tmp/pth-bench/codec.pth once
 #   PTH_BENCH_FILE=x.pth REPEAT=5 OUT=/tmp/results scripts/bench-pth.sh
 #   DRAMA=bin/drama scripts/bench-pth.sh       # a prebuilt binary; no Go needed
+#   DRAMA_BEFORE=/tmp/drama-old scripts/bench-pth.sh   # also time keep, f16 and bf16 of another build
 #
 # make-pth-bench.py uses torch when python3 has it, else writes the same
 # layout itself (random float32 values). Every convert syncs its output (it
 # always does), so the peer is cp followed by sync of the copy. The source
 # stays in the page cache (read first). Each case runs REPEAT times
 # (default 3), interleaved with the others; each line gives the median wall
-# time and the peak RSS of that run, the load average at the start of the
-# case's runs, and the seconds of every run. Outputs are removed before a
+# time, the CPU (user + sys) and cores busy (CPU / wall) and the peak RSS of
+# the median run, the load average at the start of the case's runs, and the
+# seconds of every run. Outputs are removed before a
 # run (not timed), except in the --force case, which converts over the
 # output of the case before it, as a user replacing a file does.
 set -euo pipefail
@@ -49,27 +51,37 @@ case_ "convert f16 --force over it" "$O" 1 "$D" -q pth convert "$SRC" -o "$O" --
 case_ "convert bf16" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype bf16
 case_ "convert f16 --fold-weight-norm" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype f16 --fold-weight-norm
 case_ "convert f16, --source-sha256" "$O" 0 "$D" -q pth convert "$SRC" -o "$O" --dtype f16 --source-sha256 "$SUM"
+if [ -n "${DRAMA_BEFORE:-}" ]; then
+  cp "$DRAMA_BEFORE" "$W/drama-before"
+  B="$W/drama-before"
+  case_ "before: convert keep" "$O" 0 "$B" -q pth convert "$SRC" -o "$O"
+  case_ "before: convert f16" "$O" 0 "$B" -q pth convert "$SRC" -o "$O" --dtype f16
+  case_ "before: convert bf16" "$O" 0 "$B" -q pth convert "$SRC" -o "$O" --dtype bf16
+fi
 
-declare -A secs rss load
+declare -A secs rss cpu load
 for r in $(seq "$REPEAT"); do
   for i in "${!names[@]}"; do
     [ "${keep[$i]}" = 1 ] || rm -f "${outs[$i]}"
     [ "$r" = 1 ] && load[$i]=$(bench_load)
-    eval "/usr/bin/time -f '%e %M' -o '$W/time' ${cmds[$i]}" > /dev/null 2>&1
-    read -r s k < "$W/time"
-    secs[$i]="${secs[$i]:-} $s" rss[$i]="${rss[$i]:-} $k"
+    eval "/usr/bin/time -f '%e %M %U %S' -o '$W/time' ${cmds[$i]}" > /dev/null 2>&1
+    read -r s k u y < "$W/time"
+    secs[$i]="${secs[$i]:-} $s" rss[$i]="${rss[$i]:-} $k" cpu[$i]="${cpu[$i]:-} $s:$(awk -v u="$u" -v y="$y" 'BEGIN { print u + y }')"
   done
 done
 rm -f "$O" "$W/cp.out"
 
 cp_s=""
-printf 'what\tmedian_s\tGB/s\tvs_cp+sync\tpeak_rss_MiB\tload\truns_s\n'
+printf 'what\tmedian_s\tGB/s\tvs_cp+sync\tcpu_s\tcores\tpeak_rss_MiB\tload\truns_s\n'
 for i in "${!names[@]}"; do
   # shellcheck disable=SC2086
   s=$(bench_median ${secs[$i]})
   # shellcheck disable=SC2086
   k=$(bench_median ${rss[$i]})
+  # the CPU of the run whose wall time is the median
+  # shellcheck disable=SC2086
+  c=$(printf '%s\n' ${cpu[$i]} | awk -F: -v s="$s" '$1 == s { print $2; exit }')
   [ "${names[$i]}" = "cp+sync" ] && cp_s=$s
-  awk -v n="${names[$i]}" -v s="$s" -v b="$SIZE" -v k="$k" -v cp="$cp_s" -v l="${load[$i]}" -v runs="${secs[$i]}" 'BEGIN {
-    printf "%s\t%.3f\t%.2f\t%s\t%.1f\t%s\t%s\n", n, s, b / s / 1e9, (cp == "" ? "" : sprintf("%.2f", cp / s)), k / 1024, l, runs }'
+  awk -v n="${names[$i]}" -v s="$s" -v b="$SIZE" -v k="$k" -v c="$c" -v cp="$cp_s" -v l="${load[$i]}" -v runs="${secs[$i]}" 'BEGIN {
+    printf "%s\t%.3f\t%.2f\t%s\t%.2f\t%.2f\t%.1f\t%s\t%s\n", n, s, b / s / 1e9, (cp == "" ? "" : sprintf("%.2f", cp / s)), c, (s > 0 ? c / s : 0), k / 1024, l, runs }'
 done

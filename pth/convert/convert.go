@@ -69,10 +69,14 @@ type Plan struct {
 	Dropped []string
 	Folded  int
 	Layout  *safetensors.Layout
-	opts    Options
-	src     io.ReaderAt
-	size    int64
-	name    string
+	// Reflinked is, after Write, how many output bytes share the source's
+	// blocks (a reflink, where the file system offers one and the offsets
+	// allow it) instead of being copied.
+	Reflinked int64
+	opts      Options
+	src       io.ReaderAt
+	size      int64
+	name      string
 }
 
 // New plans the conversion of r's tensors. src and size give the checkpoint
@@ -198,20 +202,13 @@ var bufPool = sync.Pool{New: func() any {
 }}
 
 // writeTensor streams item i to w at its planned place, casting floats when
-// the output dtype differs.
-func (p *Plan) writeTensor(ctx context.Context, i int, w *os.File, at int64) error {
+// the output dtype differs, gathering a strided view, or folding; each
+// chunk written is handed to flush, which sends it on to the disk.
+func (p *Plan) writeTensor(ctx context.Context, i int, w *os.File, flush *flusher, at int64) error {
 	it := p.Items[i]
 	t := it.Src
 	in, out := int64(t.DType.Size()), int64(it.Out.Size())
 	same := t.DType.String() == string(it.Out)
-	if src, ok := p.src.(*os.File); ok && same && !t.Folded() && t.Contiguous() && t.Storage != nil {
-		if done, err := p.copyRange(ctx, w, at, src, t.FileOffset(), t.Len()); done || err != nil {
-			if err != nil {
-				return fmt.Errorf("convert: tensor %q: %w", t.Name, err)
-			}
-			return nil
-		}
-	}
 	elems := int64(ChunkSize) / in
 	if !same {
 		elems = ChunkSize / 8
@@ -234,6 +231,7 @@ func (p *Plan) writeTensor(ctx context.Context, i int, w *os.File, at int64) err
 		if _, err := w.WriteAt(dst, at+e*out); err != nil {
 			return fmt.Errorf("convert: write tensor %q: %w", t.Name, err)
 		}
+		flush.send(at+e*out, int64(len(dst)))
 		if p.opts.Progress != nil {
 			p.opts.Progress(int64(len(dst)))
 		}

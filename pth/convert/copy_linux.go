@@ -11,32 +11,45 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyRange copies n bytes from src at off to dst at at inside the kernel
-// (copy_file_range), in ChunkSize steps so cancellation and progress stay
-// responsive. It reports false, having copied nothing, when the kernel
-// cannot do it for these files, so the caller falls back to pread and pwrite.
-func (p *Plan) copyRange(ctx context.Context, dst *os.File, at int64, src *os.File, off, n int64) (bool, error) {
-	for done := int64(0); done < n; {
-		if err := ctx.Err(); err != nil {
-			return true, err
-		}
-		in, out := off+done, at+done
-		c, err := unix.CopyFileRange(int(src.Fd()), &in, int(dst.Fd()), &out, int(min(n-done, ChunkSize)), 0)
-		if err != nil || c == 0 {
-			if done == 0 && (err == nil || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) {
-				return false, nil
-			}
-			if err == nil {
-				err = errors.New("source ended early")
-			}
-			return true, &os.PathError{Op: "copy_file_range", Path: dst.Name(), Err: err}
-		}
-		done += int64(c)
-		if p.opts.Progress != nil {
-			p.opts.Progress(int64(c))
-		}
+// The system calls the copier makes (variables for tests).
+var (
+	copyFileRange = unix.CopyFileRange
+	cloneRange    = unix.IoctlFileCloneRange
+)
+
+// kernelCopy copies up to n bytes from src at off to dst at at inside the
+// kernel (copy_file_range) and returns how many it copied; unsupported is
+// true, with nothing copied, when the kernel cannot copy between these
+// files.
+func kernelCopy(dst *os.File, at int64, src *os.File, off, n int64) (copied int64, unsupported bool, err error) {
+	m, err := copyFileRange(int(src.Fd()), &off, int(dst.Fd()), &at, int(n), 0)
+	if m == 0 && (err == nil || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)) {
+		// Nothing copied: this kernel or pair of file systems cannot (or
+		// the source is shorter than it said, which pread then tells).
+		return 0, true, nil
 	}
-	return true, nil
+	if err != nil {
+		return 0, false, &os.PathError{Op: "copy_file_range", Path: dst.Name(), Err: err}
+	}
+	return int64(m), false, nil
+}
+
+// clone makes the n bytes of dst at at share the blocks of src at off
+// (FICLONERANGE); it fails where the file system has no reflink or the
+// range is not whole blocks.
+func clone(dst *os.File, at int64, src *os.File, off, n int64) error {
+	return cloneRange(int(dst.Fd()), &unix.FileCloneRange{Src_fd: int64(src.Fd()), Src_offset: uint64(off),
+		Src_length: uint64(n), Dest_offset: uint64(at)})
+}
+
+// blockSize is the block size of the file system holding f (4096 when it
+// cannot be read).
+func blockSize(f *os.File) int64 {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Blksize <= 0 {
+		return 4096
+	}
+	return int64(st.Blksize)
 }
 
 // dropCache asks the kernel to drop the cached pages of the file at path,

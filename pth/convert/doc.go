@@ -8,11 +8,16 @@
 // with round-to-nearest-even, or widened to F32). Integer, boolean and FP8
 // tensors always keep their dtype.
 //
-// Writing (Plan.Write) streams: each tensor is read from the checkpoint with
-// pread in chunks of ChunkSize bytes, cast if needed, and written at its
-// fixed offset in the output with pwrite by several workers at once, into a
-// temporary file beside the target that is synced and renamed into place.
-// Memory stays at a few chunks per worker whatever the checkpoint's size.
+// Writing (Plan.Write) streams into a temporary file beside the target that
+// is synced and renamed into place. A tensor whose bytes are one run of the
+// checkpoint taken as they are (same dtype, contiguous) is copied by one
+// copier, in file order: reflinked where the file system can share whole
+// blocks, else inside the kernel (copy_file_range), else with large pread
+// and pwrite. Every other tensor is read with pread in chunks of ChunkSize
+// bytes, cast if needed, and written at its fixed offset with pwrite by
+// several workers at once. Written ranges are sent on to the disk at once
+// (atomicfile.StartWriteback), so the final sync overlaps the work. Memory
+// stays at a few chunks per worker whatever the checkpoint's size.
 // Non-contiguous views are written contiguous; views sharing one storage
 // are written once each, as separate tensors.
 //

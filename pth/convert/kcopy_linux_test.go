@@ -26,13 +26,13 @@ func BenchmarkKernelCopy(b *testing.B) {
 			fi, _ := src.Stat()
 			b.SetBytes(fi.Size())
 			for b.Loop() {
-				kernelCopy(b, src, fi.Size(), tc.shift)
+				benchKernelCopy(b, src, fi.Size(), tc.shift)
 			}
 		})
 	}
 }
 
-func kernelCopy(b *testing.B, src *os.File, size, shift int64) {
+func benchKernelCopy(b *testing.B, src *os.File, size, shift int64) {
 	dst, err := os.Create(filepath.Join(b.TempDir(), "copy"))
 	if err != nil {
 		b.Fatal(err)

@@ -96,3 +96,16 @@ func TestF32ToF16MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkF32ToBF16(b *testing.B) {
+	src := make([]byte, 1<<20)
+	for i := 0; i < len(src); i += 4 {
+		u := math.Float32bits(float32(i) * 1.37e-3)
+		src[i], src[i+1], src[i+2], src[i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	dst := make([]byte, len(src)/2)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		f32ToBF16(dst, src)
+	}
+}

@@ -77,34 +77,77 @@ func (p *Plan) CheckSpace(path string) error {
 	return fmt.Errorf("convert: %s: %w", path, &atomicfile.SpaceError{Dir: dir, Need: p.Layout.Size, Free: free})
 }
 
-// fill writes every tensor in file order, so reads and writes stay mostly
-// sequential, with the plan's workers.
+// fill writes every tensor. The tensors whose bytes are one run of the
+// source file taken as they are (rawRun) go to one copier, in file order,
+// so the output is written front to back as cp writes it and the copy
+// keeps one core at most busy; the others (cast, gathered from a strided
+// view, folded) go to the plan's workers, in file order too.
 func (p *Plan) fill(ctx context.Context, cancel context.CancelCauseFunc, f *os.File) error {
-	n := len(p.Layout.Tensors)
+	var raw, rest []int
+	for i := range p.Layout.Tensors {
+		if p.rawRun(i) {
+			raw = append(raw, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	flush := newFlusher(f)
+	defer flush.close()
+	var wg sync.WaitGroup
+	if len(raw) > 0 {
+		wg.Go(func() {
+			if err := p.copyRaw(ctx, f, flush, raw); err != nil {
+				cancel(err)
+			}
+		})
+	}
 	workers := p.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, max(n, 1)) {
+	for range min(workers, len(rest)) {
 		wg.Go(func() {
 			for i := range next {
-				if err := p.writeTensor(ctx, i, f, p.Layout.Tensors[i].Offset); err != nil {
+				if err := p.writeTensor(ctx, i, f, flush, p.Layout.Tensors[i].Offset); err != nil {
 					cancel(err)
 				}
 			}
 		})
 	}
-	feed(ctx, next, n)
+	feed(ctx, next, rest)
 	wg.Wait()
 	return context.Cause(ctx)
 }
 
-// feed hands out the tensor indexes 0..n-1 until ctx is done.
-func feed(ctx context.Context, next chan<- int, n int) {
+// rawRun reports whether item i's output bytes are one run of the source
+// file as it stands: same dtype, a contiguous view of a stored storage.
+func (p *Plan) rawRun(i int) bool {
+	it := p.Items[i]
+	t := it.Src
+	_, isFile := p.src.(*os.File)
+	return isFile && t.DType.String() == string(it.Out) && !t.Folded() && t.Storage != nil && t.Contiguous() && t.Len() > 0
+}
+
+// copyRaw copies the raw runs of items idx, in order, from the source file
+// into f at their planned offsets.
+func (p *Plan) copyRaw(ctx context.Context, f *os.File, flush *flusher, idx []int) error {
+	c := &copier{flush: flush, progress: p.opts.Progress}
+	src := p.src.(*os.File)
+	defer func() { p.Reflinked = c.cloned }()
+	for _, i := range idx {
+		t := p.Items[i].Src
+		if err := c.copy(ctx, f, p.Layout.Tensors[i].Offset, src, t.FileOffset(), t.Len()); err != nil {
+			return fmt.Errorf("convert: tensor %q: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// feed hands out the tensor indexes of idx until ctx is done.
+func feed(ctx context.Context, next chan<- int, idx []int) {
 	defer close(next)
-	for i := range n {
+	for _, i := range idx {
 		select {
 		case next <- i:
 		case <-ctx.Done():

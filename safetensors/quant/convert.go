@@ -189,14 +189,20 @@ func (p *planned) inFlight(workers int) int {
 	return max(1, min(workers, int(jobMemory/largest)))
 }
 
-// shardsAtOnce is how many shards are written at the same time: while one
-// is being synced to disk, the next is already being converted.
+// shardsAtOnce is how many shards are filled at the same time. A shard's
+// slot is given back as soon as its tensors are written, so the next shard
+// is converted while the data of the one before go to disk: the sync of
+// one shard never leaves the workers idle.
 const shardsAtOnce = 2
+
+// shardFilled is called with a shard's name once its tensors are written,
+// before its sync (a variable for tests).
+var shardFilled = func(string) {}
 
 // write fills every shard in dir, shardsAtOnce shards at once, with at most
 // opts.Workers conversions (or pass-through copies) in flight in all of
 // them together (fewer when they would not fit in jobMemory): the shards'
-// writers share one set of slots.
+// writers share one set of slots. Syncing a shard holds no slot.
 func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -213,10 +219,13 @@ func (p *planned) write(ctx context.Context, dir string, opts *Options) error {
 		if ctx.Err() != nil {
 			break
 		}
+		var once sync.Once
+		free := func() { once.Do(func() { <-sem }) }
 		wg.Go(func() {
-			defer func() { <-sem }()
+			defer free()
 			var last int64
-			wo := safetensors.WriteOptions{Workers: workers, Slots: slots, Progress: func(done, _ int64) { report(done - last); last = done }}
+			wo := safetensors.WriteOptions{Workers: workers, Slots: slots, Progress: func(done, _ int64) { report(done - last); last = done },
+				Filled: func() { free(); shardFilled(s.name) }}
 			if err := s.layout.WriteFile(ctx, filepath.Join(dir, s.name), s, wo); err != nil {
 				cancel(err)
 			}

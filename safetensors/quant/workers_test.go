@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/drama-tts/drama/safetensors"
 )
@@ -80,7 +81,7 @@ func TestWorkersBoundConversionsInFlight(t *testing.T) {
 }
 
 // TestQuantizeSameForAnyWorkers converts one four-shard checkpoint with 1,
-// 2, 5 and 32 workers: every output file is the same, byte for byte.
+// 2, 5, 7 and 32 workers: every output file is the same, byte for byte.
 func TestQuantizeSameForAnyWorkers(t *testing.T) {
 	in := t.TempDir()
 	ck := SyntheticCheckpoint{Layers: 4, Experts: 6, Hidden: 256, Inter: 128, Shards: 4}
@@ -88,7 +89,7 @@ func TestQuantizeSameForAnyWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first map[string][32]byte
-	for _, workers := range []int{1, 2, 5, 32} {
+	for _, workers := range []int{1, 2, 5, 7, 32} {
 		out := filepath.Join(t.TempDir(), "out")
 		if _, err := Quantize(context.Background(), in, out, Options{Target: ToNVFP4, Workers: workers}); err != nil {
 			t.Fatal(err)
@@ -143,5 +144,61 @@ func TestInFlightFitsMemory(t *testing.T) {
 		if int64(got)*largest > jobMemory || got < 16 {
 			t.Errorf("inFlight(%d) = %d jobs of %d bytes; want at least 16 and at most %d bytes", w, got, largest, jobMemory)
 		}
+	}
+}
+
+// TestShardSyncDoesNotHoldWorkers plays a disk that is slow to sync: the
+// first two shards, once filled, wait in their sync until a conversion of
+// the third shard has started. The workers must go on with the third
+// shard meanwhile; a writer that keeps a shard's place until its sync ends
+// never starts it (the wait gives up after 20 s and the test fails).
+func TestShardSyncDoesNotHoldWorkers(t *testing.T) {
+	in := t.TempDir()
+	if err := (SyntheticCheckpoint{Layers: 4, Experts: 4, Hidden: 256, Inter: 128, Shards: 4}).Write(in); err != nil {
+		t.Fatal(err)
+	}
+	c, err := safetensors.OpenCheckpoint(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := Options{Target: ToNVFP4, Workers: 2}
+	if err := opts.normalize(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan(c, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.shards) != 4 {
+		t.Fatalf("%d shards, want 4", len(p.shards))
+	}
+	third := make(chan struct{})
+	var once sync.Once
+	for _, j := range p.shards[2].jobOf {
+		run := j.run
+		j.run = func() (map[string][]byte, error) {
+			once.Do(func() { close(third) })
+			return run()
+		}
+	}
+	var late atomic.Int32
+	orig := shardFilled
+	shardFilled = func(name string) {
+		if name != p.shards[0].name && name != p.shards[1].name {
+			return
+		}
+		select {
+		case <-third:
+		case <-time.After(20 * time.Second):
+			late.Add(1)
+		}
+	}
+	t.Cleanup(func() { shardFilled = orig })
+	if err := p.write(context.Background(), t.TempDir(), &opts); err != nil {
+		t.Fatal(err)
+	}
+	if late.Load() > 0 {
+		t.Errorf("the third shard's conversions waited for the syncs of the first two")
 	}
 }

@@ -41,7 +41,7 @@ var layers = []layer{
 	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit"}, domain...), cliModules},
 	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
 	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
-	{"pins/atomicfile", []string{"internal/proc"}, nil},                                                                                    // an owner's start time names its temporaries
+	{"pins/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                           // an owner's start time names its temporaries; sync_file_range starts writeback
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share

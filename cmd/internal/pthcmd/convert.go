@@ -106,6 +106,9 @@ type ConvertResult struct {
 	DType        string   `json:"dtype"`
 	Folded       int      `json:"folded"`
 	Dropped      []string `json:"dropped"`
+	// ReflinkedBytes are output bytes that share the source's blocks (a
+	// reflink: the file system copied nothing), when there are any.
+	ReflinkedBytes int64 `json:"reflinked_bytes,omitempty"`
 }
 
 func runConvert(ctx context.Context, opts *ConvertOptions) error {
@@ -182,7 +185,8 @@ func checkOutput(opts *ConvertOptions) error {
 
 func report(opts *ConvertOptions, plan *convert.Plan) error {
 	res := ConvertResult{Source: opts.File, SourceSHA256: plan.Layout.Metadata["source_sha256"], Output: opts.Output,
-		Tensors: len(plan.Items), Bytes: plan.Layout.Size, DType: opts.DType, Folded: plan.Folded, Dropped: plan.Dropped}
+		Tensors: len(plan.Items), Bytes: plan.Layout.Size, DType: opts.DType, Folded: plan.Folded, Dropped: plan.Dropped,
+		ReflinkedBytes: plan.Reflinked}
 	if res.Dropped == nil {
 		res.Dropped = []string{}
 	}
@@ -191,6 +195,9 @@ func report(opts *ConvertOptions, plan *convert.Plan) error {
 	}
 	opts.F.Infof("wrote %s: %d tensors, %s; folded %d weight-norm pairs, dropped %d tensors; source sha256 %s",
 		res.Output, res.Tensors, cmdutil.HumanBytes(res.Bytes), res.Folded, len(res.Dropped), res.SourceSHA256)
+	if res.ReflinkedBytes > 0 {
+		opts.F.Infof("reflinked %s of it: those blocks are shared with %s (copy on write), not copied", cmdutil.HumanBytes(res.ReflinkedBytes), res.Source)
+	}
 	fmt.Fprintln(opts.F.IO.Out, res.Output)
 	return nil
 }
