@@ -404,6 +404,7 @@ func (lb *lbSetup) lbSpeak(t *testing.T, name, voice string, n int) ([]lbResult,
 				body := fmt.Sprintf(`{"input":"Request %s in the shared voice.","voice":%q,"response_format":"pcm"}`, id, voice)
 				req, _ := http.NewRequest("POST", lb.url+"/v1/audio/speech", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+lbKey)
 				req.Header.Set("X-Request-Id", id)
 				resp, err := client.Do(req)
 				if err == nil {
@@ -485,6 +486,7 @@ func TestHAProxySharedVoiceStore(t *testing.T) {
 	t.Logf("20 requests in a clone made through the balancer: all 200, the last %v after its 201", last.Sub(created).Round(time.Millisecond))
 
 	req, _ := http.NewRequest("DELETE", lb.url+"/v1/voices/shared1", nil)
+	req.Header.Set("Authorization", "Bearer "+lbKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -40,11 +40,15 @@ func cloneForm(t *testing.T, clips []string, id, who string) (*bytes.Buffer, str
 	return &b, mw.FormDataContentType()
 }
 
-// cloneAt posts a clone of id to url and returns the status and body.
+// cloneAt posts a clone of id to url and returns the status and body. It
+// sends the balancer tests' key, which a drama serve without keys ignores.
 func cloneAt(t *testing.T, url string, clips []string, id, who string) (int, string) {
 	t.Helper()
 	body, ct := cloneForm(t, clips, id, who)
-	resp, err := http.Post(url+"/v1/voices", ct, body)
+	req, _ := http.NewRequest("POST", url+"/v1/voices", body)
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Authorization", "Bearer "+lbKey)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +118,13 @@ func TestSharedVoiceStoreCloneRace(t *testing.T) {
 	}
 }
 
-// voiceIDsAt lists the ids GET /v1/voices gives at url.
+// voiceIDsAt lists the ids GET /v1/voices gives at url, asked with the
+// balancer tests' key (ignored by a drama serve without keys).
 func voiceIDsAt(t *testing.T, url string) []string {
 	t.Helper()
-	resp, err := http.Get(url + "/v1/voices")
+	req, _ := http.NewRequest("GET", url+"/v1/voices", nil)
+	req.Header.Set("Authorization", "Bearer "+lbKey)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ const origin = new URL(base).origin;
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'drama-chromium-'));
 const found = { console_errors: [], foreign_requests: [] };
 let allowNetErrors = false;
+let netErrorsSeen = 0;
 const key = process.env.DRAMA_WEBUI_KEY || '';
 let allowAuthErrors = Boolean(key); // the 401s that make the page ask for the key
 const sent = []; // API requests once the key is given: [url, authorization]
@@ -50,7 +51,7 @@ try {
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     // the failed synthesis is a cut stream: the browser reports the cut itself
-    if (allowNetErrors && /ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION|network error/i.test(m.text())) return;
+    if (allowNetErrors && /ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION|network error/i.test(m.text())) { netErrorsSeen++; return; }
     if (allowAuthErrors && /status of 401/.test(m.text())) return;
     found.console_errors.push(m.text());
   });
@@ -143,7 +144,11 @@ try {
 
   // -- a synthesis that fails after its first chunk is an error, not audio
   allowNetErrors = true;
+  const seenBefore = netErrorsSeen;
   const bad = await speakAndWatch('This line fails [standin:fail] part way through its synthesis.');
+  // the browser reports the cut on its own time, maybe after the page has
+  // shown it: wait for that report (at most 5 s) before errors count again
+  for (let i = 0; i < 50 && netErrorsSeen === seenBefore; i++) await page.waitForTimeout(100);
   allowNetErrors = false;
   found.failed_status = await page.textContent('#speak-status');
   if (bad.state !== 'error') fail('failed synthesis: shown as ' + bad.state + ': ' + found.failed_status);
