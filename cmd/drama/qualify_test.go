@@ -231,7 +231,7 @@ func TestQualifyWER(t *testing.T) {
 	t.Setenv("TENSORFOLD_STANDIN_FAULT", "noise")
 	code, out := drama(t, "0.02", args...)
 	if code != 1 || !strings.Contains(out, "bench\tword error rate\tFAIL\tthe warm whole replies' word error rate 100.00 % (28 errors in 28 words of 4 replies") ||
-		!strings.Contains(out, "is over the gate 5.00 %") || strings.Count(out, "FAIL") != 1 {
+		!strings.Contains(out, "is over the gate 5.00 %") || strings.Count(out, "\tFAIL\t") != 1 {
 		t.Fatalf("noise: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(marker); err == nil {
