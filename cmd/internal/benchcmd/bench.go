@@ -194,7 +194,7 @@ func run(ctx context.Context, opts *Options) error {
 	case errors.As(err, new(*bench.AuthError)):
 		return shared.AuthAdvice(f, err)
 	case errors.As(err, new(*transcribe.Error)):
-		return fmt.Errorf("%w (is the speech recognition server of --transcribe-url running?)", err)
+		return err // --transcribe-url's server, not drama serve: the error says so
 	case err != nil && served != nil:
 		return cmdutil.EngineError(fmt.Errorf("%w\n%s", err, served.Tail()))
 	case err != nil:

@@ -282,6 +282,10 @@ func TestBenchTranscribes(t *testing.T) {
 	if _, out, err := run(); err != nil || strings.Contains(out, "wer") {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	if _, _, err := run("--transcribe-url", "http://127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "transcribing t01") ||
+		!strings.Contains(err.Error(), "is the transcription server running there?") || strings.Contains(err.Error(), "is drama serve running") {
+		t.Fatalf("no transcription server: %v", err)
+	}
 	if _, _, err := run("--transcribe-url", "127.0.0.1:8080"); err == nil || !strings.Contains(err.Error(), "--transcribe-url") {
 		t.Fatalf("a URL without a scheme: %v", err)
 	}
