@@ -92,18 +92,13 @@ func (r *Report) summarizeWER() {
 	}
 	w := &WERSummary{Transcriber: r.Transcriber, ByVoice: map[string]*WERFigures{}, ByText: map[string]*WERFigures{}}
 	passes := r.Schedule.Passes
-	type acc struct {
-		f      *WERFigures
-		byPass []transcribe.Score
-	}
-	all := acc{f: &w.All, byPass: make([]transcribe.Score, passes)}
-	accs := map[*WERFigures]*acc{&w.All: &all}
-	get := func(m map[string]*WERFigures, key string) *acc {
+	// byPass holds each set's scores per warm pass, for its PassRates.
+	byPass := map[*WERFigures][]transcribe.Score{}
+	in := func(m map[string]*WERFigures, key string) *WERFigures {
 		if m[key] == nil {
 			m[key] = &WERFigures{}
-			accs[m[key]] = &acc{f: m[key], byPass: make([]transcribe.Score, passes)}
 		}
-		return accs[m[key]]
+		return m[key]
 	}
 	for _, q := range r.Requests {
 		if q.Pass != "warm" || q.Mode != Whole || !q.Valid() {
@@ -113,21 +108,23 @@ func (r *Report) summarizeWER() {
 			w.Untranscribed++
 			continue
 		}
-		for _, a := range []*acc{&all, get(w.ByVoice, VoiceLabel(q.Voice)), get(w.ByText, q.TextID)} {
-			a.f.Replies++
-			a.f.Words += q.WER.Words
-			a.f.Errors += q.WER.Errors
+		for _, f := range []*WERFigures{&w.All, in(w.ByVoice, VoiceLabel(q.Voice)), in(w.ByText, q.TextID)} {
+			f.Replies++
+			f.Words += q.WER.Words
+			f.Errors += q.WER.Errors
+			if byPass[f] == nil {
+				byPass[f] = make([]transcribe.Score, passes)
+			}
 			if q.Index >= 1 && q.Index <= passes {
-				a.byPass[q.Index-1] = a.byPass[q.Index-1].Add(*q.WER)
+				byPass[f][q.Index-1] = byPass[f][q.Index-1].Add(*q.WER)
 			}
 		}
 	}
-	for _, a := range accs {
-		a.f.Rate = a.f.Score().Rate()
-		a.f.PassRates = nil
-		for _, s := range a.byPass {
+	for f, scores := range byPass {
+		f.Rate = f.Score().Rate()
+		for _, s := range scores {
 			if s.Words > 0 || s.Errors > 0 {
-				a.f.PassRates = append(a.f.PassRates, s.Rate())
+				f.PassRates = append(f.PassRates, s.Rate())
 			}
 		}
 	}
