@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/native/standin"
+	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )
 
 // qualifyRoot makes a root whose full variant is two small files with
@@ -102,10 +105,14 @@ func TestQualify(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &m) != nil {
 		t.Fatalf("marker: %v\n%s", err, data)
 	}
-	for _, k := range []string{"qualified", "host", "gpu", "pins_sha256", "native_sha256", "checkpoint_revision", "numerics", "bench", "qualified_at"} {
+	for _, k := range []string{"qualified", "host", "gpu", "pins_sha256", "native_sha256", "checkpoint_revision", "numerics", "bench", "qualified_at", "intelligibility"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("marker lacks %q", k)
 		}
+	}
+	if in, _ := m["intelligibility"].(map[string]any); in["checked"] != false || !strings.HasPrefix(fmt.Sprint(in["summary"]), "intelligibility not checked") ||
+		!strings.Contains(out, "full is qualified on this host (intelligibility not checked)") {
+		t.Errorf("without a transcriber: %v\n%s", in, out)
 	}
 	if left := processesRunning(t, bin); len(left) > 0 {
 		t.Fatalf("processes left after qualify: %q", left)
@@ -200,5 +207,58 @@ func TestBenchInterruptedStopsItsServe(t *testing.T) {
 			t.Fatalf("processes left after an interrupted bench: %q", left)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// With --transcribe-url, qualify gates on the word error rate: an engine
+// build that speaks well-formed noise in real time passes every other
+// check and fails this one, naming the figure; a good one passes with the
+// figure in the marker. Without a transcriber the marker says the words
+// were not checked (TestQualify's run).
+func TestQualifyWER(t *testing.T) {
+	root, _ := qualifyRoot(t)
+	bin := binaries(t)
+	ts := transcribetest.New()
+	defer ts.Close()
+	ts.Text = transcribetest.Hear(standin.SpokenText)
+	corpus := filepath.Join(t.TempDir(), "corpus.txt")
+	os.WriteFile(corpus, []byte("[laughs] Well, here we are again.\nThe kettle is already on, and it's 1,000 degrees!\n"), 0o644)
+	marker := filepath.Join(root, ".drama", "qualified-full.json")
+	args := []string{"qualify", "--root", root, "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--plugin-dir", bin,
+		"--corpus", corpus, "--warmup", "0", "--passes", "2", "--mem-tolerance-gib", "8", "--transcribe-url", ts.URL, "--accept-native-numerics",
+		"--", "--admission", "off", "--grace", "3s"}
+
+	t.Setenv("TENSORFOLD_STANDIN_FAULT", "noise")
+	code, out := drama(t, "0.02", args...)
+	if code != 1 || !strings.Contains(out, "bench\tword error rate\tFAIL\tthe warm whole replies' word error rate 100.00 % (28 errors in 28 words of 4 replies") ||
+		!strings.Contains(out, "is over the gate 5.00 %") || strings.Count(out, "\tFAIL\t") != 1 {
+		t.Fatalf("noise: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a marker was written for an engine that speaks noise")
+	}
+
+	t.Setenv("TENSORFOLD_STANDIN_FAULT", "")
+	code, out = drama(t, "0.02", args...)
+	if code != 0 || !strings.Contains(out, "bench\tword error rate\tpass\tthe warm whole replies' word error rate 0.00 % (0 errors in 28 words of 4 replies") ||
+		!strings.Contains(out, "full is qualified on this host (word error rate 0.00 %)") {
+		t.Fatalf("good: exit %d\n%s", code, out)
+	}
+	var m struct {
+		Intelligibility struct {
+			Checked     bool     `json:"checked"`
+			WER         *float64 `json:"wer"`
+			Words       int      `json:"words"`
+			GateWER     float64  `json:"gate_wer"`
+			Transcriber string   `json:"transcriber"`
+		} `json:"intelligibility"`
+	}
+	data, _ := os.ReadFile(marker)
+	if err := json.Unmarshal(data, &m); err != nil || !m.Intelligibility.Checked || m.Intelligibility.WER == nil || *m.Intelligibility.WER != 0 ||
+		m.Intelligibility.Words != 28 || m.Intelligibility.GateWER != 0.05 || m.Intelligibility.Transcriber != ts.URL+"/v1/audio/transcriptions" {
+		t.Fatalf("marker: %v\n%s", err, data)
+	}
+	if code, out := drama(t, "0", "list", "--root", root); code != 0 || !strings.Contains(out, "(word error rate 0.00 %)") {
+		t.Fatalf("drama list: exit %d\n%s", code, out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/internal/httpsafe"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // Modes of a request.
@@ -47,6 +48,13 @@ type Request struct {
 	PCMSHA256 string  `json:"pcm_sha256,omitempty"`
 	Error     string  `json:"error,omitempty"` // why the reply is not valid audio
 	Started   float64 `json:"started_s"`       // seconds since the run began
+	// Transcript is what the transcription server heard in a warm whole
+	// reply ("" for no words), WER its score against the text; both nil
+	// when the reply was not transcribed. TranscribeError is the server's
+	// error when it answered one.
+	Transcript      *string           `json:"transcript,omitempty"`
+	WER             *transcribe.Score `json:"wer,omitempty"`
+	TranscribeError string            `json:"transcribe_error,omitempty"`
 }
 
 // Valid reports whether the reply was complete, valid audio.

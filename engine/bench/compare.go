@@ -21,11 +21,12 @@ type Row struct {
 	Figure string  `json:"figure"` // "first_audio_s p50", "rtf p95", ...
 	A      float64 `json:"a"`
 	B      float64 `json:"b"`
-	Ratio  float64 `json:"ratio"` // B / A
+	Ratio  float64 `json:"ratio"` // B / A; for a word error rate 0 when A is 0
 	// Changed is true when B's per-pass medians lie wholly outside A's
 	// (see the package doc); only p50 rows carry a verdict.
 	Changed bool `json:"changed"`
-	// Verdict is "slower", "faster", "same" or "" (no per-pass figures).
+	// Verdict is "slower", "faster", "same" or "" (no per-pass figures);
+	// for a word error rate "worse", "better" or "same".
 	Verdict string `json:"verdict,omitempty"`
 }
 
@@ -51,6 +52,55 @@ func Compare(a, b *Report) []Row {
 			for _, v := range names {
 				rows = append(rows, compareFigures(mode, "voice "+v, ma.ByVoice[v], mb.ByVoice[v])...)
 			}
+		}
+	}
+	return append(rows, compareWER(a, b)...)
+}
+
+// FigureWER names the word error rate rows of a comparison; their A and B
+// are rates (0.0131 is 1.31 %).
+const FigureWER = "wer"
+
+// compareWER sets the word error rates of two reports side by side: all
+// replies, each voice both have when there are several, and each text
+// whose rate differs. A rate counts as changed when the ranges of its
+// per-pass rates do not overlap, widened as Differs widens them; the
+// verdict is then "worse" or "better".
+func compareWER(a, b *Report) []Row {
+	wa, wb := a.Summary.WER, b.Summary.WER
+	if wa == nil || wb == nil {
+		return nil
+	}
+	row := func(group string, fa, fb *WERFigures) Row {
+		r := Row{Mode: Whole, Group: group, Figure: FigureWER, A: fa.Rate, B: fb.Rate}
+		if fa.Rate > 0 {
+			r.Ratio = fb.Rate / fa.Rate // a perfect A has no ratio: 0, which JSON can carry where NaN cannot
+		}
+		r.Changed, r.Verdict = Differs(fa.PassRates, fb.PassRates, 0)
+		switch r.Verdict {
+		case "slower":
+			r.Verdict = "worse"
+		case "faster":
+			r.Verdict = "better"
+		}
+		return r
+	}
+	rows := []Row{row("all", &wa.All, &wb.All)}
+	var names []string
+	for v := range wa.ByVoice {
+		if wb.ByVoice[v] != nil {
+			names = append(names, v)
+		}
+	}
+	slices.Sort(names)
+	if len(names) > 1 {
+		for _, v := range names {
+			rows = append(rows, row("voice "+v, wa.ByVoice[v], wb.ByVoice[v]))
+		}
+	}
+	for _, t := range a.Corpus.Texts {
+		if fa, fb := wa.ByText[t.ID], wb.ByText[t.ID]; fa != nil && fb != nil && fa.Rate != fb.Rate {
+			rows = append(rows, row("text "+t.ID, fa, fb))
 		}
 	}
 	return rows

@@ -62,7 +62,19 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		}
 		figs = append(figs, fig{ID: p.ID, Title: p.Title, SVG: template.HTML(svg)})
 	}
-	return htmlPage.Execute(w, map[string]any{"R": r, "Figs": figs, "Rows": r.SummaryRows()})
+	return htmlPage.Execute(w, map[string]any{"R": r, "Figs": figs, "Rows": r.SummaryRows(), "WER": r.WERRows(), "Heard": r.heard()})
+}
+
+// heard returns, by text id, what the transcriber heard in the first warm
+// whole reply of the text transcribed (in the first voice).
+func (r *Report) heard() map[string]string {
+	out := map[string]string{}
+	for _, q := range r.Requests {
+		if _, ok := out[q.TextID]; !ok && q.Transcript != nil && q.Pass == "warm" && q.Mode == Whole {
+			out[q.TextID] = *q.Transcript
+		}
+	}
+	return out
 }
 
 func renderSVG(p *plot.Plot, w, h vg.Length) (string, error) {
@@ -258,8 +270,10 @@ func gib(b int64) string {
 }
 
 var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
-	"gib": gib,
-	"f3":  func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"gib":    gib,
+	"f3":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"pct":    Percent,
+	"textID": func(group string) string { id, _ := strings.CutPrefix(group, "text "); return id },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -287,7 +301,15 @@ server {{.R.Server}}{{if .R.Model}}, model {{.R.Model}}{{end}}{{if .R.ReadySecon
 <tr><th>mode</th><th>group</th><th>figure</th><th>n</th><th>p50</th><th>p95</th><th>p99</th></tr>
 {{range .Rows}}<tr><td>{{.Mode}}</td><td>{{.Group}}</td><td>{{.Figure}}</td><td>{{.N}}</td><td>{{f3 .P50}}</td><td>{{f3 .P95}}</td><td>{{f3 .P99}}</td></tr>
 {{end}}</table>
-<h2>Memory</h2>
+{{with .R.Summary.WER}}<h2 id="wer">Word error rate</h2>
+<p>Each warm whole reply transcribed by {{.Transcriber}}: <b>{{pct .All.Rate}}</b> ({{.All.Errors}} errors in {{.All.Words}} words of {{.All.Replies}} replies).
+Words are compared after normalisation: case, punctuation and point tags such as [laughs] removed, numbers as written.
+{{if .Untranscribed}}<span class="bad">{{.Untranscribed}} replies were not transcribed (the server answered an error) and are left out.</span>{{end}}</p>
+<table>
+<tr><th>group</th><th>replies</th><th>words</th><th>errors</th><th>wer</th><th style="text-align:left">heard (first warm pass)</th></tr>
+{{range $.WER}}<tr><td>{{.Group}}</td><td>{{.Replies}}</td><td>{{.Words}}</td><td>{{.Errors}}</td><td>{{pct .Rate}}</td><td style="text-align:left">{{index $.Heard (textID .Group)}}</td></tr>
+{{end}}</table>
+{{end}}<h2>Memory</h2>
 <p>Peak: MemAvailable drop {{gib .R.Memory.Peak.AvailableDrop}} (from {{if .R.Memory.Baseline.BeforeLoad}}before the load{{else}}the start of the run{{end}}),
 cgroup {{gib .R.Memory.Peak.CgroupPeak}}, GPU used {{gib .R.Memory.Peak.GPUUsed}}, process tree RSS {{gib .R.Memory.Peak.RSS}}; {{len .R.Memory.Samples}} samples every 0.5 s.</p>
 {{range .Figs}}<figure id="{{.ID}}">

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // Format is the format field of a report.
@@ -42,6 +44,9 @@ type Config struct {
 	Sampler *Sampler
 	// Progress, if set, is called after each request.
 	Progress func(done, total int, r *Request)
+	// Transcriber, if set, transcribes each warm whole reply, and the
+	// report gives the word error rate of what it heard (Summary.WER).
+	Transcriber *transcribe.Client
 }
 
 // schedule returns cfg's warm-up and summarised passes, the defaults
@@ -83,6 +88,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Format: Format, Started: start.UTC(), Server: cfg.Client.URL, Model: cfg.Client.Model(ctx), Host: ThisHost(),
 		Corpus: *cfg.Corpus, Voices: voices, Schedule: Schedule{Warmup: warmup, Passes: passes, Modes: []string{Whole, Streamed}}}
+	if cfg.Transcriber != nil {
+		rep.Transcriber = TranscriberName(cfg.Transcriber.URL)
+	}
 	sampler := cfg.Sampler
 	if sampler == nil {
 		base := ReadBaseline(false)
@@ -101,6 +109,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		r := res.Request
 		r.Pass, r.Index, r.TextID, r.Class, r.Voice, r.Started = pass, index, t.ID, t.Class, voice, began
+		if cfg.Transcriber != nil && pass == "warm" && mode == Whole && r.Valid() {
+			if err := transcribeReply(ctx, cfg.Transcriber, &r, t.Text, res.PCM); err != nil {
+				return err
+			}
+		}
 		rep.Requests = append(rep.Requests, r)
 		done++
 		if cfg.Progress != nil {
@@ -188,13 +201,16 @@ type Report struct {
 	Host     Host      `json:"host"`
 	// ReadySeconds is the time from starting drama serve to ready, when
 	// the run started it; 0 otherwise.
-	ReadySeconds float64   `json:"ready_s,omitempty"`
-	Corpus       Corpus    `json:"corpus"`
-	Voices       []string  `json:"voices"`
-	Schedule     Schedule  `json:"schedule"`
-	Requests     []Request `json:"requests"`
-	Summary      Summary   `json:"summary"`
-	Memory       Memory    `json:"memory"`
+	ReadySeconds float64 `json:"ready_s,omitempty"`
+	// Transcriber is the transcription server that heard the warm whole
+	// replies; "" when the run had none.
+	Transcriber string    `json:"transcriber,omitempty"`
+	Corpus      Corpus    `json:"corpus"`
+	Voices      []string  `json:"voices"`
+	Schedule    Schedule  `json:"schedule"`
+	Requests    []Request `json:"requests"`
+	Summary     Summary   `json:"summary"`
+	Memory      Memory    `json:"memory"`
 }
 
 // Summary holds the warm figures per mode.
@@ -203,6 +219,9 @@ type Summary struct {
 	Invalid int `json:"invalid"`
 	// Modes holds Whole and Streamed.
 	Modes map[string]*ModeSummary `json:"modes"`
+	// WER is the word error rate of the warm whole replies; nil when the
+	// run had no transcriber.
+	WER *WERSummary `json:"wer,omitempty"`
 }
 
 // ModeSummary holds one mode's warm figures: all requests, by voice and
@@ -259,6 +278,7 @@ func (r *Report) Summarize() {
 		}
 		r.Summary.Modes[mode] = ms
 	}
+	r.summarizeWER()
 }
 
 func filter(rs []Request, keep func(Request) bool) []Request {

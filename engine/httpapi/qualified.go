@@ -17,6 +17,12 @@ type Qualification struct {
 	State  string // Qualified, Unqualified or Stale
 	Detail string // why not, for clients: no local paths
 	Hint   string // the command line that qualifies the host
+	// Intelligibility is what the qualification found of the replies'
+	// words, "word error rate 1.31 %" or "intelligibility not checked";
+	// WER the rate itself (0.0131) when it was measured. Reported only
+	// while State is Qualified.
+	Intelligibility string
+	WER             *float64
 }
 
 // QualificationSource reports the host's qualification each time it is

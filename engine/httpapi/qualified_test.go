@@ -42,10 +42,13 @@ func TestModelsReportQualification(t *testing.T) {
 	src := &markerState{q: Qualification{State: Unqualified}}
 	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Qualification = src })
 	type model struct {
-		ID            string `json:"id"`
-		Qualified     *bool  `json:"qualified"`
-		Qualification string `json:"qualification"`
+		ID              string   `json:"id"`
+		Qualified       *bool    `json:"qualified"`
+		Qualification   string   `json:"qualification"`
+		Intelligibility string   `json:"intelligibility"`
+		WER             *float64 `json:"wer"`
 	}
+	var last []model
 	check := func(want bool, state string) {
 		t.Helper()
 		code, body := rawGet(t, ts.URL, "/v1/models")
@@ -65,12 +68,32 @@ func TestModelsReportQualification(t *testing.T) {
 				t.Fatalf("model %s: qualified %v, qualification %q; want %v, %q", m.ID, m.Qualified, m.Qualification, want, state)
 			}
 		}
+		last = []model{list.Data[0], one}
 	}
 	check(false, Unqualified)
-	src.set(Qualification{State: Qualified})
+	src.set(Qualification{State: Qualified, Intelligibility: "intelligibility not checked"})
 	check(true, Qualified)
-	src.set(Qualification{State: Stale, Detail: "its marker is stale"})
+	for _, m := range last {
+		if m.Intelligibility != "intelligibility not checked" || m.WER != nil {
+			t.Fatalf("not checked: %+v", m)
+		}
+	}
+	wer := 0.0131
+	src.set(Qualification{State: Qualified, Intelligibility: "word error rate 1.31 %", WER: &wer})
+	check(true, Qualified)
+	for _, m := range last {
+		if m.Intelligibility != "word error rate 1.31 %" || m.WER == nil || *m.WER != wer {
+			t.Fatalf("checked: %+v", m)
+		}
+	}
+	// Only a qualification that holds speaks of its run's words.
+	src.set(Qualification{State: Stale, Detail: "its marker is stale", Intelligibility: "word error rate 1.31 %", WER: &wer})
 	check(false, Stale)
+	for _, m := range last {
+		if m.Intelligibility != "" || m.WER != nil {
+			t.Fatalf("stale: %+v", m)
+		}
+	}
 }
 
 // TestModelsWithoutQualification: a server given no source says nothing

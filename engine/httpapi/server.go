@@ -142,7 +142,8 @@ type Config struct {
 	// page's clip check (the clone pipeline has its own).
 	Transcribe func(ctx context.Context, path, name string) (string, error)
 	// Qualification, when set, is reported per model in GET /v1/models
-	// ("qualified" and "qualification").
+	// ("qualified" and "qualification"; while qualified, "intelligibility"
+	// and "wer" when the source gives them).
 	Qualification QualificationSource
 	// RequireQualified answers speech requests 503 unless Qualification
 	// says the host is qualified.
@@ -372,6 +373,12 @@ func (s *Server) model() map[string]any {
 	if q, ok := s.qualification(); ok {
 		m["qualified"] = q.State == Qualified
 		m["qualification"] = q.State
+		if q.State == Qualified && q.Intelligibility != "" {
+			m["intelligibility"] = q.Intelligibility
+		}
+		if q.State == Qualified && q.WER != nil {
+			m["wer"] = *q.WER
+		}
 	}
 	return m
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -26,19 +27,23 @@ const NumericsStatement = "the native engine's numerics are not bit-exact with t
 
 // Marker records a passing qualification run.
 type Marker struct {
-	Format             string    `json:"format"`
-	Qualified          bool      `json:"qualified"`
-	Variant            string    `json:"variant"`
-	Host               string    `json:"host"`
-	GPU                string    `json:"gpu"`
-	PinsSHA256         string    `json:"pins_sha256"`
-	NativeSHA256       string    `json:"native_sha256"`
-	UpstreamCommit     string    `json:"upstream_commit,omitempty"`
-	CheckpointRevision string    `json:"checkpoint_revision"`
-	Numerics           Numerics  `json:"numerics"`
-	Bench              Figures   `json:"bench"`
-	QualifiedAt        time.Time `json:"qualified_at"`
-	DramaVersion       string    `json:"drama_version,omitempty"`
+	Format             string   `json:"format"`
+	Qualified          bool     `json:"qualified"`
+	Variant            string   `json:"variant"`
+	Host               string   `json:"host"`
+	GPU                string   `json:"gpu"`
+	PinsSHA256         string   `json:"pins_sha256"`
+	NativeSHA256       string   `json:"native_sha256"`
+	UpstreamCommit     string   `json:"upstream_commit,omitempty"`
+	CheckpointRevision string   `json:"checkpoint_revision"`
+	Numerics           Numerics `json:"numerics"`
+	Bench              Figures  `json:"bench"`
+	// Intelligibility is the word error rate the run measured, or that it
+	// measured none; a marker written before it was recorded reads as not
+	// checked.
+	Intelligibility Intelligibility `json:"intelligibility"`
+	QualifiedAt     time.Time       `json:"qualified_at"`
+	DramaVersion    string          `json:"drama_version,omitempty"`
 }
 
 // Numerics records the operator's acceptance of the native numerics.
@@ -57,6 +62,50 @@ type Figures struct {
 	BookedBytes    int64   `json:"booked_bytes"`
 	ReadySeconds   float64 `json:"ready_s"`
 	Report         string  `json:"report,omitempty"` // the report.json of the run
+}
+
+// NotChecked is how a marker without a word error rate describes the
+// intelligibility of its run.
+const NotChecked = "intelligibility not checked"
+
+// Intelligibility is whether a transcriber heard the run's warm whole
+// replies say their texts, and how well.
+type Intelligibility struct {
+	// Checked is true when a transcriber heard the replies; the figures
+	// below are set only then.
+	Checked bool `json:"checked"`
+	// WER is the word error rate over all warm whole replies (0.0131 is
+	// 1.31 %): Errors over Words; GateWER the gate it met.
+	WER         *float64 `json:"wer,omitempty"`
+	Words       int      `json:"words,omitempty"`
+	Errors      int      `json:"errors,omitempty"`
+	GateWER     float64  `json:"gate_wer,omitempty"`
+	Transcriber string   `json:"transcriber,omitempty"`
+	// Summary says it in words: "word error rate 1.31 % (...)", or
+	// NotChecked with what to give.
+	Summary string `json:"summary"`
+}
+
+// IntelligibilityOf records the word error rate of a report gated at gate;
+// a report without one (no transcriber) gives a record that says it was
+// not checked.
+func IntelligibilityOf(r *bench.Report, gate float64) Intelligibility {
+	w := r.Summary.WER
+	if w == nil {
+		return Intelligibility{Summary: NotChecked + ": no transcriber heard the replies (drama qualify --transcribe-url)"}
+	}
+	rate := w.All.Rate
+	return Intelligibility{Checked: true, WER: &rate, Words: w.All.Words, Errors: w.All.Errors, GateWER: gate, Transcriber: w.Transcriber,
+		Summary: fmt.Sprintf("word error rate %s (%d errors in %d words of the warm whole replies) within the gate %s", bench.Percent(rate), w.All.Errors, w.All.Words, bench.Percent(gate))}
+}
+
+// Short says the intelligibility in a few words, for a listing: "word
+// error rate 1.31 %" or NotChecked.
+func (i Intelligibility) Short() string {
+	if !i.Checked || i.WER == nil {
+		return NotChecked
+	}
+	return "word error rate " + bench.Percent(*i.WER)
 }
 
 // Binding is what a marker is bound to.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/native/standin"
+	"github.com/drama-tts/drama/voices/transcribe"
+	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )
 
 func testMarker(b Binding) *Marker {
@@ -207,5 +209,99 @@ func TestCheckStopped(t *testing.T) {
 	}
 	if r := CheckStopped([]int{pid}, bench.MemAvailable()+4<<30, DefaultMemoryTolerance); r.Pass || !strings.Contains(r.Detail, "below its level before the load") {
 		t.Fatalf("memory not back: %+v", r)
+	}
+}
+
+// benchHeard benches the stand-in (noise: a broken engine) with a
+// transcriber that hears the stand-in's text and garbles share of its
+// words, or with none when share < 0.
+func benchHeard(t *testing.T, noise bool, share float64) *bench.Report {
+	t.Helper()
+	run, err := standin.Listen(standin.Options{Noise: noise}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	cfg := bench.Config{Client: &bench.Client{URL: "http://" + run.Addr}, Warmup: -1, Passes: 2}
+	cfg.Corpus, _ = bench.ParseCorpus("tiny", []byte("[laughs] One two three four five six seven eight nine ten.\nA short line of six words."))
+	if share >= 0 {
+		ts := transcribetest.New()
+		defer ts.Close()
+		ts.Text = transcribetest.Garble(share, transcribetest.Hear(standin.SpokenText))
+		cfg.Transcriber = &transcribe.Client{URL: ts.URL}
+	}
+	rep, err := bench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func werResult(t *testing.T, g Gates, rep *bench.Report) *Result {
+	t.Helper()
+	var found *Result
+	for _, r := range g.Evaluate(rep) {
+		if r.Name == "word error rate" {
+			found = &r
+		} else if !r.Pass {
+			t.Errorf("%s failed: %s", r.Name, r.Detail)
+		}
+	}
+	return found
+}
+
+// A broken engine's noise is valid, deterministic audio in real time: only
+// the word error rate fails it, naming the figure. A good engine passes;
+// one whose speech a transcriber mishears in a share of the words above
+// the gate fails; without a transcriber nothing is gated and the marker
+// says so.
+func TestGateWER(t *testing.T) {
+	g := Gates{FirstAudio: 10, RTF: 10, WER: DefaultWER}
+	noise := werResult(t, g, benchHeard(t, true, 0))
+	if noise == nil || noise.Pass || noise.Value != 1 ||
+		!strings.Contains(noise.Detail, "word error rate 100.00 % (32 errors in 32 words of 4 replies") || !strings.Contains(noise.Detail, "is over the gate 5.00 %") {
+		t.Fatalf("noise: %+v", noise)
+	}
+	good := benchHeard(t, false, 0)
+	if r := werResult(t, g, good); r == nil || !r.Pass || r.Value != 0 || !strings.Contains(r.Detail, "0.00 % (0 errors in 32 words") {
+		t.Fatalf("good: %+v", r)
+	}
+	// A tenth of the words: 1 of 10 and 0 of 6 a pass, 2 in 32: 6.25 %.
+	if r := werResult(t, g, benchHeard(t, false, 0.1)); r == nil || r.Pass || !strings.Contains(r.Detail, "6.25 % (2 errors in 32 words") || !strings.Contains(r.Detail, "worst: text t01 at 10.00 %") {
+		t.Fatalf("a tenth misheard: %+v", r)
+	}
+	if r := werResult(t, Gates{FirstAudio: 10, RTF: 10, WER: 0.07}, benchHeard(t, false, 0.1)); r == nil || !r.Pass {
+		t.Fatalf("under a 7 %% gate: %+v", r)
+	}
+	none := benchHeard(t, false, -1)
+	if r := werResult(t, g, none); r != nil {
+		t.Fatalf("without a transcriber: %+v", r)
+	}
+
+	in := IntelligibilityOf(good, DefaultWER)
+	if !in.Checked || in.WER == nil || *in.WER != 0 || in.Words != 32 || in.GateWER != 0.05 || in.Short() != "word error rate 0.00 %" ||
+		!strings.HasSuffix(in.Transcriber, "/v1/audio/transcriptions") || !strings.HasPrefix(in.Summary, "word error rate 0.00 % (0 errors in 32 words") {
+		t.Fatalf("checked: %+v", in)
+	}
+	out := IntelligibilityOf(none, DefaultWER)
+	if out.Checked || out.WER != nil || out.Short() != NotChecked || !strings.HasPrefix(out.Summary, "intelligibility not checked") {
+		t.Fatalf("not checked: %+v", out)
+	}
+	// The marker keeps it; an older marker without it reads as not checked.
+	root := t.TempDir()
+	b := Binding{Variant: "full", Host: HostID(), PinsSHA256: strings.Repeat("a", 64), NativeSHA256: strings.Repeat("b", 64)}
+	m := testMarker(b)
+	m.Intelligibility = in
+	if err := Write(root, m); err != nil {
+		t.Fatal(err)
+	}
+	if st := Check(root, b); !st.OK() || st.Marker.Intelligibility.Short() != "word error rate 0.00 %" {
+		t.Fatalf("read back: %+v", st.Marker)
+	}
+	old := `{"format":"drama-qualified/1","qualified":true,"variant":"full","host":"h","gpu":"","pins_sha256":"","native_sha256":"","checkpoint_revision":"",
+		"numerics":{"accepted":true,"statement":"","accepted_at":"2024-01-01T00:00:00Z"},"bench":{"first_audio_p50_s":0,"rtf_whole_p50":0,"rtf_streamed_p50":0,"peak_bytes":0,"booked_bytes":0,"ready_s":0},"qualified_at":"2024-01-01T00:00:00Z"}`
+	os.WriteFile(Path(root, "full"), []byte(old), 0o644)
+	if m, err := Read(root, "full"); err != nil || m.Intelligibility.Short() != NotChecked {
+		t.Fatalf("an older marker: %v %+v", err, m)
 	}
 }

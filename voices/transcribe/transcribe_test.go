@@ -67,3 +67,56 @@ func TestTranscribeFailures(t *testing.T) {
 		t.Fatalf("no server: %v", err)
 	}
 }
+
+// Garble garbles floor(n*share) of n words, so the word error rate of its
+// answer is known exactly; Hear finds the text in a WAV's data chunk and
+// drops point tags, and hears no words in audio that carries none.
+func TestStandinGarbleAndHear(t *testing.T) {
+	ref := "[laughs] One two three, four five six seven eight nine ten."
+	for _, c := range []struct {
+		share  float64
+		errors int
+	}{{0, 0}, {0.1, 1}, {0.25, 2}, {0.5, 5}, {1, 10}} {
+		heard, fault := transcribetest.Garble(c.share, transcribetest.Trim(ref))("a.wav", nil)
+		if got := transcribe.WER(ref, heard); fault != 0 || got.Words != 10 || got.Errors != c.errors {
+			t.Errorf("share %g: %q scores %+v, want %d errors in 10 words", c.share, heard, got, c.errors)
+		}
+	}
+	failing := func(string, []byte) (string, int) { return "", http.StatusBadGateway }
+	if _, fault := transcribetest.Garble(0.5, failing)("a.wav", nil); fault != http.StatusBadGateway {
+		t.Errorf("fault %d passed on", fault)
+	}
+
+	wav := func(chunks ...string) []byte {
+		b := []byte("RIFF\x00\x00\x00\x00WAVE")
+		for _, c := range chunks {
+			id, body := c[:4], c[4:]
+			b = append(b, id...)
+			b = append(b, byte(len(body)), 0, 0, 0)
+			b = append(b, body...)
+			if len(body)%2 == 1 {
+				b = append(b, 0)
+			}
+		}
+		return b
+	}
+	spoken := func(pcm []byte) (string, bool) {
+		s, ok := strings.CutPrefix(string(pcm), "says:")
+		return s, ok
+	}
+	hear := transcribetest.Hear(spoken)
+	for _, c := range []struct {
+		name  string
+		audio []byte
+		want  string
+	}{
+		{"data after fmt and an odd chunk", wav("fmt 0123456789abcdef", "LIST123", "datasays:[sighs] Hello  there. [laughs]"), "Hello there."},
+		{"noise", wav("datanoise"), ""},
+		{"not a WAV", []byte("says:Hello"), ""},
+		{"a chunk past the end", []byte("RIFF\x00\x00\x00\x00WAVEfmt \xff\x00\x00\x00"), ""},
+	} {
+		if got, fault := hear("a.wav", c.audio); got != c.want || fault != 0 {
+			t.Errorf("%s: heard %q (fault %d), want %q", c.name, got, fault, c.want)
+		}
+	}
+}

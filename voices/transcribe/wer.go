@@ -83,7 +83,9 @@ func (s Score) Rate() float64 {
 
 // Add sums two scores: the rate of a set of texts is its errors over its
 // words, not the mean of their rates.
-func (s Score) Add(o Score) Score { return Score{Words: s.Words + o.Words, Errors: s.Errors + o.Errors} }
+func (s Score) Add(o Score) Score {
+	return Score{Words: s.Words + o.Words, Errors: s.Errors + o.Errors}
+}
 
 // WER scores transcript against reference, both normalised by Words: the
 // word-level edit distance (each substitution, deletion and insertion

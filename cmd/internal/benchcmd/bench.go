@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/bench"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // DefaultServer is drama serve's default address.
@@ -33,6 +34,9 @@ type Options struct {
 	Passes       int
 	Out          string
 	ReadyTimeout time.Duration
+	// TranscribeURL is the transcription server that hears each warm
+	// whole reply; "" for none.
+	TranscribeURL string
 	// Drama is the drama binary --start runs; "" means this one (tests).
 	Drama string
 }
@@ -63,6 +67,14 @@ The built-in corpus (` + bench.DefaultCorpusName + `, 24 texts) or --corpus FILE
 line, # starts a comment. Writes report.json and report.html (plots, readable
 offline) into --out, and prints the warm figures.
 
+With --transcribe-url, an OpenAI-compatible speech recognition server
+(/v1/audio/transcriptions: whisper.cpp's server, faster-whisper, LocalAI),
+each warm whole reply is transcribed and the word error rate of what was
+heard against the text is reported over all replies, per voice and per
+text: errors (words substituted, missed or added) over the text's words,
+both normalised alike (case, punctuation and point tags such as [laughs]
+removed, numbers as written). docs/bench.md says how to read it.
+
 ` + cmdutil.APIKeyHelp + `
 The key needs scope speak. With --start the drama serve started inherits
 DRAMA_API_KEY, so it requires the key the run sends.`),
@@ -70,6 +82,7 @@ DRAMA_API_KEY, so it requires the key the run sends.`),
 $ drama bench --out bench-a
 $ drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b
 $ drama bench --start --passes 1 -- --engine-bin bin/tensorfold-standin --admission off
+$ drama bench --transcribe-url http://127.0.0.1:8080 --out bench-c
 $ drama bench compare bench-a/report.json bench-b/report.json`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
@@ -86,6 +99,11 @@ $ drama bench compare bench-a/report.json bench-b/report.json`),
 			if opts.Passes < 1 || opts.Warmup < 0 {
 				return cmdutil.FlagErrorf("--passes must be 1 or more and --warmup 0 or more")
 			}
+			if opts.TranscribeURL != "" {
+				if _, err := transcribe.Endpoint(opts.TranscribeURL); err != nil {
+					return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+				}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -101,6 +119,7 @@ $ drama bench compare bench-a/report.json bench-b/report.json`),
 	fl.IntVar(&opts.Passes, "passes", bench.DefaultPasses, "warm passes summarised")
 	fl.StringVarP(&opts.Out, "out", "o", ".", "directory for report.json and report.html")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 15*time.Minute, "with --start: deadline for drama serve to become ready")
+	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes each warm whole reply, for the word error rate")
 	cmd.AddCommand(NewCmdCompare(f, nil))
 	return cmd
 }
@@ -143,6 +162,9 @@ func run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("--out %s: %w", opts.Out, err)
 	}
 	cfg := bench.Config{Corpus: corpus, Voices: opts.Voices, Warmup: opts.Warmup, Passes: opts.Passes}
+	if opts.TranscribeURL != "" {
+		cfg.Transcriber = &transcribe.Client{URL: opts.TranscribeURL}
+	}
 	if opts.Warmup == 0 {
 		cfg.Warmup = -1
 	}
@@ -171,6 +193,8 @@ func run(ctx context.Context, opts *Options) error {
 		return ctx.Err() // interrupted: drama serve, if started here, is stopped on the way out
 	case errors.As(err, new(*bench.AuthError)):
 		return shared.AuthAdvice(f, err)
+	case errors.As(err, new(*transcribe.Error)):
+		return err // --transcribe-url's server, not drama serve: the error says so
 	case err != nil && served != nil:
 		return cmdutil.EngineError(fmt.Errorf("%w\n%s", err, served.Tail()))
 	case err != nil:
@@ -204,6 +228,9 @@ func PrintSummary(f *cmdutil.Factory, rep *bench.Report) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if err := PrintWER(f, rep); err != nil {
+		return err
+	}
 	pk := rep.Memory.Peak
 	from := "the start of the run"
 	if rep.Memory.Baseline.BeforeLoad {
@@ -211,6 +238,27 @@ func PrintSummary(f *cmdutil.Factory, rep *bench.Report) error {
 	}
 	f.Infof("memory peak: MemAvailable drop %s (from %s), cgroup %s, GPU used %s, processes' RSS %s",
 		gib(pk.AvailableDrop), from, gib(pk.CgroupPeak), gib(pk.GPUUsed), gib(pk.RSS))
+	return nil
+}
+
+// PrintWER prints the word error rates of a run that had a transcriber as
+// a table: all warm whole replies, per voice, per text.
+func PrintWER(f *cmdutil.Factory, rep *bench.Report) error {
+	w := rep.Summary.WER
+	if w == nil {
+		return nil
+	}
+	f.Infof("word error rate of the warm whole replies as %s heard them:", w.Transcriber)
+	t := cmdutil.NewTable(f.IO, "group", "replies", "words", "errors", "wer")
+	for _, r := range rep.WERRows() {
+		t.AddRow(r.Group, fmt.Sprint(r.Replies), fmt.Sprint(r.Words), fmt.Sprint(r.Errors), bench.Percent(r.Rate))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if w.Untranscribed > 0 {
+		f.Warnf("%d warm whole replies were not transcribed (the server answered an error; see transcribe_error in report.json): they are left out", w.Untranscribed)
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/realclient"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/native/standin"
+	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )
 
 func TestFlags(t *testing.T) {
@@ -226,3 +227,66 @@ func countNear(img image.Image, c color.RGBA) int {
 }
 
 func near(v uint32, w uint8) bool { d := int(v) - int(w); return d > -8 && d < 8 }
+
+// With --transcribe-url the table gives the word error rate over all warm
+// whole replies and per text, as report.json does; bench compare sets two
+// such reports side by side.
+func TestBenchTranscribes(t *testing.T) {
+	ts := transcribetest.New()
+	defer ts.Close()
+	// Nine words, a quarter of them garbled: 2 errors a reply.
+	ts.Text = transcribetest.Garble(0.25, transcribetest.Hear(standin.SpokenText))
+	url, corpus := standin_(t, 0), writeCorpus(t, "[laughs] One, two, three: it's 1,000 steps to the top!", "Hi.")
+	run := func(args ...string) (string, string, error) {
+		dir := t.TempDir()
+		ios, _, out, errOut := cmdtest.IOStreams()
+		f := cmdtest.Factory(ios, "DRAMA_HOME", t.TempDir())
+		err := cmdtest.Execute(NewCmd(f, nil), append([]string{"--server", url, "--corpus", corpus, "--warmup", "0", "--passes", "2", "--out", dir}, args...)...)
+		return dir, out.String() + errOut.String(), err
+	}
+	a, out, err := run("--transcribe-url", ts.URL)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"all\t4\t20\t4\t20.00 %\n", "text t01\t2\t18\t4\t22.22 %\n", "text t02\t2\t2\t0\t0.00 %\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	rep, err := bench.ReadReport(filepath.Join(a, "report.json"))
+	if err != nil || rep.Summary.WER == nil || rep.Summary.WER.All.Errors != 4 {
+		t.Fatalf("report.json: %v %+v", err, rep.Summary.WER)
+	}
+	page, _ := os.ReadFile(filepath.Join(a, "report.html"))
+	if !bytes.Contains(page, []byte("<b>20.00 %</b>")) {
+		t.Error("report.html lacks the word error rate")
+	}
+	ts.Text = transcribetest.Hear(standin.SpokenText)
+	b, _, err := run("--transcribe-url", ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ios, _, cmp, _ := cmdtest.IOStreams()
+	if err := cmdtest.Execute(NewCmd(cmdtest.Factory(ios), nil), "compare", filepath.Join(a, "report.json"), filepath.Join(b, "report.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"whole\tall\twer\t20.00 %\t0.00 %\t0.00x\tbetter\n", "whole\ttext t01\twer\t22.22 %\t0.00 %\t0.00x\tbetter\n"} {
+		if !strings.Contains(cmp.String(), want) {
+			t.Errorf("compare lacks %q:\n%s", want, cmp)
+		}
+	}
+	if strings.Contains(cmp.String(), "text t02") {
+		t.Errorf("an unchanged text compared:\n%s", cmp)
+	}
+	// Without a transcriber: no table of it.
+	if _, out, err := run(); err != nil || strings.Contains(out, "wer") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, _, err := run("--transcribe-url", "http://127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "transcribing t01") ||
+		!strings.Contains(err.Error(), "is the transcription server running there?") || strings.Contains(err.Error(), "is drama serve running") {
+		t.Fatalf("no transcription server: %v", err)
+	}
+	if _, _, err := run("--transcribe-url", "127.0.0.1:8080"); err == nil || !strings.Contains(err.Error(), "--transcribe-url") {
+		t.Fatalf("a URL without a scheme: %v", err)
+	}
+}

@@ -30,7 +30,12 @@ B/A. A median counts as changed (slower or faster) when the ranges of its
 per-pass medians over the warm passes of A and of B do not overlap, each
 range widened by 2 % of its value (for times at least 2 ms) to allow for
 timer resolution: the difference is then larger than the spread between
-passes of the same run. Otherwise it is "same", whatever the ratio.`),
+passes of the same run. Otherwise it is "same", whatever the ratio.
+
+When both runs had a transcriber (drama bench --transcribe-url), the word
+error rates follow (figure wer, in percent): over all warm whole replies,
+per voice, and per text where the two differ, "worse" or "better" when the
+rates of the warm passes of A and of B do not overlap, else "same".`),
 		Example: strings.TrimSpace(`
 $ drama bench compare bench-a/report.json bench-b/report.json
 $ drama bench compare old.json new.json --json`),
@@ -66,17 +71,21 @@ func runCompare(opts *CompareOptions) error {
 	changed := 0
 	for _, r := range rows {
 		ratio := "n/a"
-		if !math.IsNaN(r.Ratio) {
+		if !math.IsNaN(r.Ratio) && (r.Figure != bench.FigureWER || r.A > 0) {
 			ratio = fmt.Sprintf("%.2fx", r.Ratio)
 		}
 		if r.Changed {
 			changed++
 		}
-		t.AddRow(r.Mode, r.Group, r.Figure, fmt.Sprintf("%.3f", r.A), fmt.Sprintf("%.3f", r.B), ratio, r.Verdict)
+		a, b := fmt.Sprintf("%.3f", r.A), fmt.Sprintf("%.3f", r.B)
+		if r.Figure == bench.FigureWER {
+			a, b = bench.Percent(r.A), bench.Percent(r.B)
+		}
+		t.AddRow(r.Mode, r.Group, r.Figure, a, b, ratio, r.Verdict)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	f.Infof("%d medians changed beyond the run-to-run spread", changed)
+	f.Infof("%d figures changed beyond the run-to-run spread", changed)
 	return nil
 }

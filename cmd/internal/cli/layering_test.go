@@ -66,8 +66,8 @@ var layers = []layer{
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
 	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
 	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
-	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
-	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
+	{"engine/bench", []string{"engine", "engine/native", "voices/transcribe"}, []string{"gonum.org/v1/plot"}}, // transcribes replies for the word error rate
+	{"engine/qualify", []string{"engine/bench", "pins", "voices/transcribe"}, nil},                            // its tests give the bench a transcriber
 	{"engine/supervise", []string{"engine"}, nil},
 	{"engine/pool", []string{"engine", "engine/supervise"}, nil},
 	{"engine/clone", []string{"engine", "voices", "voices/clip"}, nil},

@@ -45,7 +45,9 @@ verify --level sha256 vouched for every file and none has changed since,
 "size" when every file is present with its pinned size, else what is
 missing. ENGINE is the native engine binary found and the sha256 recorded
 in <root>/engine/engine.sha256. QUALIFIED is what drama qualify --check
-would say of the variant's marker: "qualified" with the time of the run,
+would say of the variant's marker: "qualified" with the time of the run
+and what it found of the replies' words ("word error rate 1.31 %", or
+"intelligibility not checked" when no transcriber heard them),
 "stale" when the pins, the engine record or the host changed since, "-"
 while no qualification is recorded. VOICES counts the voice files a variant ships; CLONED
 counts the cloned voices in <root>/voices, which every variant of the
@@ -88,10 +90,16 @@ type Variant struct {
 	// qualify --check says it); null while none is recorded.
 	Qualified *string `json:"qualified"`
 	// QualifiedAt is when the recorded qualification ran.
-	QualifiedAt  *time.Time `json:"qualified_at,omitempty"`
-	Voices       int        `json:"voices"`
-	ClonedVoices int        `json:"cloned_voices"`
-	Error        string     `json:"error,omitempty"`
+	QualifiedAt *time.Time `json:"qualified_at,omitempty"`
+	// Intelligibility is what the qualification found of the replies'
+	// words: "word error rate 1.31 %" or "intelligibility not checked";
+	// WER the rate itself (0.0131), when it was measured. Both only while
+	// the host is qualified.
+	Intelligibility *string  `json:"intelligibility,omitempty"`
+	WER             *float64 `json:"wer,omitempty"`
+	Voices          int      `json:"voices"`
+	ClonedVoices    int      `json:"cloned_voices"`
+	Error           string   `json:"error,omitempty"`
 }
 
 // Engine is the engine binary a variant would be served with.
@@ -250,6 +258,10 @@ func qualification(v *Variant, root string, p *pins.Pins, record string) {
 		at := st.Marker.QualifiedAt.UTC()
 		v.QualifiedAt = &at
 	}
+	if st.OK() {
+		in := st.Marker.Intelligibility.Short()
+		v.Intelligibility, v.WER = &in, st.Marker.Intelligibility.WER
+	}
 }
 
 func qualified(v Variant) string {
@@ -257,7 +269,11 @@ func qualified(v Variant) string {
 	case v.Qualified == nil:
 		return "-"
 	case *v.Qualified == qualify.Qualified && v.QualifiedAt != nil:
-		return "qualified " + v.QualifiedAt.Format("2006-01-02 15:04 UTC")
+		s := "qualified " + v.QualifiedAt.Format("2006-01-02 15:04 UTC")
+		if v.Intelligibility != nil {
+			s += " (" + *v.Intelligibility + ")"
+		}
+		return s
 	}
 	return *v.Qualified
 }

@@ -185,7 +185,7 @@ func TestListShowsQualification(t *testing.T) {
 	}
 	out := ios.Out.(interface{ String() string }).String()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 3 || !strings.HasSuffix(lines[0], "\tqualified 2026-01-02 03:04 UTC\t1\t1") ||
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "\tqualified 2026-01-02 03:04 UTC (intelligibility not checked)\t1\t1") ||
 		!strings.HasSuffix(lines[1], "\t-\t0\t1") || !strings.HasSuffix(lines[2], "\tstale\t0\t1") {
 		t.Fatalf("piped:\n%s", out)
 	}
@@ -206,5 +206,34 @@ func TestListShowsQualification(t *testing.T) {
 	}
 	if q(0) != qualify.Qualified || q(1) != "null" || q(2) != qualify.Stale {
 		t.Fatalf("qualified: %s %s %s", q(0), q(1), q(2))
+	}
+	if v := rep.Variants[0]; v.Intelligibility == nil || *v.Intelligibility != qualify.NotChecked || v.WER != nil {
+		t.Fatalf("not checked: %+v", v)
+	}
+
+	// A run that measured the word error rate shows it.
+	wer := 0.0131
+	m.Intelligibility = qualify.Intelligibility{Checked: true, WER: &wer, Words: 1221, Errors: 16, GateWER: 0.05}
+	if err := qualify.Write(x.Root, m); err != nil {
+		t.Fatal(err)
+	}
+	ios.Out.(interface{ Reset() }).Reset()
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	rep = Report{}
+	if err := json.Unmarshal([]byte(ios.Out.(interface{ String() string }).String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if v := rep.Variants[0]; v.Intelligibility == nil || *v.Intelligibility != "word error rate 1.31 %" || v.WER == nil || *v.WER != wer {
+		t.Fatalf("checked: %+v", v)
+	}
+	ios.Out.(interface{ Reset() }).Reset()
+	f.Global.JSON = false
+	if err := run(context.Background(), &Options{F: f}); err != nil {
+		t.Fatal(err)
+	}
+	if out := ios.Out.(interface{ String() string }).String(); !strings.Contains(out, "\tqualified 2026-01-02 03:04 UTC (word error rate 1.31 %)\t1\t1\n") {
+		t.Fatalf("piped:\n%s", out)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/voices"
+	"github.com/drama-tts/drama/voices/transcribe"
 )
 
 // Options are the inputs of `drama qualify`.
@@ -37,6 +38,8 @@ type Options struct {
 	Warmup, Passes int
 	GateFirstAudio float64
 	GateRTF        float64
+	GateWER        float64 // percent: the word error rate at most this, with TranscribeURL
+	TranscribeURL  string  // the transcription server that hears the bench's warm whole replies; "" none
 	MemoryGiB      float64 // booked memory; 0: the pins' estimate x qualify.BookedFactor
 	MemTolerance   float64 // GiB MemAvailable may stay below its baseline after the stop
 	UpstreamCommit string
@@ -71,7 +74,16 @@ is given:
           reply valid audio; warm streamed first audio p50 at most
           --gate-first-audio; warm RTF p50 under --gate-rtf for whole and
           streamed replies; the memory peak within the memory booked for the
-          variant (--memory-gib; default 1.4 x the pins' estimate)
+          variant (--memory-gib; default 1.4 x the pins' estimate); with
+          --transcribe-url, each warm whole reply transcribed and their word
+          error rate at most --gate-wer percent (default 5)
+
+Without --transcribe-url the replies' words are not checked: a build that
+speaks well-formed noise in real time passes the other checks, and the
+marker says "intelligibility not checked". --transcribe-url names an
+OpenAI-compatible speech recognition server (/v1/audio/transcriptions:
+whisper.cpp's server, faster-whisper, LocalAI); docs/bench.md says how the
+words are compared and what the upstream figures are.
 
 The marker, <root>/.drama/qualified-<variant>.json, is bound to this host,
 the pins' sha256 and the engine binary's sha256: new pins, a rebuilt engine
@@ -88,6 +100,7 @@ When DRAMA_API_KEY is set, the drama serve started for the run inherits it
 "Authorization: Bearer KEY".`),
 		Example: strings.TrimSpace(`
 $ drama qualify --variant nvfp4 --accept-native-numerics
+$ drama qualify --variant nvfp4 --transcribe-url http://127.0.0.1:8080 --accept-native-numerics
 $ drama qualify --check --variant nvfp4
 $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external`),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,6 +119,15 @@ $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --adm
 				return cmdutil.FlagErrorf("--gate-first-audio and --gate-rtf must be above 0")
 			case opts.MemoryGiB < 0 || opts.MemTolerance < 0:
 				return cmdutil.FlagErrorf("--memory-gib and --mem-tolerance-gib must be 0 or more")
+			case opts.GateWER <= 0 || opts.GateWER > 100:
+				return cmdutil.FlagErrorf("--gate-wer must be a percentage above 0 and at most 100, e.g. --gate-wer 5")
+			case cmd.Flags().Changed("gate-wer") && opts.TranscribeURL == "":
+				return cmdutil.FlagErrorf("--gate-wer needs --transcribe-url: the word error rate is measured on what a speech recognition server hears")
+			}
+			if opts.TranscribeURL != "" {
+				if _, err := transcribe.Endpoint(opts.TranscribeURL); err != nil {
+					return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+				}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -125,6 +147,8 @@ $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --adm
 	fl.IntVar(&opts.Passes, "passes", bench.DefaultPasses, "bench warm passes")
 	fl.Float64Var(&opts.GateFirstAudio, "gate-first-audio", qualify.DefaultFirstAudio, "seconds: warm streamed first audio p50 at most this (0.55 with --engine metal)")
 	fl.Float64Var(&opts.GateRTF, "gate-rtf", qualify.DefaultRTF, "warm real-time factor p50 under this, whole and streamed")
+	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes each warm whole reply of the bench, for the word error rate gate")
+	fl.Float64Var(&opts.GateWER, "gate-wer", 100*qualify.DefaultWER, "percent: with --transcribe-url, the warm whole replies' word error rate at most this")
 	fl.Float64Var(&opts.MemoryGiB, "memory-gib", 0, "memory booked for the variant (0: 1.4 x the pins' memory_gib)")
 	fl.Float64Var(&opts.MemTolerance, "mem-tolerance-gib", float64(qualify.DefaultMemoryTolerance)/(1<<30), "how far MemAvailable may stay below its level before the load once drama serve stopped")
 	fl.StringVar(&opts.References, "references", "", "a voice file whose references an e2e step sends inline with a request (CUDA)")
@@ -158,7 +182,9 @@ type Outcome struct {
 	Marker    string          `json:"marker,omitempty"` // its path, when written
 	Report    string          `json:"report,omitempty"`
 	Status    *qualify.Status `json:"status,omitempty"` // with --check
-	figures   qualify.Figures // the bench's gated figures, for the marker
+	// Intelligibility is the word error rate measured, or that none was.
+	Intelligibility *qualify.Intelligibility `json:"intelligibility,omitempty"`
+	figures         qualify.Figures          // the bench's gated figures, for the marker
 }
 
 func run(ctx context.Context, opts *Options) error {
@@ -196,6 +222,9 @@ func run(ctx context.Context, opts *Options) error {
 			NativeSHA256: want.NativeSHA256, UpstreamCommit: opts.UpstreamCommit, CheckpointRevision: p.Revision,
 			Numerics:    qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now().UTC()},
 			QualifiedAt: time.Now().UTC(), DramaVersion: f.Version, Bench: out.figures}
+		if out.Intelligibility != nil {
+			m.Intelligibility = *out.Intelligibility
+		}
 		if err := qualify.Write(root, m); err != nil {
 			return err
 		}
@@ -210,7 +239,11 @@ func run(ctx context.Context, opts *Options) error {
 	case !opts.Accept:
 		return fmt.Errorf("every check passed, but no marker was written: the native engine is not bit-exact with the reference implementation; run again with --accept-native-numerics to accept its output for this host")
 	}
-	f.Infof("%s is qualified on this host: wrote %s", p.Variant, out.Marker)
+	words := qualify.NotChecked
+	if out.Intelligibility != nil {
+		words = out.Intelligibility.Short()
+	}
+	f.Infof("%s is qualified on this host (%s): wrote %s", p.Variant, words, out.Marker)
 	return nil
 }
 
@@ -410,6 +443,9 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 			warm = -1
 		}
 		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
+		if opts.TranscribeURL != "" {
+			cfg.Transcriber = &transcribe.Client{URL: opts.TranscribeURL}
+		}
 		bar := shared.ProgressFor(f, &cfg)
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
@@ -445,8 +481,13 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if booked == 0 {
 		booked = int64(p.MemoryGiB * qualify.BookedFactor * (1 << 30))
 	}
-	gates := qualify.Gates{FirstAudio: opts.GateFirstAudio, RTF: opts.GateRTF, BookedBytes: booked}
+	gates := qualify.Gates{FirstAudio: opts.GateFirstAudio, RTF: opts.GateRTF, BookedBytes: booked, WER: opts.GateWER / 100}
 	add("bench", gates.Evaluate(rep)...)
+	in := qualify.IntelligibilityOf(rep, gates.WER)
+	out.Intelligibility = &in
+	if !in.Checked {
+		f.Infof("%s: the replies' words were not checked; give --transcribe-url to gate on their word error rate", qualify.NotChecked)
+	}
 	if err := shared.WriteReports(rep, dir); err != nil {
 		return err
 	}

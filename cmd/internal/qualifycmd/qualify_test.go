@@ -24,6 +24,13 @@ func TestFlags(t *testing.T) {
 		{Args: []string{"--engine", "metal", "--gate-first-audio", "0.7"}, Check: func(o *Options) bool { return o.GateFirstAudio == 0.7 }},
 		{Args: []string{"--", "--admission", "off"}, Check: func(o *Options) bool { return strings.Join(o.ServeArgs, " ") == "--admission off" }},
 		{Args: []string{"--gate-rtf", "0"}, WantErr: "--gate-rtf"},
+		{Check: func(o *Options) bool { return o.GateWER == 5 && o.TranscribeURL == "" }},
+		{Args: []string{"--transcribe-url", "http://127.0.0.1:8080", "--gate-wer", "2.5"}, Check: func(o *Options) bool {
+			return o.GateWER == 2.5 && o.TranscribeURL == "http://127.0.0.1:8080"
+		}},
+		{Args: []string{"--gate-wer", "3"}, WantErr: "--gate-wer needs --transcribe-url"},
+		{Args: []string{"--transcribe-url", "http://h:1", "--gate-wer", "0"}, WantErr: "--gate-wer must be a percentage"},
+		{Args: []string{"--transcribe-url", "h:1"}, WantErr: "--transcribe-url"},
 		{Args: []string{"--passes", "0"}, WantErr: "--passes"},
 		{Args: []string{"stray"}, WantErr: "unexpected argument"},
 	})

@@ -27,7 +27,8 @@ const (
 // supervisor's explicit environment can set them.
 const (
 	// EnvFault selects a fault: crash-on-start, hang-on-start,
-	// ignore-sigterm, encode-fail.
+	// ignore-sigterm, encode-fail, or noise (a broken engine: well-formed
+	// noise instead of speech, Options.Noise).
 	EnvFault = "TENSORFOLD_STANDIN_FAULT"
 	// EnvFaultFile names a file read at each start of the server: its
 	// content, when there is any, selects the fault as EnvFault does, so a
@@ -108,7 +109,7 @@ func parseServe(args []string, metal bool, stderr io.Writer) (*serveFlags, error
 	fs.DurationVar(&o.prefill, "prefill", envDuration(EnvPrefill, 0), "delay before the first audio of a voice not in the prefix cache")
 	fs.DurationVar(&o.busyAfterCancel, "busy-after-cancel", DefaultBusyAfterCancel, "503 window after a cancel")
 	fs.IntVar(&o.holdMiB, "hold-mib", int(envFloat(EnvHoldMiB)), "memory to allocate, touch and hold once loaded, as an engine holds its weights (MiB)")
-	fs.StringVar(&o.fault, "fault", envFault(), "crash-on-start, hang-on-start or ignore-sigterm")
+	fs.StringVar(&o.fault, "fault", envFault(), "crash-on-start, hang-on-start, ignore-sigterm or noise")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func serveMain(args []string, metal bool, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "standin: device: %s\n", deviceID())
 	opts := Options{Metal: o.metal, MaxFrames: o.maxFrames, LongForm: o.longForm, DefaultVoice: o.defVox,
 		RTF: o.rtf, BusyAfterCancel: o.busyAfterCancel, Crash: func() { crash(stderr) }, Prefill: o.prefill,
-		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }}
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }, Noise: o.fault == "noise"}
 	if v, ok := os.LookupEnv("DRAMA_PREFIX_CACHE"); ok {
 		fmt.Fprintf(stderr, "standin: prefix cache: %s\n", v)
 		n, err := strconv.Atoi(v)

@@ -25,7 +25,8 @@
 // connection closes without the terminating chunk); MarkerCrash makes the
 // server process exit with code 70 at that point. The binary's
 // TENSORFOLD_STANDIN_FAULT selects crash-on-start (exit 70 while loading),
-// hang-on-start (never ready, no output), ignore-sigterm, or encode-fail
+// hang-on-start (never ready, no output), ignore-sigterm, noise (a broken
+// engine: valid, deterministic audio that is noise and carries no text), or encode-fail
 // (TENSORFOLD_STANDIN_FAULT_FILE names a file, read at each start, whose
 // content selects it instead, so the restarts of a running engine can fail);
 // TENSORFOLD_STANDIN_LOAD_TIME sets the simulated load (progress lines

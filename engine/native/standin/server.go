@@ -63,6 +63,10 @@ type Options struct {
 	PrefixCache int
 	// Logf, when set, receives a line for each prefill.
 	Logf func(format string, args ...any)
+	// Noise makes it a broken engine that sends well-formed noise, as
+	// loud and as long as its speech, which carries no text (SpokenText
+	// finds none): valid and deterministic audio no one could understand.
+	Noise bool
 }
 
 // DefaultPrefixCache is how many voices the engine's prefix cache keeps.
@@ -295,7 +299,7 @@ func (s *Server) planFor(req *native.SpeechRequest) plan {
 	if req.LongForm != nil && !*req.LongForm {
 		longForm = false
 	}
-	return makePlan(req.Input, key, limit, longForm)
+	return makePlan(req.Input, key, limit, longForm, s.opts.Noise)
 }
 
 func segmentsHeader(p *plan) string {

@@ -352,3 +352,49 @@ func TestDeviceID(t *testing.T) {
 		t.Errorf("deviceID %q without CUDA_VISIBLE_DEVICES", got)
 	}
 }
+
+// The speech carries its text, whole and streamed alike, so a
+// transcription stand-in can hear it; noise, silence and a speech cut
+// before its text was carried carry none.
+func TestSpokenText(t *testing.T) {
+	s, _ := NewServer(Options{})
+	text := `[laughs] Ünïcode "quoted" — and a long tail ` + strings.Repeat("word ", 60)
+	body, _ := json.Marshal(map[string]any{"input": text, "response_format": "pcm"})
+	pcm := post(t, s, string(body)).Body.Bytes()
+	if got, ok := SpokenText(pcm); !ok || got != text {
+		t.Fatalf("whole: %q %v", got, ok)
+	}
+	body, _ = json.Marshal(map[string]any{"input": text, "response_format": "pcm", "stream": true})
+	if streamed := post(t, s, string(body)).Body.Bytes(); !bytes.Equal(streamed, pcm) {
+		t.Fatal("the stream differs from the whole reply")
+	}
+	wav := post(t, s, `{"input":"Hi."}`).Body.Bytes()
+	r := bytes.NewReader(wav)
+	if _, err := native.ReadWAVHeader(r); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := SpokenText(wav[len(wav)-r.Len():]); !ok || got != "Hi." {
+		t.Fatalf("WAV: %q %v", got, ok)
+	}
+	if _, ok := SpokenText(wav); ok {
+		t.Error("a WAV header read as samples carries no text")
+	}
+	if _, ok := SpokenText(make([]byte, len(pcm))); ok {
+		t.Error("silence carries no text")
+	}
+	if _, ok := SpokenText(pcm[:2*8*(len(payloadMagic)+2+len(text)/2)]); ok {
+		t.Error("a speech cut halfway through its text carries it")
+	}
+	noisy, _ := NewServer(Options{Noise: true})
+	body, _ = json.Marshal(map[string]any{"input": text, "response_format": "pcm"})
+	noise := post(t, noisy, string(body)).Body.Bytes()
+	if len(noise) != len(pcm) || bytes.Equal(noise, pcm) {
+		t.Fatalf("noise: %d bytes against %d", len(noise), len(pcm))
+	}
+	if got, ok := SpokenText(noise); ok {
+		t.Errorf("noise carries %q", got)
+	}
+	if again := post(t, noisy, string(body)).Body.Bytes(); !bytes.Equal(again, noise) {
+		t.Error("the noise is not deterministic")
+	}
+}

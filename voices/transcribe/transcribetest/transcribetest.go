@@ -5,22 +5,32 @@
 package transcribetest
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/drama-tts/drama/voices/transcribe"
 )
+
+// TextFunc answers a clip, given its file name and bytes; a non-zero fault
+// makes the reply that error status instead.
+type TextFunc func(filename string, audio []byte) (text string, fault int)
 
 // Server is a running stand-in.
 type Server struct {
 	*httptest.Server
-	// Text answers a clip, given its file name and bytes; a non-empty
-	// fault makes the reply that error status instead. Set before use.
-	Text func(filename string, audio []byte) (text string, fault int)
+	// Text answers each clip. Set before use.
+	Text TextFunc
 
 	mu       sync.Mutex
 	requests []Request
@@ -97,6 +107,73 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 }
 
 // Trim is a Text that answers a text with untidy spacing, as recognisers do.
-func Trim(text string) func(string, []byte) (string, int) {
+func Trim(text string) TextFunc {
 	return func(string, []byte) (string, int) { return "  " + strings.ReplaceAll(text, " ", "  ") + "\n", 0 }
+}
+
+// pointTag is a point tag as the model performs it: a recogniser writes
+// the words it hears, not the tags.
+var pointTag = regexp.MustCompile(`\[[^\]]*\]`)
+
+// Hear is a Text that hears the words a clip carries: spoken finds the text
+// in the samples of the clip's WAV data chunk (a stand-in engine's speech
+// carries it: standin.SpokenText), and the answer is that text without its
+// point tags; audio that carries none (noise, a clip that is not a WAV) is
+// heard as no words at all, an empty text.
+func Hear(spoken func(pcm []byte) (string, bool)) TextFunc {
+	return func(_ string, audio []byte) (string, int) {
+		pcm, ok := wavData(audio)
+		if !ok {
+			return "", 0
+		}
+		text, ok := spoken(pcm)
+		if !ok {
+			return "", 0
+		}
+		return strings.Join(strings.Fields(pointTag.ReplaceAllString(text, " ")), " "), 0
+	}
+}
+
+// wavData returns the bytes of a RIFF WAVE file's data chunk.
+func wavData(b []byte) ([]byte, bool) {
+	if len(b) < 12 || !bytes.Equal(b[:4], []byte("RIFF")) || !bytes.Equal(b[8:12], []byte("WAVE")) {
+		return nil, false
+	}
+	for i := 12; i+8 <= len(b); {
+		id, size := string(b[i:i+4]), int(binary.LittleEndian.Uint32(b[i+4:i+8]))
+		i += 8
+		if id == "data" {
+			return b[i:min(len(b), i+size)], true
+		}
+		if size < 0 || size > len(b)-i {
+			return nil, false
+		}
+		i += size + size%2
+	}
+	return nil, false
+}
+
+// Garble is a Text that garbles a share (0 to 1) of the words text hears:
+// the words as transcribe.Words counts them, every word i for which
+// floor((i+1)*share) passes floor(i*share) replaced by a word no text
+// has ("garbled1", "garbled2", ...). Of n words floor(n*share) are
+// garbled, so the word error rate of the answer against the clip's text is
+// that many errors over n words when text hears the words right. A fault
+// of text is passed on.
+func Garble(share float64, text TextFunc) TextFunc {
+	return func(name string, audio []byte) (string, int) {
+		heard, fault := text(name, audio)
+		if fault != 0 {
+			return heard, fault
+		}
+		words := transcribe.Words(heard)
+		k := 0
+		for i := range words {
+			if math.Floor(float64(i+1)*share) > math.Floor(float64(i)*share) {
+				k++
+				words[i] = fmt.Sprintf("garbled%d", k)
+			}
+		}
+		return strings.Join(words, " "), 0
+	}
 }
