@@ -216,6 +216,7 @@ func (q *hostQualification) check() (httpapi.Qualification, string) {
 	switch st.State {
 	case qualify.Qualified:
 		out.State = httpapi.Qualified
+		out.Intelligibility, out.WER = st.Marker.Intelligibility.Short(), st.Marker.Intelligibility.WER
 	case qualify.Stale:
 		out.State = httpapi.Stale
 		got := st.Marker.Binding()

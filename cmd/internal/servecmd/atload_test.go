@@ -164,16 +164,21 @@ func TestQualificationServed(t *testing.T) {
 	_, api, addr := serveOver(t, opts, sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(fake.Desc.Capabilities)
 
+	var intelligibility string
+	var wer *float64
 	models := func() (bool, string) {
 		t.Helper()
 		status, _, body := rawRequest(t, addr, "GET /v1/models/drama-3-full", "", nil)
 		var m struct {
-			Qualified     bool   `json:"qualified"`
-			Qualification string `json:"qualification"`
+			Qualified       bool     `json:"qualified"`
+			Qualification   string   `json:"qualification"`
+			Intelligibility string   `json:"intelligibility"`
+			WER             *float64 `json:"wer"`
 		}
 		if !strings.HasSuffix(status, " 200 OK") || json.Unmarshal(body, &m) != nil {
 			t.Fatalf("GET /v1/models/drama-3-full: %s %s", status, body)
 		}
+		intelligibility, wer = m.Intelligibility, m.WER
 		return m.Qualified, m.Qualification
 	}
 	speechStatus := func() (string, string) {
@@ -189,13 +194,19 @@ func TestQualificationServed(t *testing.T) {
 		t.Fatalf("no marker: %s %s", status, body)
 	}
 
+	rate := 0.0131
 	m := &qualify.Marker{Qualified: true, Variant: "full", Host: q.want.Host, PinsSHA256: q.want.PinsSHA256, NativeSHA256: q.want.NativeSHA256,
-		Numerics: qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now()}, QualifiedAt: time.Now()}
+		Numerics: qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now()}, QualifiedAt: time.Now(),
+		Intelligibility: qualify.Intelligibility{Checked: true, WER: &rate, Words: 229, Errors: 3, GateWER: qualify.DefaultWER, Summary: "word error rate 1.31 %"}}
 	if err := qualify.Write(root, m); err != nil {
 		t.Fatal(err)
 	}
 	if ok, state := models(); !ok || state != "qualified" {
 		t.Fatalf("marker: qualified %v %s", ok, state)
+	}
+	// the marker's word error rate is served while qualified
+	if wer == nil || *wer != rate || intelligibility != m.Intelligibility.Short() {
+		t.Errorf("a marker with a word error rate of %v: GET /v1/models gives intelligibility %q wer %v", rate, intelligibility, wer)
 	}
 	if status, body := speechStatus(); !strings.HasSuffix(status, " 200 OK") {
 		t.Fatalf("qualified: %s %s", status, body)
