@@ -14,7 +14,7 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 DESTDIR  ?=
 
-.PHONY: all build plugins install uninstall test bench lint fuzz demo proto clean
+.PHONY: all build plugins install uninstall test test-arm64 bench lint fuzz demo proto clean
 all: build
 
 build: plugins
@@ -45,7 +45,20 @@ uninstall:
 
 test:
 	$(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# make test-arm64 runs every test as linux/arm64 binaries under Debian's
+# qemu-user; binfmt_misc runs the arm64 binaries the tests build and start
+# under it too (scripts/qemu-binfmt.sh registers it, as root). No -race:
+# the race detector does not run under qemu. Tests bound by time scale
+# their deadlines by ARM64_TIME_SCALE; the few that cannot run under
+# emulation say so in one line.
+ARM64_TIME_SCALE ?= 10
+test-arm64:
+	@scripts/qemu-binfmt.sh --check
+	GOARCH=arm64 DRAMA_TEST_TIME_SCALE=$(ARM64_TIME_SCALE) $(GO) test -exec qemu-aarch64 -count=1 -timeout 30m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
