@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/internal/emutest"
 	"github.com/drama-tts/drama/internal/proc"
 )
 
@@ -304,16 +305,22 @@ func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
 }
 
 // processesRunning lists the command lines of live processes started from a
-// binary under dir, read from /proc.
+// binary under dir, read from /proc. Under emulation the kernel runs each
+// binary as an argument of the emulator, which comes first in its command
+// line and is left out here.
 func processesRunning(t *testing.T, dir string) []string {
 	t.Helper()
 	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("cannot list processes in /proc: %v", err)
 	}
+	emulator := emutest.Emulator()
 	var left []string
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
+		if emulator != "" {
+			data = bytes.TrimPrefix(data, []byte(emulator+"\x00"))
+		}
 		if err != nil || !bytes.HasPrefix(data, []byte(dir)) {
 			continue // gone meanwhile, or not ours
 		}

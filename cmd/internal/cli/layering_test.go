@@ -43,6 +43,7 @@ var layers = []layer{
 	{"pins/atomicfile", []string{"internal/proc"}, nil},                                                                                    // an owner's start time names its temporaries
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
+	{"internal/emutest", nil, nil}, // tests only
 	{"engine/model", nil, nil},
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
