@@ -14,7 +14,7 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 DESTDIR  ?=
 
-.PHONY: all build plugins install uninstall test test-arm64 bench lint fuzz demo proto clean
+.PHONY: all build plugins install uninstall test test-arm64 dist bench lint fuzz demo proto clean
 all: build
 
 build: plugins
@@ -60,6 +60,13 @@ test-arm64:
 	@scripts/qemu-binfmt.sh --check
 	GOARCH=arm64 DRAMA_TEST_TIME_SCALE=$(ARM64_TIME_SCALE) $(GO) test -exec qemu-aarch64 -count=1 -timeout 30m ./...
 
+# make dist builds the release archives drama-VERSION-OS-ARCH.tar.gz for
+# PLATFORMS into DIST, and DIST/SHA256SUMS (scripts/dist.sh).
+DIST      ?= dist
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+dist:
+	VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' GO='$(GO)' scripts/dist.sh '$(DIST)' $(PLATFORMS)
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 
@@ -83,4 +90,4 @@ proto:
 	scripts/gen-proto.sh
 
 clean:
-	rm -rf $(BIN) demo
+	rm -rf $(BIN) demo $(DIST)
