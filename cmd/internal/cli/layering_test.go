@@ -54,7 +54,7 @@ var layers = []layer{
 		"github.com/hashicorp/go-hclog", "google.golang.org/grpc", "google.golang.org/protobuf", "golang.org/x/sys"}},
 	{"engine/enginepb", nil, []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
 	{"engine/host", []string{"engine"}, []string{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-hclog"}},
-	{"engine/enginetest", []string{"engine", "engine/host"}, []string{"github.com/hashicorp/go-plugin"}},
+	{"engine/enginetest", []string{"engine", "engine/host", "internal/emutest"}, []string{"github.com/hashicorp/go-plugin"}}, // WaitFor's deadline scales under emulation
 	{"engine/native", []string{"engine", "engine/native", "engine/native/standin"}, []string{"github.com/hashicorp/go-hclog", "golang.org/x/sys"}},
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
