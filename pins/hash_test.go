@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/drama-tts/drama/internal/emutest"
 )
 
 func writeRandom(t *testing.T, name string, n int) []byte {
@@ -44,6 +46,7 @@ func TestHashFileSizes(t *testing.T) {
 // return an error (not crash on the fault past the new end) or, at least,
 // never report the old size.
 func TestHashFileShrinks(t *testing.T) {
+	emutest.SkipEmulated(t, "qemu-user reports a read of a mapped file past its end as a fault at address 0, which Go raises as a nil dereference, not as the fault the mapped hash recovers from")
 	name := filepath.Join(t.TempDir(), "f")
 	writeRandom(t, name, 16<<20)
 	var seen int64

@@ -193,6 +193,15 @@ else
 	skip 'make test    # run every test (go vet, the race detector, fuzz seed corpora)' "the whole test suite; set CHECK_EXAMPLES_MAKE_TEST=1"
 fi
 
+say "README: install (the release archives; the linux/amd64 one unpacked into ~/.local/bin)"
+cd "$clone"
+ex 'make dist VERSION=1.2.3                          # dist/drama-1.2.3-OS-ARCH.tar.gz and dist/SHA256SUMS'
+ex '(cd dist && sha256sum -c --ignore-missing SHA256SUMS)'
+ex 'tar -xzf dist/drama-1.2.3-linux-amd64.tar.gz'
+ex 'mkdir -p ~/.local/bin && cp drama-1.2.3-linux-amd64/drama* ~/.local/bin/   # drama, its plugins and their .sha256 files'
+ex '~/.local/bin/drama plugins'
+rm -rf ~/.local/bin drama-1.2.3-linux-amd64 dist
+
 say "README: from nothing to speech"
 fresh nothing-to-speech
 ex 'drama fetch --variant nvfp4 --accept-license   # 22.3 GB, verified while it arrives' \

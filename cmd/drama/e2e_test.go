@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/internal/emutest"
 	"github.com/drama-tts/drama/internal/proc"
 )
 
@@ -150,7 +151,7 @@ func launchServe(t testing.TB, drama, root string, env []string, extra ...string
 	}
 	s := watch(cmd, "http://"+addr, stderr)
 	t.Cleanup(func() { s.stop(t) })
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(emutest.Scale(30 * time.Second))
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get(s.url + "/ready"); err == nil {
 			resp.Body.Close()
@@ -164,7 +165,7 @@ func launchServe(t testing.TB, drama, root string, env []string, extra ...string
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.Fatalf("drama serve not ready in 30 s\n%s", s.stderr)
+	t.Fatalf("drama serve not ready in %s\n%s", emutest.Scale(30*time.Second), s.stderr)
 	return nil
 }
 
@@ -177,9 +178,9 @@ func (s *server) stop(t testing.TB) {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
-	case <-time.After(15 * time.Second):
+	case <-time.After(emutest.Scale(15 * time.Second)):
 		s.cmd.Process.Kill()
-		t.Errorf("drama serve did not stop within 15 s of SIGTERM\n%s", s.stderr)
+		t.Errorf("drama serve did not stop within %s of SIGTERM\n%s", emutest.Scale(15*time.Second), s.stderr)
 	}
 }
 
@@ -287,10 +288,10 @@ func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("drama serve exited with %v after SIGTERM\n%s", err, s.stderr)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(emutest.Scale(15 * time.Second)):
 		t.Fatal("drama serve did not exit after SIGTERM")
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(emutest.Scale(2 * time.Second))
 	for {
 		left := processesRunning(t, binDir)
 		if len(left) == 0 {
@@ -304,16 +305,22 @@ func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
 }
 
 // processesRunning lists the command lines of live processes started from a
-// binary under dir, read from /proc.
+// binary under dir, read from /proc. Under emulation the kernel runs each
+// binary as an argument of the emulator, which comes first in its command
+// line and is left out here.
 func processesRunning(t *testing.T, dir string) []string {
 	t.Helper()
 	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("cannot list processes in /proc: %v", err)
 	}
+	emulator := emutest.Emulator()
 	var left []string
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
+		if emulator != "" {
+			data = bytes.TrimPrefix(data, []byte(emulator+"\x00"))
+		}
 		if err != nil || !bytes.HasPrefix(data, []byte(dir)) {
 			continue // gone meanwhile, or not ours
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/internal/emutest"
 )
 
 // The README's stand-in example, as written (no --admission, no installed
@@ -38,7 +41,7 @@ func TestServeReadmeStandInExample(t *testing.T) {
 		}
 	}()
 	url := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(emutest.Scale(30 * time.Second))
 	for ready := false; !ready; {
 		if resp, err := http.Get(url + "/ready"); err == nil {
 			resp.Body.Close()
@@ -50,7 +53,7 @@ func TestServeReadmeStandInExample(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not ready in 30 s\n%s", stderr.String())
+			t.Fatalf("not ready in %s\n%s", emutest.Scale(30*time.Second), stderr.String())
 		}
 	}
 	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"Hello."}`))
@@ -59,9 +62,18 @@ func TestServeReadmeStandInExample(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	second := exec.Command(filepath.Join(bin, "drama"), "serve", "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--addr", freeAddr(t), "--plugin-dir", bin)
+	// A second serve that does not see the first would serve until stopped:
+	// it gets a deadline, then SIGTERM (it stops its engine), then SIGKILL.
+	ctx, cancel := context.WithTimeout(context.Background(), emutest.Scale(30*time.Second))
+	defer cancel()
+	second := exec.CommandContext(ctx, filepath.Join(bin, "drama"), "serve", "--engine-bin", filepath.Join(bin, "tensorfold-standin"), "--addr", freeAddr(t), "--plugin-dir", bin)
 	second.Env = cmd.Env
+	second.Cancel = func() error { return second.Process.Signal(syscall.SIGTERM) }
+	second.WaitDelay = emutest.Scale(15 * time.Second)
 	out, err := second.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("a second serve on the root still ran after %s: it did not see the first\n%s", emutest.Scale(30*time.Second), out)
+	}
 	var x *exec.ExitError
 	want := fmt.Sprintf("drama: drama serve (pid %d, %s, variant full", cmd.Process.Pid, url)
 	if !errors.As(err, &x) || x.ExitCode() != 1 || !strings.Contains(string(out), want) || strings.Contains(string(out), "runtime directory") {

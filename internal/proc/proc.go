@@ -33,14 +33,23 @@ type Stat struct {
 // to be reaped, or dead.
 func (s Stat) Exited() bool { return s.State == 'Z' || s.State == 'X' }
 
-// Read reads /proc/PID/stat. A pid that names no process, or a system
-// without /proc, gives an error wrapping fs.ErrNotExist; a line that
-// cannot be read, one wrapping ErrFormat.
+// Read reads what /proc/PID/stat says of process pid. A pid that names no
+// process, or a system without /proc, gives an error wrapping
+// fs.ErrNotExist; a line that cannot be read, one wrapping ErrFormat.
+//
+// It reads the stat file of the process's main thread, /proc/PID/task/PID/stat,
+// whose state, parent and start time are the process's own: the same as
+// /proc/PID/stat on every kernel. A user-mode emulator (qemu-user, as
+// make test-arm64 runs) answers /proc/self/stat and /proc/<its own
+// pid>/stat itself, with a start time of its own making that no other
+// process reads; the main thread's file it leaves to the kernel, so a
+// process reads the start time that others read of it.
 func Read(pid int) (Stat, error) {
 	if pid <= 0 {
 		return Stat{}, fmt.Errorf("proc: pid %d: %w", pid, os.ErrNotExist)
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p := strconv.Itoa(pid)
+	b, err := os.ReadFile("/proc/" + p + "/task/" + p + "/stat")
 	if err != nil {
 		return Stat{}, fmt.Errorf("proc: %w", err)
 	}
@@ -85,16 +94,16 @@ func Mounted() bool {
 // All returns the stat of every process /proc lists that is still there
 // when read (none where there is no /proc).
 func All() []Stat {
-	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	paths, _ := filepath.Glob("/proc/[0-9]*")
 	out := make([]Stat, 0, len(paths))
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		pid, err := strconv.Atoi(filepath.Base(p))
 		if err != nil {
-			continue // gone meanwhile
+			continue
 		}
-		if st, err := Parse(b); err == nil {
+		if st, err := Read(pid); err == nil {
 			out = append(out, st)
-		}
+		} // else gone meanwhile
 	}
 	return out
 }

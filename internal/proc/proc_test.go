@@ -2,13 +2,32 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// printParentEnv makes the test binary print what Read says of its parent
+// and exit.
+const printParentEnv = "PROC_TEST_PRINT_PARENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(printParentEnv) == "1" {
+		st, err := Read(os.Getppid())
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println(st.PID, st.StartTime)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func TestParse(t *testing.T) {
 	line := "4242 (a b) (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 18446744073709551615\n"
@@ -60,5 +79,31 @@ func TestReadThisProcessAndAGoneOne(t *testing.T) {
 	}
 	if !self {
 		t.Error("All does not list this process")
+	}
+}
+
+// TestOthersReadTheSameStartTime: the start time this process reads of
+// itself is the one another process reads of it, or a record naming this
+// process by pid and start time (a serve record, an atomic file's owner)
+// would name no process for anyone else. Under qemu-user, which answers a
+// process's /proc/self/stat and /proc/<own pid>/stat itself with a start
+// time of its own, they differ unless Read asks the kernel.
+func TestOthersReadTheSameStartTime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux has /proc")
+	}
+	self, err := Read(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0])
+	child.Env = append(os.Environ(), printParentEnv+"=1")
+	out, err := child.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	want := strconv.Itoa(self.PID) + " " + strconv.FormatUint(self.StartTime, 10)
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("a child reads its parent as %q (pid, start time); the parent read itself as %q", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/drama-tts/drama/internal/emutest"
 	"github.com/drama-tts/drama/pth"
 )
 
@@ -95,6 +96,7 @@ func TestHashFileMatches(t *testing.T) {
 	if h := hashFile(context.Background(), f, int64(len(b))); h.err != nil || h.sum != hex.EncodeToString(want[:]) {
 		t.Fatalf("got %s, %v; want %x", h.sum, h.err, want)
 	}
+	emutest.SkipEmulated(t, "qemu-user reports a read of a mapped file past its end as a fault at address 0, which Go raises as a nil dereference, not as the fault the mapped hash recovers from")
 	if err := os.Truncate(name, 2<<20); err != nil {
 		t.Fatal(err)
 	}

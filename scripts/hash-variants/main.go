@@ -42,6 +42,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: hash-variants [-mode drama|mmap|read] [-window MiB] [-populate] [-workers N] FILE...")
 		os.Exit(2)
 	}
+	advice := unix.MADV_SEQUENTIAL
+	if *populate {
+		a, err := populateAdvice()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hash-variants:", err)
+			os.Exit(2)
+		}
+		advice = a
+	}
 	hashOne := func(name string) (int64, error) {
 		switch *mode {
 		case "drama":
@@ -50,7 +59,7 @@ func main() {
 		case "read":
 			return hashRead(name)
 		}
-		return hashMapped(name, int64(*window)<<20, *populate)
+		return hashMapped(name, int64(*window)<<20, advice)
 	}
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
@@ -106,7 +115,7 @@ func hashRead(name string) (int64, error) {
 	return n, err
 }
 
-func hashMapped(name string, window int64, populate bool) (int64, error) {
+func hashMapped(name string, window int64, advice int) (int64, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return 0, err
@@ -126,10 +135,6 @@ func hashMapped(name string, window int64, populate bool) (int64, error) {
 		m, err := unix.Mmap(int(f.Fd()), done, int(n), unix.PROT_READ, unix.MAP_SHARED)
 		if err != nil {
 			return done, err
-		}
-		advice := unix.MADV_SEQUENTIAL
-		if populate {
-			advice = unix.MADV_POPULATE_READ // Linux 5.14
 		}
 		unix.Madvise(m, advice)
 		hashSteps(h, m)

@@ -38,7 +38,7 @@ var (
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
 var layers = []layer{
 	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil}, // main imports cli alone; its end-to-end tests use fixtures
-	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit"}, domain...), cliModules},
+	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit", "internal/emutest"}, domain...), cliModules}, // emutest: realclient, tests only
 	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
 	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
 	{"pins/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                           // an owner's start time names its temporaries; sync_file_range starts writeback
@@ -48,6 +48,7 @@ var layers = []layer{
 	{"internal/connlimit", nil, nil}, // the connection bound of drama mirror serve
 	{"internal/safetext", nil, nil},
 	{"internal/httpsafe", nil, nil},
+	{"internal/emutest", nil, nil}, // tests only
 	{"engine/model", nil, nil},
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
@@ -59,7 +60,7 @@ var layers = []layer{
 		"github.com/hashicorp/go-hclog", "google.golang.org/grpc", "google.golang.org/protobuf", "golang.org/x/sys"}},
 	{"engine/enginepb", nil, []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
 	{"engine/host", []string{"engine"}, []string{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-hclog"}},
-	{"engine/enginetest", []string{"engine", "engine/host"}, []string{"github.com/hashicorp/go-plugin"}},
+	{"engine/enginetest", []string{"engine", "engine/host", "internal/emutest"}, []string{"github.com/hashicorp/go-plugin"}}, // WaitFor's deadline scales under emulation
 	{"engine/native", []string{"engine", "engine/native", "engine/native/standin"}, []string{"github.com/hashicorp/go-hclog", "golang.org/x/sys"}},
 	{"engine/native/nativetest", []string{"engine/..."}, nil},
 	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",

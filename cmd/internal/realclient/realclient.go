@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/drama-tts/drama/internal/emutest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,8 +49,8 @@ func ModuleRoot(t testing.TB) string {
 }
 
 // SkipLogEnv is the environment variable naming the file a skip appends
-// its line to.
-const SkipLogEnv = "DRAMA_SKIP_LOG"
+// its line to (emutest.SkipLogEnv).
+const SkipLogEnv = emutest.SkipLogEnv
 
 // missing skips the test with one line, or fails it when clients are required.
 func missing(t testing.TB, client, why, fix string) {
@@ -58,47 +59,10 @@ func missing(t testing.TB, client, why, fix string) {
 	if os.Getenv(RequireEnv) == "require" {
 		t.Fatalf("%s; %s=require forbids skipping", msg, RequireEnv)
 	}
-	if name := os.Getenv(SkipLogEnv); name != "" {
-		if err := logSkip(name, t.Name(), client, why, fix); err != nil {
-			t.Errorf("%s: %v", SkipLogEnv, err)
-		}
+	if err := emutest.LogSkip(t.Name(), client, why, fix); err != nil {
+		t.Errorf("%s: %v", SkipLogEnv, err)
 	}
 	t.Skip(msg)
-}
-
-// logSkip appends one line to the skip log: the package (its directory,
-// relative to the module root), the test, the client, why it is missing and
-// the fix, tab-separated. Test binaries of several packages append to the
-// same file at once: each line is one write to a file opened for appending.
-func logSkip(name, test, client, why, fix string) error {
-	pkg := "."
-	if wd, err := os.Getwd(); err == nil {
-		for dir := wd; ; dir = filepath.Dir(dir) {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				if rel, err := filepath.Rel(dir, wd); err == nil {
-					pkg = filepath.ToSlash(filepath.Join(".", rel))
-					if pkg != "." {
-						pkg = "./" + pkg
-					}
-				}
-				break
-			}
-			if dir == filepath.Dir(dir) {
-				break
-			}
-		}
-	}
-	clean := func(s string) string { return strings.NewReplacer("\t", " ", "\n", " ").Replace(s) }
-	line := strings.Join([]string{clean(pkg), clean(test), clean(client), clean(why), clean(fix)}, "\t") + "\n"
-	fh, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := fh.WriteString(line); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }
 
 // Client runs one real client's programs.
