@@ -26,9 +26,9 @@ const stallPiece = 16 << 10
 // this much lies unread; left to the kernel, the buffer grows to megabytes
 // on a fast link (2.8 MB on loopback: 1.6 s of audio from an engine at 20
 // times real time, before the timeout even starts). Linux doubles the
-// value, so 128 KiB: 0.74 s of audio, a quarter of a short line, and over
-// a 100 ms round trip still 15 times real time.
-const replyWindow = 64 << 10
+// value, so 64 KiB: 0.37 s of audio, an eighth of a short line, and over
+// a 100 ms round trip still 7 times real time.
+const replyWindow = 32 << 10
 
 // errClientStalled is the cause given to a request's context when its
 // client stopped reading.
