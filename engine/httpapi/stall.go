@@ -26,9 +26,12 @@ const stallPiece = 16 << 10
 // this much lies unread; left to the kernel, the buffer grows to megabytes
 // on a fast link (2.8 MB on loopback: 1.6 s of audio from an engine at 20
 // times real time, before the timeout even starts). Linux doubles the
-// value, so 64 KiB: 0.37 s of audio, an eighth of a short line, and over
-// a 100 ms round trip still 7 times real time.
-const replyWindow = 32 << 10
+// value, so 128 KiB: 0.74 s of audio, a quarter of a short line, and over
+// a 100 ms round trip still 15 times real time. Not less: loopback sends
+// segments of 64 KiB, and a buffer that holds less than two waits for the
+// client's delayed acknowledgement (32 KiB made a 0.6 MB streamed reply
+// to a client on the same host 35 ms slower).
+const replyWindow = 64 << 10
 
 // errClientStalled is the cause given to a request's context when its
 // client stopped reading.
