@@ -112,8 +112,9 @@ func lastByte(url, body string) (time.Duration, error) {
 // BenchmarkServeAddedWhole compares the time to the last byte of a reply
 // through drama serve with the stand-in directly (unpaced, so the figures
 // are the path's own cost): a whole reply ("stream": false, a WAV with
-// exact sizes) and a streamed one (raw PCM, as the native server streams), of a medium text of the bench corpus
-// (about 5.8 s of audio, 0.5 MB), the four requests alternating.
+// exact sizes) and a streamed one (raw PCM, as the native server streams),
+// of a medium text of the bench corpus (about 7.4 s of audio, 0.65 MB),
+// the four requests alternating.
 func BenchmarkServeAddedWhole(b *testing.B) {
 	t := testing.TB(b)
 	s := startServe(t)

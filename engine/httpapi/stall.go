@@ -29,7 +29,7 @@ const stallPiece = 16 << 10
 // value, so 128 KiB: 0.74 s of audio, a quarter of a short line, and over
 // a 100 ms round trip still 15 times real time. Not less: loopback sends
 // segments of 64 KiB, and a buffer that holds less than two waits for the
-// client's delayed acknowledgement (32 KiB made a 0.6 MB streamed reply
+// client's delayed acknowledgement (32 KiB made a 0.65 MB streamed reply
 // to a client on the same host 35 ms slower).
 const replyWindow = 64 << 10
 
