@@ -92,6 +92,63 @@ func BenchmarkServeAddedFirstByte(b *testing.B) {
 	b.ReportMetric(float64((percentile(viaServe, 0.99)-percentile(viaDirect, 0.99)).Microseconds())/1000, "added-p99-ms")
 }
 
+// lastByte times a request to the last byte of its body.
+func lastByte(url, body string) (time.Duration, error) {
+	start := time.Now()
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return time.Since(start), nil
+}
+
+// BenchmarkServeAddedWhole compares the time to the last byte of a reply
+// through drama serve with the stand-in directly (unpaced, so the figures
+// are the path's own cost): a whole reply ("stream": false, a WAV with
+// exact sizes) and a streamed one (raw PCM, as the native server streams),
+// of a medium text of the bench corpus (about 7.4 s of audio, 0.65 MB),
+// the four requests alternating.
+func BenchmarkServeAddedWhole(b *testing.B) {
+	t := testing.TB(b)
+	s := startServe(t)
+	defer s.stop(t)
+	direct := startStandin(b)
+	const text = "The storm knocked out the power across the valley, so the bakery handed out free bread by candlelight."
+	whole := `{"input":"` + text + `","response_format":"wav","stream":false}`
+	streamed := `{"input":"` + text + `","response_format":"pcm","stream":true}`
+	var d [4][]time.Duration // whole direct, whole serve, streamed direct, streamed serve
+	urls := [4]string{direct, s.url, direct, s.url}
+	bodies := [4]string{whole, whole, streamed, streamed}
+	for range 5 { // warm both paths
+		for i := range d {
+			lastByte(urls[i], bodies[i])
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range d {
+			took, err := lastByte(urls[i], bodies[i])
+			if err != nil {
+				b.Fatal(err)
+			}
+			d[i] = append(d[i], took)
+		}
+	}
+	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
+	p50 := func(i int) time.Duration { return percentile(d[i], 0.5) }
+	b.ReportMetric(ms(p50(0)), "whole-direct-p50-ms")
+	b.ReportMetric(ms(p50(1)-p50(0)), "whole-added-p50-ms")
+	b.ReportMetric(ms(p50(2)), "streamed-direct-p50-ms")
+	b.ReportMetric(ms(p50(3)-p50(2)), "streamed-added-p50-ms")
+}
+
 // BenchmarkServe100Clients sends 100 concurrent streamed requests per
 // iteration and reports the gap between syntheses as the clients see it:
 // from the last byte of one reply to the first byte of the next (an upper

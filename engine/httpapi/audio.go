@@ -93,8 +93,27 @@ type sink interface {
 	Flush()
 }
 
-// bufferSink collects a whole reply.
-type bufferSink struct{ bytes.Buffer }
+// bufferSink collects a whole reply in the pieces it came in, counting its
+// size as they come: no copy to grow one buffer, and the body goes out
+// from the pieces.
+type bufferSink struct {
+	pieces [][]byte
+	size   int
+}
+
+// sinkPiece is the smallest piece a bufferSink allocates: an engine chunk,
+// and room for the small writes of an encoder to share one.
+const sinkPiece = engine.MaxChunk
+
+func (b *bufferSink) Write(p []byte) (int, error) {
+	b.size += len(p)
+	if n := len(b.pieces); n > 0 && cap(b.pieces[n-1])-len(b.pieces[n-1]) >= len(p) {
+		b.pieces[n-1] = append(b.pieces[n-1], p...)
+		return len(p), nil
+	}
+	b.pieces = append(b.pieces, append(make([]byte, 0, max(len(p), sinkPiece)), p...))
+	return len(p), nil
+}
 
 func (*bufferSink) Flush() {}
 
@@ -106,24 +125,31 @@ func (s *Server) replyWhole(ctx context.Context, w *Recorder, req *speech, strea
 	if err := s.produce(ctx, &buf, req, stream, obs); err != nil {
 		return err
 	}
-	body := buf.Bytes()
-	if req.Format == "wav" && !req.SSE && len(body) >= 44 {
-		binary.LittleEndian.PutUint32(body[4:], uint32(len(body)-8))
-		binary.LittleEndian.PutUint32(body[40:], uint32(len(body)-44))
+	if req.Format == "wav" && !req.SSE && len(buf.pieces) > 0 && len(buf.pieces[0]) >= 44 {
+		// the header is the first write, so whole in the first piece
+		binary.LittleEndian.PutUint32(buf.pieces[0][4:], uint32(buf.size-8))
+		binary.LittleEndian.PutUint32(buf.pieces[0][40:], uint32(buf.size-44))
 	}
 	h := w.Header()
 	h.Set("Content-Type", replyType(req))
 	finishHeaders(h, stream.Final())
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Length", strconv.Itoa(buf.size))
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(body)
-	return err
+	for _, p := range buf.pieces {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replyStreamed sends the reply as the engine makes it, chunked, with the
 // finish reason as a declared trailer. Headers go out with the first
-// bytes, so a failure before any audio is still a proper error reply.
+// bytes, so a failure before any audio is still a proper error reply. The
+// connection's send buffer is bounded first, so that a client that stops
+// reading is seen to stop while the engine has made little ahead of it.
 func (s *Server) replyStreamed(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, obs *observer) error {
+	boundSendBuffer(ctx)
 	h := w.Header()
 	h.Set("Content-Type", replyType(req))
 	h.Set("Cache-Control", "no-store")

@@ -3,6 +3,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,10 +13,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 )
 
@@ -113,5 +116,64 @@ func TestStalledClientIsCut(t *testing.T) {
 				t.Fatalf("outcomes %+v: want the stalled client's reply cut for client_stalled and the next one complete", speech)
 			}
 		})
+	}
+}
+
+// takenStream counts the PCM bytes a reply has taken from the engine.
+type takenStream struct {
+	engine.AudioStream
+	taken *atomic.Int64
+}
+
+func (s takenStream) Next() ([]byte, error) {
+	p, err := s.AudioStream.Next()
+	s.taken.Add(int64(len(p)))
+	return p, err
+}
+
+type takenEngine struct {
+	engine.Engine
+	taken atomic.Int64
+}
+
+func (e *takenEngine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
+	st, err := e.Engine.Synthesize(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return takenStream{AudioStream: st, taken: &e.taken}, nil
+}
+
+// TestStalledClientBoundsAudioAhead: a client with a tiny receive buffer
+// asks for a long streamed synthesis from an engine as fast as it can go
+// and never reads. By the time it is cut, its reply has taken from the
+// engine no more than the bounded send buffer and the reply's own pieces
+// hold: the stall shows, and the stall timeout starts, before the engine
+// has made much audio no one will take. Left to the kernel, loopback's
+// send buffer grows to megabytes, all of it made before the timeout starts.
+func TestStalledClientBoundsAudioAhead(t *testing.T) {
+	var te *takenEngine
+	_, _, _, srv := startFake(t, func(f *enginetest.Fake, c *Config) {
+		f.FramesPerRune = 20 // about 8 MB of audio
+		c.StallTimeout = 300 * time.Millisecond
+		te = &takenEngine{Engine: c.Engine}
+		c.Engine = te
+	})
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Config.ConnContext = ConnContext
+	ts.Start()
+	t.Cleanup(ts.Close)
+	conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
+	body := `{"input":"` + strings.Repeat("word ", 20) + `","response_format":"pcm","stream":true}`
+	fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	enginetest.WaitFor(t, func() bool {
+		_, m := rawGet(t, ts.URL, "/metrics")
+		return strings.Contains(string(m), "drama_stalled_clients_total 1\n")
+	})
+	// the send buffer (Linux doubles replyWindow), the client's 4 KiB, the
+	// reply's pieces and buffers, and the chunk in hand
+	const bound = 2*replyWindow + 4<<10 + stallPiece + 8<<10 + engine.MaxChunk
+	if n := te.taken.Load(); n > bound {
+		t.Fatalf("the stalled client's reply took %d bytes of audio from the engine before it was cut; want at most %d: the connection's send buffer is not bounded", n, bound)
 	}
 }

@@ -137,6 +137,10 @@ type conn struct {
 	since time.Time // accepted, or its last request answered (guarded by l.mu)
 }
 
+// NetConn returns the connection it admitted (as tls.Conn's NetConn does),
+// for the settings of the socket itself.
+func (c *conn) NetConn() net.Conn { return c.Conn }
+
 func (c *conn) begin() {
 	c.l.mu.Lock()
 	c.busy++

@@ -2,6 +2,7 @@ package connlimit
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -92,4 +93,31 @@ func TestIdleGiveWayBusyKeep(t *testing.T) {
 		t.Errorf("every place answering a request: %d %q, want 503", st, body)
 	}
 	close(release)
+}
+
+// TestConnContextReachesTheSocket: a ConnContext set before Serve gets
+// the admitted connection, and through its NetConn the TCP socket itself,
+// whose settings (its send buffer) a server may change.
+func TestConnContextReachesTheSocket(t *testing.T) {
+	got := make(chan net.Conn, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if u, ok := c.(interface{ NetConn() net.Conn }); ok {
+				got <- u.NetConn()
+			} else {
+				got <- c
+			}
+			return ctx
+		}}
+	go New(4).Serve(srv, ln)
+	t.Cleanup(func() { srv.Close() })
+	get(t, ln.Addr().String())
+	c := <-got
+	if _, ok := c.(*net.TCPConn); !ok {
+		t.Fatalf("ConnContext got a %T with no NetConn to its socket: a server cannot set the socket's buffers", c)
+	}
 }

@@ -763,6 +763,7 @@ func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engi
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnContext:       httpapi.ConnContext,
 		ErrorLog:          slog.NewLogLogger(logs.logger.Handler(), slog.LevelWarn),
 	}
 	return srv, api
