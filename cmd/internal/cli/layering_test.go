@@ -184,15 +184,17 @@ func TestImportTableRefuses(t *testing.T) {
 
 // commandPackage returns the command package x of cmd/internal/<x>cmd/...
 // that pkg (a path inside the module) lies in, and "" for any other
-// package. Packages named shared (a noun's code for its sibling verbs),
-// cmdutil, realclient and serverec are for every command to import.
+// package. A package below a command's (cmd/internal/<x>cmd/...) is that
+// command's; what several commands share lives beside them under a name of
+// its own (cmdutil, hubaccess, benchrun, serverec, ...), for every command
+// to import.
 func commandPackage(pkg string) string {
 	rest, ok := strings.CutPrefix(pkg, "cmd/internal/")
 	if !ok {
 		return ""
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	if !strings.HasSuffix(first, "cmd") || strings.HasSuffix(pkg, "/shared") {
+	if !strings.HasSuffix(first, "cmd") {
 		return ""
 	}
 	return first
@@ -224,7 +226,7 @@ func siblingImport(pkg, imp string, tests bool) string {
 
 // TestCommandPackagesImportNoSibling: no cmd/internal/<x>cmd package
 // imports another <y>cmd package; what two commands share lives in a
-// package named shared, in cmdutil, or in the domain, and the command
+// package of its own beside them, in cmdutil, or in the domain, and the command
 // tree in this package puts the commands together.
 func TestCommandPackagesImportNoSibling(t *testing.T) {
 	if testing.Short() {
@@ -248,7 +250,7 @@ func TestCommandPackagesImportNoSibling(t *testing.T) {
 				}
 				seen[e] = true
 				if !slices.Contains(siblingImportsLeft, e) {
-					t.Errorf("%s: a command package imports a sibling; move what they share into a package named shared or into cmdutil", e)
+					t.Errorf("%s: a command package imports a sibling; move what they share into a package of its own beside them (cmd/internal/<name>) or into cmdutil", e)
 				}
 			}
 		}
@@ -268,7 +270,10 @@ func TestSiblingImportRefuses(t *testing.T) {
 	}{
 		{"cmd/internal/pinscmd", module + "cmd/internal/fetchcmd", true},
 		{"cmd/internal/voicecmd", module + "cmd/internal/preparecmd", true},
-		{"cmd/internal/voicecmd", module + "cmd/internal/fetchcmd/shared", false},
+		{"cmd/internal/voicecmd", module + "cmd/internal/fetchcmd/shared", true},
+		{"cmd/internal/upcmd", module + "cmd/internal/pinscmd/shared", true},
+		{"cmd/internal/upcmd", module + "cmd/internal/hubaccess", false},
+		{"cmd/internal/qualifycmd", module + "cmd/internal/benchrun", false},
 		{"cmd/internal/voicecmd", module + "cmd/internal/voicecmd/shared", false},
 		{"cmd/internal/voicecmd", module + "cmd/internal/cmdutil", false},
 		{"cmd/internal/servecmd", module + "cmd/internal/serverec", false},

@@ -28,7 +28,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		return nil
 	}
 	level, _ := pins.ParseLevel(opts.Verify)
-	p, err := cmdutil.LoadPins(f, "", false)
+	p, err := cmdutil.LoadPins(f, "", false, pins.ForInstalled)
 	if err != nil {
 		return err
 	}
