@@ -45,7 +45,7 @@ var layers = []layer{
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
-	{"internal/connlimit", nil, nil}, // the connection bound of drama mirror serve
+	{"internal/connlimit", nil, nil}, // the connection bound of drama serve and drama mirror serve
 	{"internal/safetext", nil, nil},
 	{"internal/httpsafe", nil, nil},
 	{"engine/model", nil, nil},
@@ -66,6 +66,8 @@ var layers = []layer{
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
 	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
 	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
+	{"engine/serve", []string{"engine", "engine/host", "engine/native", "engine/supervise", "engine/pool", "engine/clone", "engine/prompt",
+		"engine/httpapi", "engine/httpapi/apikey", "voices/...", "internal/connlimit"}, []string{"github.com/hashicorp/go-hclog"}}, // drama serve's assembly
 	{"engine/bench", []string{"engine", "engine/native"}, []string{"gonum.org/v1/plot"}},
 	{"engine/qualify", []string{"engine/bench", "pins"}, nil},
 	{"engine/supervise", []string{"engine"}, nil},
