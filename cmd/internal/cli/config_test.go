@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/config"
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
+	"github.com/drama-tts/drama/cmd/internal/saycmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 )
 
@@ -46,7 +47,7 @@ func writeConfig(t *testing.T, text string) string {
 type tree struct {
 	root  *cobra.Command
 	serve *servecmd.Options
-	say   *servecmd.SayOptions
+	say   *saycmd.Options
 	fetch *fetchcmd.FetchOptions
 }
 
@@ -59,7 +60,7 @@ func newTree(f *cmdutil.Factory) *tree {
 	root.PersistentFlags().BoolVar(&f.Global.JSON, "json", false, "")
 	root.AddCommand(
 		servecmd.NewCmd(f, func(_ context.Context, o *servecmd.Options) error { tr.serve = o; return nil }),
-		servecmd.NewCmdSay(f, func(_ context.Context, o *servecmd.SayOptions) error { tr.say = o; return nil }),
+		saycmd.NewCmd(f, func(_ context.Context, o *saycmd.Options) error { tr.say = o; return nil }),
 		fetchcmd.NewCmd(f, func(_ context.Context, o *fetchcmd.FetchOptions) error { tr.fetch = o; return nil }),
 		configcmd.NewCmd(f),
 	)

@@ -1,4 +1,5 @@
-// Package servecmd implements `drama serve` and `drama say`.
+// Package servecmd implements `drama serve`: its flags read into serve.Run's
+// Config, its logs, its record, and the advice its errors need.
 package servecmd
 
 import (
