@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLoadFor: the one loader gives each command the pins it works with:
@@ -73,5 +74,52 @@ func TestLoadFor(t *testing.T) {
 	}
 	if _, err := Load(root, "full", LoadOptions{File: given}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a malformed file: %v", err)
+	}
+}
+
+// TestVerifyBeforeUseHashesOnlyWhatTheRecordDoesNotVouchFor: at sha256,
+// files unchanged since their last full check are not read again, a file
+// changed since is, and a size that no longer matches stops before any
+// hashing.
+func TestVerifyBeforeUseHashesOnlyWhatTheRecordDoesNotVouchFor(t *testing.T) {
+	dir := t.TempDir()
+	for name, n := range map[string]int{"a.bin": 1000, "b.bin": 3000} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := t.Context()
+	p, err := Make(ctx, dir, Pins{Format: Format, Variant: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var totals []int64
+	hashing := func(total int64) (func(int64), func()) {
+		totals = append(totals, total)
+		return func(int64) {}, func() {}
+	}
+	check := func(want ...int64) *Report {
+		t.Helper()
+		totals = nil
+		rep, err := VerifyBeforeUse(ctx, dir, p, LevelSHA256, hashing)
+		if err != nil || len(totals) != len(want) || (len(want) > 0 && totals[0] != want[0]) {
+			t.Fatalf("hashed %v, want %v (%v)", totals, want, err)
+		}
+		return rep
+	}
+	check(4000) // no record yet: every file
+	check()     // every file vouched for by the record
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "b.bin"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if rep := check(3000); !rep.OK() {
+		t.Fatalf("a touched file of the same bytes: %+v", rep.Files)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.bin"), make([]byte, 999), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep := check(); !rep.Mismatched() {
+		t.Fatal("a file of another size must mismatch")
 	}
 }

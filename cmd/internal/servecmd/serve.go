@@ -504,7 +504,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	q := newQualification(ctx, opts, req)
 	opts.qualification = q
-	if st, reason := q.check(); st.State != httpapi.Qualified {
+	if st, reason := q.Check(); st.State != httpapi.Qualified {
 		level := slog.LevelInfo
 		if opts.RequireQualified {
 			level = slog.LevelWarn
