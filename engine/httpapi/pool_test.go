@@ -26,7 +26,7 @@ type poolMember struct {
 	failures int
 }
 
-func (m *poolMember) Engine() engine.Engine { return m.eng }
+func (m *poolMember) Engine() engine.Speech { return m.eng }
 func (m *poolMember) Status() supervise.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -70,7 +70,7 @@ type FailureReporter interface {
 type Config struct {
 	// Engine answers the calls that make no speech (Describe, Voices,
 	// Encode); without Pool it also speaks. Required.
-	Engine engine.Engine
+	Engine engine.Speech
 	// Pool, when set, hands each speech request an engine (several
 	// engines behind one queue); MaxQueue, Status and Failures are then
 	// the pool's. Nil puts Engine alone behind a queue of MaxQueue.
@@ -221,7 +221,7 @@ func New(cfg Config) *Server {
 // single is Config's one engine as a pool's member.
 type single struct{ cfg *Config }
 
-func (m single) Engine() engine.Engine { return m.cfg.Engine }
+func (m single) Engine() engine.Speech { return m.cfg.Engine }
 
 func (m single) Status() supervise.Status {
 	if m.cfg.Status == nil {

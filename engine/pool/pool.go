@@ -29,8 +29,8 @@ import (
 // Member is one engine of a pool and what keeps it serving.
 // engine/supervise's Supervisor is one.
 type Member interface {
-	// Engine reaches the current engine.
-	Engine() engine.Engine
+	// Engine reaches the current engine's speech.
+	Engine() engine.Speech
 	// Status reports its state; the pool hands out only ready engines.
 	Status() supervise.Status
 	// EngineFailed is told that a call into the engine failed.
@@ -179,7 +179,7 @@ type Lease struct {
 }
 
 // Engine is the leased engine.
-func (l *Lease) Engine() engine.Engine { return l.s.m.Engine() }
+func (l *Lease) Engine() engine.Speech { return l.s.m.Engine() }
 
 // Name is the leased engine's name.
 func (l *Lease) Name() string { return l.s.name }
@@ -575,11 +575,13 @@ func (p *Pool) Status() supervise.Status {
 // Any returns an engine that forwards each call to a ready engine of the
 // pool (the first one, else the first engine), outside the queue: for
 // calls that make no speech, such as Describe, Voices and Encode.
-func (p *Pool) Any() engine.Engine { return anyEngine{p} }
+func (p *Pool) Any() engine.Speech { return anyEngine{p} }
 
 type anyEngine struct{ p *Pool }
 
-func (a anyEngine) pick() engine.Engine {
+var _ engine.Speech = anyEngine{}
+
+func (a anyEngine) pick() engine.Speech {
 	for _, s := range a.p.slots {
 		if s.m.Status().Ready {
 			return s.m.Engine()
@@ -590,16 +592,6 @@ func (a anyEngine) pick() engine.Engine {
 
 func (a anyEngine) Describe(ctx context.Context) (engine.Description, error) {
 	return a.pick().Describe(ctx)
-}
-
-func (a anyEngine) Start(context.Context, engine.StartRequest, func(engine.LifecycleEvent)) error {
-	return errors.New("pool: the pool's supervisors start the engines")
-}
-
-func (a anyEngine) Health(ctx context.Context) (engine.Health, error) { return a.pick().Health(ctx) }
-
-func (a anyEngine) Stop(ctx context.Context, req engine.StopRequest) (engine.StopResult, error) {
-	return engine.StopResult{}, errors.New("pool: the pool's supervisors stop the engines")
 }
 
 func (a anyEngine) Voices(ctx context.Context) ([]engine.Voice, error) { return a.pick().Voices(ctx) }

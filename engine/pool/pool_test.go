@@ -23,7 +23,7 @@ type member struct {
 
 func ready() *member { return &member{st: supervise.Status{Phase: "ready", Ready: true}} }
 
-func (m *member) Engine() engine.Engine { return nil }
+func (m *member) Engine() engine.Speech { return nil }
 func (m *member) Status() supervise.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -547,11 +547,14 @@ func (s *Supervisor) Stop(ctx context.Context) {
 	s.closeCurrent()
 }
 
-// Engine returns an engine that forwards to the current one, answering
-// not-ready while there is none. Its Synthesize and Voices load an engine
-// unloaded for idleness and wait for it; Describe, Encode and Health go to
-// the plugin and load nothing.
-func (s *Supervisor) Engine() engine.Engine { return supervised{s} }
+// Engine returns the speech of an engine that forwards to the current one,
+// answering not-ready while there is none. Its Synthesize and Voices load
+// an engine unloaded for idleness and wait for it; Describe and Encode go
+// to the plugin and load nothing. The engine's lifecycle is the
+// supervisor's alone.
+func (s *Supervisor) Engine() engine.Speech { return supervised{s} }
+
+var _ engine.Speech = supervised{}
 
 var errNoEngine = engine.NotReadyf("the engine is not running")
 
@@ -572,26 +575,6 @@ func (p supervised) Describe(ctx context.Context) (engine.Description, error) {
 		return engine.Description{}, err
 	}
 	return e.Describe(ctx)
-}
-
-func (p supervised) Start(context.Context, engine.StartRequest, func(engine.LifecycleEvent)) error {
-	return errors.New("supervise: the supervisor starts the engine")
-}
-
-func (p supervised) Health(ctx context.Context) (engine.Health, error) {
-	e, err := p.current()
-	if err != nil {
-		return engine.Health{}, err
-	}
-	return e.Health(ctx)
-}
-
-func (p supervised) Stop(ctx context.Context, req engine.StopRequest) (engine.StopResult, error) {
-	e, err := p.current()
-	if err != nil {
-		return engine.StopResult{}, nil
-	}
-	return e.Stop(ctx, req)
 }
 
 // Voices lists the engine's voices; while it is unloaded, the list it gave
