@@ -387,7 +387,7 @@ func (s *slot) warmLocked() []string {
 func (p *Pool) lookLocked() {
 	for _, s := range p.slots {
 		st := s.m.Status()
-		s.ready, s.failed, s.unloaded = st.Ready, st.Phase == "failed", !loaded(s.m)
+		s.ready, s.failed, s.unloaded = st.Ready, st.Phase == supervise.PhaseFailed, !loaded(s.m)
 		s.warmLocked()
 	}
 }
@@ -557,7 +557,7 @@ func (p *Pool) Status() supervise.Status {
 			if live == nil || !live.Ready {
 				live = &st
 			}
-		case st.Phase != "failed" && live == nil:
+		case st.Phase != supervise.PhaseFailed && live == nil:
 			live = &st
 		}
 		if i == 0 {
