@@ -229,6 +229,15 @@ func (m single) EngineFailed(err error) {
 	}
 }
 
+// InUse holds nothing: Config's engine is never unloaded.
+func (single) InUse() func() { return nil }
+
+// Starts is 0: Config's engine is not started again by the API.
+func (single) Starts() uint64 { return 0 }
+
+// Loaded is true: Config's engine is never unloaded.
+func (single) Loaded() bool { return true }
+
 // SetCapabilities records the engine's capabilities (from Describe), which
 // decide what a request may ask for.
 func (s *Server) SetCapabilities(c engine.Capabilities) { s.caps.Store(&c) }

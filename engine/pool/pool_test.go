@@ -37,6 +37,12 @@ func (m *member) EngineFailed(error) {
 }
 func (m *member) set(st supervise.Status) { m.mu.Lock(); m.st = st; m.mu.Unlock() }
 
+// InUse, Starts and Loaded: a member whose engine is never unloaded nor
+// started again (holding, counted and unloadable say otherwise).
+func (m *member) InUse() func()  { return nil }
+func (m *member) Starts() uint64 { return 0 }
+func (m *member) Loaded() bool   { return true }
+
 // unloadable is a member that can have its engine unloaded.
 type unloadable struct{ *member }
 
