@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,8 +298,6 @@ func TestEngineFailureHidesLogTail(t *testing.T) {
 		}
 	}
 }
-
-var _ = http.StatusOK
 
 // TestBuiltinVoiceAndAliases checks the model's own voice under its served
 // name, names mapped to served voices, and the advice for an OpenAI voice

@@ -199,10 +199,7 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 	ios, _, out, _ := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, config.EnvConfig, path)
 	f.Global.JSON = true
-	tr := newTree(f)
-	if serveCmd(tr).Flags().Lookup("log-file") != nil {
-		t.Skip("serve has --log-file now: the setting applies")
-	}
+	tr := withoutLogFile(newTree(f))
 	if err := cmdtest.Execute(tr.root, "config", "show", "--json"); err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +222,7 @@ func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9001\n  log_file: /var/log/drama.log\n")
 	ios, _, _, errOut := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, config.EnvConfig, path)
-	tr := newTree(f)
-	if serveCmd(tr).Flags().Lookup("log-file") != nil {
-		t.Skip("serve has --log-file now: the setting applies")
-	}
+	tr := withoutLogFile(newTree(f))
 	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
@@ -261,6 +255,21 @@ func TestHelpExampleFileApplies(t *testing.T) {
 }
 
 // serveCmd is the tree's drama serve.
+// withoutLogFile gives tr the serve command of a drama older than
+// --log-file (it has --addr alone), so that the setting serve.log_file
+// names a flag its serve lacks.
+func withoutLogFile(tr *tree) *tree {
+	tr.root.RemoveCommand(serveCmd(tr))
+	var addr string
+	older := &cobra.Command{Use: "serve", RunE: func(*cobra.Command, []string) error {
+		tr.serve = &servecmd.Options{Addr: addr}
+		return nil
+	}}
+	older.Flags().StringVar(&addr, "addr", servecmd.DefaultAddr, "")
+	tr.root.AddCommand(older)
+	return tr
+}
+
 func serveCmd(tr *tree) *cobra.Command {
 	c, _, _ := tr.root.Find([]string{"serve"})
 	return c
