@@ -4,8 +4,6 @@ package upcmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -264,12 +262,4 @@ func newUp(opts *Options) (*up, error) {
 		f.Global.Variant = p.Variant
 	}
 	return &up{opts: opts, f: f, rep: newReporter(f), root: h.Root, hub: h, p: p, dir: filepath.Join(h.Root, p.Variant)}, nil
-}
-
-// errStep is a step that cannot be taken, with its fix.
-func errStep(what, fix string) error {
-	if fix == "" {
-		return errors.New(what)
-	}
-	return fmt.Errorf("%s: %s", what, fix)
 }
