@@ -48,14 +48,17 @@ uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/drama'
 	@for p in $(PLUGINS); do rm -f '$(DESTDIR)$(BINDIR)/drama-engine-'$$p '$(DESTDIR)$(BINDIR)/drama-engine-'$$p.sha256; done
 
-# make test says at its top which real clients of the conformance suites
-# are missing, and ends, pass or fail, with the suites it skipped: each
-# skip appends a line to $$DRAMA_SKIP_LOG (cmd/internal/realclient).
+# make test runs go vet and staticcheck (from the Go module proxy, as make
+# lint does) before the tests. It says at its top which real clients of the
+# conformance suites are missing, and ends, pass or fail, with the suites
+# it skipped: each skip appends a line to $$DRAMA_SKIP_LOG
+# (cmd/internal/realclient).
 test:
 	@scripts/test-skips.sh check
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	@log=$$(mktemp) || exit 1; trap 'rm -f $$log' EXIT; \
 	echo "$(GO) test -race -count=1 -timeout 30m ./..."; \
 	DRAMA_SKIP_LOG=$$log $(GO) test -race -count=1 -timeout 30m ./...; rc=$$?; \

@@ -33,10 +33,17 @@ const (
 //
 // An Engine runs one synthesis at a time. The engine's own short busy window
 // after a cancel is retried inside the engine; ErrBusy reaches the caller
-// only when the engine stayed busy past that window.
+// only when the engine stayed busy past that window. Its two halves are
+// Lifecycle and Speech.
 type Engine interface {
-	// Describe reports what the plugin is and can do. It needs no Start.
-	Describe(ctx context.Context) (Description, error)
+	Lifecycle
+	Speech
+}
+
+// Lifecycle is the half of an Engine that runs the native engine: start,
+// health and stop. A supervisor holds it; what only speaks through an
+// engine (a pool's member, the HTTP API) needs none of it.
+type Lifecycle interface {
 	// Start launches the native engine and loads the model, calling events
 	// for each lifecycle step (preflight, spawned, loading with progress,
 	// ready). It returns nil once the engine is ready, or the error that
@@ -48,6 +55,13 @@ type Engine interface {
 	// Stop stops the native engine: a polite signal, the grace period, then
 	// a kill. Stopping an engine that is not running is not an error.
 	Stop(ctx context.Context, req StopRequest) (StopResult, error)
+}
+
+// Speech is the half of an Engine that a running engine serves: what it
+// is, its voices, a synthesis, an encode.
+type Speech interface {
+	// Describe reports what the plugin is and can do. It needs no Start.
+	Describe(ctx context.Context) (Description, error)
 	// Voices lists the voices the running engine serves.
 	Voices(ctx context.Context) ([]Voice, error)
 	// Synthesize starts one synthesis. It returns once the engine has

@@ -283,3 +283,49 @@ func extraFiles(dir string, p *Pins) ([]string, error) {
 	})
 	return extra, err
 }
+
+// VerifyBeforeUse checks dir against p at level before its files are used
+// (drama serve before the engine starts). At LevelSHA256 a size check
+// comes first: it knows, from the verified-state record, the files whose
+// sha256 matched at a full check and that have not changed since (same
+// size, mtime and inode); only the others are hashed, and none when a size
+// already mismatches. hashing, when set, is told the bytes about to be
+// hashed and returns the callback for their progress and the one for
+// their end.
+func VerifyBeforeUse(ctx context.Context, dir string, p *Pins, level Level, hashing func(total int64) (progress func(int64), done func())) (*Report, error) {
+	rep, err := Verify(ctx, dir, p, VerifyOptions{Level: LevelSize})
+	if err != nil || level != LevelSHA256 || rep.Mismatched() {
+		return rep, err
+	}
+	sub := *p
+	sub.Files = nil
+	for _, r := range rep.Files {
+		if file, ok := p.Lookup(r.Path); ok && r.Status == StatusOK && !r.FromRecord {
+			sub.Files = append(sub.Files, file)
+		}
+	}
+	if len(sub.Files) == 0 {
+		return rep, nil
+	}
+	var progress func(int64)
+	done := func() {}
+	if hashing != nil {
+		progress, done = hashing(sub.TotalBytes())
+	}
+	hashed, err := Verify(ctx, dir, &sub, VerifyOptions{Level: LevelSHA256, Progress: progress})
+	done()
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]Result{}
+	for _, r := range hashed.Files {
+		byPath[r.Path] = r
+	}
+	for i, r := range rep.Files {
+		if h, ok := byPath[r.Path]; ok {
+			rep.Files[i] = h
+		}
+	}
+	rep.RecordError = hashed.RecordError
+	return rep, nil
+}

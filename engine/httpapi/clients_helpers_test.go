@@ -20,7 +20,7 @@ import (
 // opens the gate, so a test can see that the first audio left drama serve
 // while the engine was still making the rest, without timing anything.
 type gatedEngine struct {
-	engine.Engine
+	engine.Speech
 	mu       sync.Mutex
 	gate     chan struct{}
 	streamed bool // the last request asked the engine to stream
@@ -44,7 +44,7 @@ func (g *gatedEngine) lastStreamed() bool {
 }
 
 func (g *gatedEngine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
-	st, err := g.Engine.Synthesize(ctx, req)
+	st, err := g.Speech.Synthesize(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (s *gatedStream) Next() ([]byte, error) {
 // output, local paths included. midway fails after the first chunk instead
 // of before it.
 type failingEngine struct {
-	engine.Engine
+	engine.Speech
 	midway bool
 }
 
@@ -95,7 +95,7 @@ func (f *failingEngine) Synthesize(ctx context.Context, req engine.SynthesisRequ
 	if !f.midway {
 		return nil, engineDied()
 	}
-	st, err := f.Engine.Synthesize(ctx, req)
+	st, err := f.Speech.Synthesize(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,7 +25,7 @@ func TestDefaultRequestStreamsEveryFormat(t *testing.T) {
 	var g *gatedEngine
 	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
 		c.FFmpeg = ff
-		g = &gatedEngine{Engine: c.Engine}
+		g = &gatedEngine{Speech: c.Engine}
 		c.Engine = g
 	})
 	whole := rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech", `{"input":"`+streamText+`","voice":"alice","response_format":"pcm","stream":false}`, nil)
@@ -273,7 +272,7 @@ func TestEngineFailureHidesLogTail(t *testing.T) {
 	for _, midway := range []bool{false, true} {
 		logs := &enginetest.Buffer{}
 		ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
-			c.Engine = &failingEngine{Engine: c.Engine, midway: midway}
+			c.Engine = &failingEngine{Speech: c.Engine, midway: midway}
 			c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		})
 		for _, body := range []string{`{"input":"a failing one","stream":false}`, `{"input":"a failing one","stream_format":"sse"}`, `{"input":"a failing one"}`} {
@@ -299,8 +298,6 @@ func TestEngineFailureHidesLogTail(t *testing.T) {
 		}
 	}
 }
-
-var _ = http.StatusOK
 
 // TestBuiltinVoiceAndAliases checks the model's own voice under its served
 // name, names mapped to served voices, and the advice for an OpenAI voice

@@ -35,7 +35,7 @@ func TestRealFFmpegFormats(t *testing.T) {
 	var g *gatedEngine
 	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
 		c.FFmpeg = ff
-		g = &gatedEngine{Engine: c.Engine, holdAt: 11} // after 10 frames, 0.46 s of audio
+		g = &gatedEngine{Speech: c.Engine, holdAt: 11} // after 10 frames, 0.46 s of audio
 		c.Engine = g
 	})
 	input := strings.Repeat("A paragraph long enough for several seconds of audio. ", 4)

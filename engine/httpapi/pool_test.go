@@ -26,7 +26,7 @@ type poolMember struct {
 	failures int
 }
 
-func (m *poolMember) Engine() engine.Engine { return m.eng }
+func (m *poolMember) Engine() engine.Speech { return m.eng }
 func (m *poolMember) Status() supervise.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -34,6 +34,9 @@ func (m *poolMember) Status() supervise.Status {
 }
 func (m *poolMember) set(st supervise.Status) { m.mu.Lock(); m.st = st; m.mu.Unlock() }
 func (m *poolMember) failed() int             { m.mu.Lock(); defer m.mu.Unlock(); return m.failures }
+func (m *poolMember) InUse() func()           { return nil }
+func (m *poolMember) Starts() uint64          { return 0 }
+func (m *poolMember) Loaded() bool            { return true }
 func (m *poolMember) EngineFailed(error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -22,18 +22,11 @@ import (
 	"github.com/drama-tts/drama/voices"
 )
 
-// Status is what GET /ready reports of the engine. Ready is whether a
-// request sent now is taken: an engine unloaded for idleness, or loading
-// again on demand, is ready (the request waits for the load) and not
-// Loaded.
-type Status struct {
-	Phase    string  `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed, unloaded
-	Progress float64 `json:"progress,omitempty"` // 0..1 while loading
-	Message  string  `json:"message,omitempty"`
-	Ready    bool    `json:"ready"`
-	Loaded   bool    `json:"loaded"` // the engine is up and holds the model
-	Restarts int     `json:"restarts"`
-}
+// Status is what GET /ready reports of the engine: a supervisor's status
+// (supervise.Status, the one status type). Ready is whether a request sent
+// now is taken: an engine unloaded for idleness, or loading again on
+// demand, is ready (the request waits for the load) and not Loaded.
+type Status = supervise.Status
 
 // EngineStatus is one engine of a pool in GET /ready.
 type EngineStatus struct {
@@ -70,7 +63,7 @@ type FailureReporter interface {
 type Config struct {
 	// Engine answers the calls that make no speech (Describe, Voices,
 	// Encode); without Pool it also speaks. Required.
-	Engine engine.Engine
+	Engine engine.Speech
 	// Pool, when set, hands each speech request an engine (several
 	// engines behind one queue); MaxQueue, Status and Failures are then
 	// the pool's. Nil puts Engine alone behind a queue of MaxQueue.
@@ -222,13 +215,13 @@ func New(cfg Config) *Server {
 // single is Config's one engine as a pool's member.
 type single struct{ cfg *Config }
 
-func (m single) Engine() engine.Engine { return m.cfg.Engine }
+func (m single) Engine() engine.Speech { return m.cfg.Engine }
 
 func (m single) Status() supervise.Status {
 	if m.cfg.Status == nil {
-		return supervise.Status{Phase: "ready", Ready: true}
+		return supervise.Status{Phase: supervise.PhaseReady, Ready: true}
 	}
-	return supervise.Status(m.cfg.Status.Status())
+	return m.cfg.Status.Status()
 }
 
 func (m single) EngineFailed(err error) {
@@ -236,6 +229,15 @@ func (m single) EngineFailed(err error) {
 		m.cfg.Failures.EngineFailed(err)
 	}
 }
+
+// InUse holds nothing: Config's engine is never unloaded.
+func (single) InUse() func() { return nil }
+
+// Starts is 0: Config's engine is not started again by the API.
+func (single) Starts() uint64 { return 0 }
+
+// Loaded is true: Config's engine is never unloaded.
+func (single) Loaded() bool { return true }
 
 // SetCapabilities records the engine's capabilities (from Describe), which
 // decide what a request may ask for.
@@ -322,7 +324,7 @@ func requestID(ctx context.Context) string {
 }
 
 // status is the state of the engines as one: ready while any is.
-func (s *Server) status() Status { return Status(s.pool.Status()) }
+func (s *Server) status() Status { return s.pool.Status() }
 
 // handleHealth answers 200 while the server can serve or will soon (the
 // engine ready, starting or being restarted), and 503 once the engine has
@@ -331,12 +333,12 @@ func (s *Server) status() Status { return Status(s.pool.Status()) }
 // the host out.
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
-	if st.Phase == "failed" {
+	if st.Phase == supervise.PhaseFailed {
 		w.Header().Set("Retry-After", "30")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "failed", "phase": st.Phase, "message": st.Message, "restarts": st.Restarts})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": st.Phase})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "phase": string(st.Phase)})
 }
 
 // handleReady answers 200 while at least one engine is ready, else 503,
@@ -350,7 +352,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	st := s.status()
 	if s.pool.Draining() {
-		st.Phase, st.Progress, st.Ready = "stopping", 0, false
+		st.Phase, st.Progress, st.Ready = supervise.PhaseStopping, 0, false
 		st.Message = "the server is stopping: it finishes the requests it holds and takes no more"
 	}
 	code := http.StatusOK
@@ -363,7 +365,7 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		if e.Status.Ready {
 			body.EnginesReady++
 		}
-		body.PerEngine = append(body.PerEngine, EngineStatus{Name: e.Name, Status: Status(e.Status), Busy: e.Busy})
+		body.PerEngine = append(body.PerEngine, EngineStatus{Name: e.Name, Status: e.Status, Busy: e.Busy})
 	}
 	writeJSON(w, code, body)
 }

@@ -132,12 +132,12 @@ func (s takenStream) Next() ([]byte, error) {
 }
 
 type takenEngine struct {
-	engine.Engine
+	engine.Speech
 	taken atomic.Int64
 }
 
 func (e *takenEngine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
-	st, err := e.Engine.Synthesize(ctx, req)
+	st, err := e.Speech.Synthesize(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func TestStalledClientBoundsAudioAhead(t *testing.T) {
 	_, _, _, srv := startFake(t, func(f *enginetest.Fake, c *Config) {
 		f.FramesPerRune = 20 // about 8 MB of audio
 		c.StallTimeout = 300 * time.Millisecond
-		te = &takenEngine{Engine: c.Engine}
+		te = &takenEngine{Speech: c.Engine}
 		c.Engine = te
 	})
 	ts := httptest.NewUnstartedServer(srv.Handler())

@@ -29,13 +29,28 @@ import (
 // Member is one engine of a pool and what keeps it serving.
 // engine/supervise's Supervisor is one.
 type Member interface {
-	// Engine reaches the current engine.
-	Engine() engine.Engine
+	// Engine reaches the current engine's speech.
+	Engine() engine.Speech
 	// Status reports its state; the pool hands out only ready engines.
 	Status() supervise.Status
 	// EngineFailed is told that a call into the engine failed.
 	EngineFailed(err error)
+	// InUse holds the engine in use until done is called: a lease holds
+	// it from its handing out to its release, so that an engine unloaded
+	// when idle (a Supervisor with KeepAlive) is not unloaded between one
+	// request and the next. done may be nil.
+	InUse() (done func())
+	// Starts counts the engine's starts: a start, be it a restart after a
+	// failure or a load after an unload for idleness, empties the
+	// engine's prefix cache. A member that never starts its engine again
+	// returns 0.
+	Starts() uint64
+	// Loaded reports whether the engine holds the model. An unloaded
+	// engine loads on demand, so it is handed out, but last.
+	Loaded() bool
 }
+
+var _ Member = (*supervise.Supervisor)(nil)
 
 // Policy is how the pool picks among idle engines.
 type Policy string
@@ -94,11 +109,11 @@ type slot struct {
 	m        Member
 	busy     bool
 	voices   []string // warm voices, most recent first (see warmLocked)
-	starts   uint64   // the engine's start they were prefilled in (see starter)
+	starts   uint64   // the engine's start they were prefilled in (see Member.Starts)
 	lastUsed time.Time
 	served   uint64
 	warmHits uint64
-	hold     func() // ends the lease's hold on the engine (see inUse)
+	hold     func() // ends the lease's hold on the engine (see Member.InUse)
 
 	// the member's state at the last lookLocked, for the decisions of one
 	// dispatch
@@ -179,7 +194,7 @@ type Lease struct {
 }
 
 // Engine is the leased engine.
-func (l *Lease) Engine() engine.Engine { return l.s.m.Engine() }
+func (l *Lease) Engine() engine.Speech { return l.s.m.Engine() }
 
 // Name is the leased engine's name.
 func (l *Lease) Name() string { return l.s.name }
@@ -330,16 +345,14 @@ func (p *Pool) kick() {
 func (p *Pool) assignLocked(el *list.Element, s *slot) {
 	w := p.waiting.Remove(el).(*waiter)
 	warm := slices.Contains(s.voices, w.voice)
-	if st, ok := s.m.(starter); ok && s.unloaded {
+	if s.unloaded {
 		// the request loads the engine: that start's prefix cache begins
 		// empty and with the request's voice
-		warm, s.voices, s.starts = false, nil, st.Starts()+1
+		warm, s.voices, s.starts = false, nil, s.m.Starts()+1
 	}
 	w.got, w.warm = s, warm
 	s.busy = true
-	if u, ok := s.m.(inUse); ok {
-		s.hold = u.InUse()
-	}
+	s.hold = s.m.InUse()
 	s.served++
 	if w.warm {
 		s.warmHits++
@@ -354,29 +367,12 @@ func (p *Pool) assignLocked(el *list.Element, s *slot) {
 	close(w.done)
 }
 
-// inUse is a member that unloads an idle engine (engine/supervise's
-// Supervisor with KeepAlive): a lease holds the engine in use from its
-// handing out to its release, so that it is not unloaded between one
-// request and the next.
-type inUse interface {
-	InUse() (done func())
-}
-
-// starter is a member that counts its engine's starts (engine/supervise's
-// Supervisor): a start, be it a restart after a failure or a load after an
-// unload for idleness, empties the engine's prefix cache.
-type starter interface {
-	Starts() uint64
-}
-
 // warmLocked returns the voices s's engine holds warm, forgetting those of
 // an earlier start of the engine first (s.starts runs one ahead while the
 // engine loads for the request handed it). p.mu is held.
 func (s *slot) warmLocked() []string {
-	if st, ok := s.m.(starter); ok {
-		if n := st.Starts(); n > s.starts {
-			s.voices, s.starts = nil, n
-		}
+	if n := s.m.Starts(); n > s.starts {
+		s.voices, s.starts = nil, n
 	}
 	return s.voices
 }
@@ -387,7 +383,7 @@ func (s *slot) warmLocked() []string {
 func (p *Pool) lookLocked() {
 	for _, s := range p.slots {
 		st := s.m.Status()
-		s.ready, s.failed, s.unloaded = st.Ready, st.Phase == "failed", !loaded(s.m)
+		s.ready, s.failed, s.unloaded = st.Ready, st.Phase == supervise.PhaseFailed, !s.m.Loaded()
 		s.warmLocked()
 	}
 }
@@ -395,15 +391,6 @@ func (p *Pool) lookLocked() {
 // available reports whether s can take a request now, as of the last
 // lookLocked.
 func available(s *slot) bool { return !s.busy && (s.ready || s.unloaded) }
-
-// loaded reports whether the member has its engine loaded. A member that
-// can unload an idle engine says so with a Loaded method; one without is
-// always loaded. An unloaded engine loads on demand, so it is handed out,
-// but last.
-func loaded(m Member) bool {
-	l, ok := m.(interface{ Loaded() bool })
-	return !ok || l.Loaded()
-}
 
 func (p *Pool) idleLocked() bool {
 	return slices.ContainsFunc(p.slots, available)
@@ -526,7 +513,7 @@ func (p *Pool) Engines() []EngineState {
 	defer p.mu.Unlock()
 	out := make([]EngineState, len(p.slots))
 	for i, s := range p.slots {
-		out[i] = EngineState{Name: s.name, Status: s.m.Status(), Busy: s.busy, Loaded: loaded(s.m),
+		out[i] = EngineState{Name: s.name, Status: s.m.Status(), Busy: s.busy, Loaded: s.m.Loaded(),
 			Voices: slices.Clone(s.warmLocked()), Served: s.served, WarmHits: s.warmHits}
 	}
 	return out
@@ -557,7 +544,7 @@ func (p *Pool) Status() supervise.Status {
 			if live == nil || !live.Ready {
 				live = &st
 			}
-		case st.Phase != "failed" && live == nil:
+		case st.Phase != supervise.PhaseFailed && live == nil:
 			live = &st
 		}
 		if i == 0 {
@@ -575,11 +562,13 @@ func (p *Pool) Status() supervise.Status {
 // Any returns an engine that forwards each call to a ready engine of the
 // pool (the first one, else the first engine), outside the queue: for
 // calls that make no speech, such as Describe, Voices and Encode.
-func (p *Pool) Any() engine.Engine { return anyEngine{p} }
+func (p *Pool) Any() engine.Speech { return anyEngine{p} }
 
 type anyEngine struct{ p *Pool }
 
-func (a anyEngine) pick() engine.Engine {
+var _ engine.Speech = anyEngine{}
+
+func (a anyEngine) pick() engine.Speech {
 	for _, s := range a.p.slots {
 		if s.m.Status().Ready {
 			return s.m.Engine()
@@ -590,16 +579,6 @@ func (a anyEngine) pick() engine.Engine {
 
 func (a anyEngine) Describe(ctx context.Context) (engine.Description, error) {
 	return a.pick().Describe(ctx)
-}
-
-func (a anyEngine) Start(context.Context, engine.StartRequest, func(engine.LifecycleEvent)) error {
-	return errors.New("pool: the pool's supervisors start the engines")
-}
-
-func (a anyEngine) Health(ctx context.Context) (engine.Health, error) { return a.pick().Health(ctx) }
-
-func (a anyEngine) Stop(ctx context.Context, req engine.StopRequest) (engine.StopResult, error) {
-	return engine.StopResult{}, errors.New("pool: the pool's supervisors stop the engines")
 }
 
 func (a anyEngine) Voices(ctx context.Context) ([]engine.Voice, error) { return a.pick().Voices(ctx) }

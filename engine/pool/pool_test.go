@@ -23,7 +23,7 @@ type member struct {
 
 func ready() *member { return &member{st: supervise.Status{Phase: "ready", Ready: true}} }
 
-func (m *member) Engine() engine.Engine { return nil }
+func (m *member) Engine() engine.Speech { return nil }
 func (m *member) Status() supervise.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -36,6 +36,12 @@ func (m *member) EngineFailed(error) {
 	m.st = supervise.Status{Phase: "restarting"}
 }
 func (m *member) set(st supervise.Status) { m.mu.Lock(); m.st = st; m.mu.Unlock() }
+
+// InUse, Starts and Loaded: a member whose engine is never unloaded nor
+// started again (holding, counted and unloadable say otherwise).
+func (m *member) InUse() func()  { return nil }
+func (m *member) Starts() uint64 { return 0 }
+func (m *member) Loaded() bool   { return true }
 
 // unloadable is a member that can have its engine unloaded.
 type unloadable struct{ *member }

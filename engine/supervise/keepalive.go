@@ -75,7 +75,7 @@ func (s *Supervisor) idleUnload() {
 	t := &transition{done: make(chan struct{})}
 	s.shift = t
 	eng := s.eng
-	s.status = Status{Phase: "unloading", Ready: true, Message: msgUnloading, Restarts: s.status.Restarts}
+	s.status = Status{Phase: PhaseUnloading, Ready: true, Message: msgUnloading, Restarts: s.status.Restarts}
 	s.loops.Add(1)
 	s.mu.Unlock()
 	defer s.loops.Done()
@@ -85,7 +85,7 @@ func (s *Supervisor) idleUnload() {
 	s.shift = nil
 	if !s.stopped {
 		s.unloaded = true
-		s.status = Status{Phase: "unloaded", Ready: true, Message: msgUnloaded, Restarts: s.status.Restarts}
+		s.status = Status{Phase: PhaseUnloaded, Ready: true, Message: msgUnloaded, Restarts: s.status.Restarts}
 	}
 	s.mu.Unlock()
 	close(t.done)
@@ -193,7 +193,7 @@ func (s *Supervisor) callDone(release func()) func() {
 func (s *Supervisor) beginLoad() {
 	t := &transition{load: true, done: make(chan struct{})}
 	s.shift = t
-	s.status = Status{Phase: "loading", Ready: true, Message: msgOnDemand, Restarts: s.status.Restarts}
+	s.status = Status{Phase: PhaseLoading, Ready: true, Message: msgOnDemand, Restarts: s.status.Restarts}
 	s.loops.Add(1)
 	go s.load(t, s.eng)
 }

@@ -236,7 +236,7 @@ func TestStopDuringALoadOnDemand(t *testing.T) {
 		_, err := k.sup.Engine().Synthesize(context.Background(), engine.SynthesisRequest{Input: "waits"})
 		errc <- err
 	}()
-	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == engine.PhaseSpawned.String() })
+	enginetest.WaitFor(t, func() bool { return k.sup.Status().Phase == Phase(engine.PhaseSpawned.String()) })
 	if st, s := k.sup.Status(), k.sup.State(); s != StateLoading || !st.Ready || st.Loaded || !strings.Contains(st.Message, "on demand") {
 		t.Fatalf("state %s, status %+v during a load on demand; want loading, ready to queue, not loaded", s, st)
 	}

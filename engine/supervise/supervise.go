@@ -34,7 +34,7 @@ type Opener func(ctx context.Context) (engine.Engine, func(), error)
 // and GET /health show it). Message is short and names no local file but
 // by its base name; the detail is in the log.
 type Status struct {
-	Phase    string  `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed
+	Phase    Phase   `json:"phase"`              // e.g. preflight, loading, ready, restarting, failed
 	Progress float64 `json:"progress,omitempty"` // 0..1 while loading
 	Message  string  `json:"message,omitempty"`
 	Ready    bool    `json:"ready"`
@@ -46,6 +46,24 @@ type Status struct {
 	// restart figures from it alone.
 	Restarts int `json:"restarts"`
 }
+
+// Phase is where a supervised engine is: the supervisor's own phases
+// below, or an engine's lifecycle phase while it starts (preflight,
+// spawned, loading; engine.Phase's words).
+type Phase string
+
+// The supervisor's phases.
+const (
+	PhaseStarting   Phase = "starting"   // the first start has not begun
+	PhaseLoading    Phase = "loading"    // loading on demand after an unload
+	PhaseReady      Phase = "ready"      // loaded and serving
+	PhaseRestarting Phase = "restarting" // restarting after a failure, or to load a voice
+	PhaseFailed     Phase = "failed"     // did not start, or past its restarts
+	PhaseUnloading  Phase = "unloading"  // unloading for idleness
+	PhaseUnloaded   Phase = "unloaded"   // unloaded for idleness: a request loads it
+	PhaseStopped    Phase = "stopped"    // stopped for good
+	PhaseStopping   Phase = "stopping"   // the server drains (GET /ready)
+)
 
 // State is the engine's state in one word, as drama status reports it.
 type State string
@@ -147,7 +165,7 @@ type transition struct {
 func New(open Opener, req engine.StartRequest, onEvent func(engine.LifecycleEvent)) *Supervisor {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Supervisor{open: open, req: req, onEvent: onEvent, MaxRestarts: DefaultMaxRestarts, Backoff: DefaultBackoff,
-		MaxBackoff: DefaultMaxBackoff, status: Status{Phase: "starting"}, ctx: ctx, cancel: cancel}
+		MaxBackoff: DefaultMaxBackoff, status: Status{Phase: PhaseStarting}, ctx: ctx, cancel: cancel}
 }
 
 // bound returns ctx, ended also when the supervisor stops.
@@ -182,14 +200,14 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	defer cancel()
 	eng, closeEng, err := s.open(ctx)
 	if err != nil {
-		s.setStatus(Status{Phase: "failed", Message: "the engine plugin did not open: " + Summary(err)})
+		s.setStatus(Status{Phase: PhaseFailed, Message: "the engine plugin did not open: " + Summary(err)})
 		return err
 	}
 	s.mu.Lock()
 	s.eng, s.closeEng = eng, closeEng
 	s.mu.Unlock()
 	if err := s.startEngine(ctx, eng); err != nil {
-		s.setStatus(Status{Phase: "failed", Message: "the engine did not start: " + Summary(err)})
+		s.setStatus(Status{Phase: PhaseFailed, Message: "the engine did not start: " + Summary(err)})
 		return err
 	}
 	s.becameReady(false)
@@ -205,7 +223,7 @@ func (s *Supervisor) becameReady(restarted bool) {
 	if restarted {
 		n++
 	}
-	s.status = Status{Phase: "ready", Ready: true, Loaded: true, Restarts: n}
+	s.status = Status{Phase: PhaseReady, Ready: true, Loaded: true, Restarts: n}
 	s.starts++
 	s.lastUse = time.Now()
 	if s.inUse == 0 {
@@ -264,7 +282,7 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 	s.shift = t
 	s.restarting, s.why = true, "to load a new voice"
 	eng, before := s.eng, s.status
-	s.status = Status{Phase: "restarting", Message: "loading a new voice", Restarts: s.status.Restarts}
+	s.status = Status{Phase: PhaseRestarting, Message: "loading a new voice", Restarts: s.status.Restarts}
 	var ended chan struct{}
 	if s.calls > 0 {
 		s.status.Message = "loading a new voice once the requests under way end"
@@ -287,7 +305,7 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 	}
-	s.setStatus(Status{Phase: "restarting", Message: "loading a new voice"})
+	s.setStatus(Status{Phase: PhaseRestarting, Message: "loading a new voice"})
 	err := s.startEngine(ctx, eng)
 	s.mu.Lock()
 	s.shift, s.restarting = nil, false
@@ -315,7 +333,7 @@ func (s *Supervisor) Restart(ctx context.Context) error {
 func (s *Supervisor) event(ev engine.LifecycleEvent) {
 	if ev.Phase != engine.PhaseReady {
 		s.mu.Lock()
-		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready, s.status.Loaded = ev.Phase.String(), max(ev.Progress, 0), Brief(ev.Message), false, false
+		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready, s.status.Loaded = Phase(ev.Phase.String()), max(ev.Progress, 0), Brief(ev.Message), false, false
 		if s.shift != nil && s.shift.load {
 			// a load on demand: requests wait for it rather than being
 			// turned away
@@ -357,11 +375,11 @@ func (s *Supervisor) Starts() uint64 {
 func (s *Supervisor) State() State {
 	st := s.Status()
 	switch st.Phase {
-	case "ready":
+	case PhaseReady:
 		return StateReady
-	case "unloaded", "unloading":
+	case PhaseUnloaded, PhaseUnloading:
 		return StateUnloaded
-	case "failed":
+	case PhaseFailed:
 		return StateFailed
 	case "stopped":
 		return StateStopped
@@ -392,7 +410,7 @@ func (s *Supervisor) EngineFailed(cause error) {
 // it runs. mu is held; it is released here.
 func (s *Supervisor) restartAfter(why, what string, cause error) {
 	s.restarting, s.why = true, why
-	s.status = Status{Phase: "restarting", Message: "the engine " + what + " (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
+	s.status = Status{Phase: PhaseRestarting, Message: "the engine " + what + " (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
 	s.loops.Add(1)
 	s.mu.Unlock()
 	s.logFailure("the engine "+what+"; restarting it", cause)
@@ -421,9 +439,9 @@ func (s *Supervisor) restart() {
 		if s.ctx.Err() != nil {
 			return
 		}
-		phase := "restarting"
+		phase := PhaseRestarting
 		if attempt >= s.MaxRestarts {
-			phase = "failed"
+			phase = PhaseFailed
 		}
 		s.logFailure(fmt.Sprintf("restart attempt %d failed", attempt), err)
 		s.setStatus(Status{Phase: phase, Message: fmt.Sprintf("restart attempt %d failed (%s); the next in %v", attempt, Summary(err), wait)})
@@ -526,7 +544,7 @@ func (s *Supervisor) isStopped() bool {
 func (s *Supervisor) Stop(ctx context.Context) {
 	s.mu.Lock()
 	s.stopped = true
-	s.status = Status{Phase: "stopped", Restarts: s.status.Restarts}
+	s.status = Status{Phase: PhaseStopped, Restarts: s.status.Restarts}
 	if s.idle != nil {
 		s.idle.Stop()
 	}
@@ -547,11 +565,14 @@ func (s *Supervisor) Stop(ctx context.Context) {
 	s.closeCurrent()
 }
 
-// Engine returns an engine that forwards to the current one, answering
-// not-ready while there is none. Its Synthesize and Voices load an engine
-// unloaded for idleness and wait for it; Describe, Encode and Health go to
-// the plugin and load nothing.
-func (s *Supervisor) Engine() engine.Engine { return supervised{s} }
+// Engine returns the speech of an engine that forwards to the current one,
+// answering not-ready while there is none. Its Synthesize and Voices load
+// an engine unloaded for idleness and wait for it; Describe and Encode go
+// to the plugin and load nothing. The engine's lifecycle is the
+// supervisor's alone.
+func (s *Supervisor) Engine() engine.Speech { return supervised{s} }
+
+var _ engine.Speech = supervised{}
 
 var errNoEngine = engine.NotReadyf("the engine is not running")
 
@@ -572,26 +593,6 @@ func (p supervised) Describe(ctx context.Context) (engine.Description, error) {
 		return engine.Description{}, err
 	}
 	return e.Describe(ctx)
-}
-
-func (p supervised) Start(context.Context, engine.StartRequest, func(engine.LifecycleEvent)) error {
-	return errors.New("supervise: the supervisor starts the engine")
-}
-
-func (p supervised) Health(ctx context.Context) (engine.Health, error) {
-	e, err := p.current()
-	if err != nil {
-		return engine.Health{}, err
-	}
-	return e.Health(ctx)
-}
-
-func (p supervised) Stop(ctx context.Context, req engine.StopRequest) (engine.StopResult, error) {
-	e, err := p.current()
-	if err != nil {
-		return engine.StopResult{}, nil
-	}
-	return e.Stop(ctx, req)
 }
 
 // Voices lists the engine's voices; while it is unloaded, the list it gave

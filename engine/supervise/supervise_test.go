@@ -64,7 +64,7 @@ func TestStopWhileRestartOpens(t *testing.T) {
 	close(release)
 	within(t, closed, "a plugin opened while the supervisor stopped was left running")
 	within(t, stopped, "Stop did not return")
-	if _, err := sup.Engine().Health(context.Background()); !errors.Is(err, engine.ErrNotReady) {
+	if _, err := sup.Engine().Describe(context.Background()); !errors.Is(err, engine.ErrNotReady) {
 		t.Fatalf("engine after stop: %v, want not ready", err)
 	}
 }

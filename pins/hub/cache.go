@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/drama-tts/drama/pins/atomicfile"
 
 	"github.com/drama-tts/drama/pins"
 )
@@ -123,12 +124,7 @@ func (c Cache) Link(repo, commit, path, etag string) error {
 	if cur, err := os.Readlink(link); err == nil && cur == target {
 		return nil
 	}
-	tmp := link + ".drama-link.tmp"
-	_ = os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
-		return err
-	}
-	return os.Rename(tmp, link)
+	return atomicfile.Symlink(target, link)
 }
 
 // WriteRef records commit under refs/name, without a trailing newline, as
@@ -145,7 +141,7 @@ func (c Cache) WriteRef(repo, name, commit string) error {
 }
 
 // linkOrCopy makes dst the same file as src: a hard link on the same
-// filesystem, else a copy. It goes through a temporary name and a rename,
+// filesystem, else a copy. It goes through a temporary and a rename,
 // so whatever was at dst (a truncated blob, an older snapshot entry) is
 // replaced whole. linked reports a hard link.
 func linkOrCopy(src, dst string) (linked bool, err error) {
@@ -157,15 +153,10 @@ func linkOrCopy(src, dst string) (linked bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return false, err
 	}
-	tmp := dst + ".drama-link.tmp"
-	_ = os.Remove(tmp)
-	linked = os.Link(src, tmp) == nil
-	if !linked {
-		if err := copyFile(src, tmp); err != nil {
-			return false, err
-		}
+	if atomicfile.Link(src, dst) == nil {
+		return true, nil
 	}
-	return linked, os.Rename(tmp, dst)
+	return false, copyFile(src, dst)
 }
 
 func copyFile(src, dst string) error {

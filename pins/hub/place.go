@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // Place gives a drama root a plain directory per variant, dir: a symlink per
@@ -15,16 +17,11 @@ func (res *Result) Place(dir string, hardLinks bool) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		tmp := dst + ".drama-place.tmp"
-		_ = os.Remove(tmp)
 		var err error
 		if hardLinks {
-			err = os.Link(r.Blob, tmp)
+			err = atomicfile.Link(r.Blob, dst)
 		} else {
-			err = os.Symlink(r.Snapshot, tmp)
-		}
-		if err == nil {
-			err = os.Rename(tmp, dst)
+			err = atomicfile.Symlink(r.Snapshot, dst)
 		}
 		if err != nil {
 			return fmt.Errorf("place %s: %w", dst, err)

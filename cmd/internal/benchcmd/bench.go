@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/drama-tts/drama/cmd/internal/benchcmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/benchrun"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/bench"
@@ -154,7 +154,7 @@ func withScheme(s string) string {
 
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	corpus, err := shared.LoadCorpus(opts.Corpus)
+	corpus, err := benchrun.LoadCorpus(opts.Corpus)
 	if err != nil {
 		return err
 	}
@@ -168,31 +168,31 @@ func run(ctx context.Context, opts *Options) error {
 	if opts.Warmup == 0 {
 		cfg.Warmup = -1
 	}
-	var served *shared.Served
+	var served *benchrun.Served
 	if opts.Start {
 		// Sampling starts before drama serve does, so the load is seen.
 		sampler := bench.StartSampler(bench.ReadBaseline(true), 0, time.Now())
 		f.Infof("starting drama serve for the run")
-		served, err = shared.StartServe(ctx, f, shared.ServeOptions{Drama: opts.Drama, Args: opts.ServeArgs, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+		served, err = benchrun.StartServe(ctx, f, benchrun.ServeOptions{Drama: opts.Drama, Args: opts.ServeArgs, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 		if err != nil {
 			sampler.Stop()
 			return cmdutil.EngineError(err)
 		}
 		defer served.Stop()
 		f.Infof("drama serve ready at %s after %.2f s", served.URL, served.Ready.Seconds())
-		cfg.Client, cfg.ServerPID, cfg.Sampler = shared.Client(f, served.URL), served.PID, sampler
+		cfg.Client, cfg.ServerPID, cfg.Sampler = benchrun.Client(f, served.URL), served.PID, sampler
 	} else {
 		url, pid := ResolveServer(f, opts.Server)
-		cfg.Client, cfg.ServerPID = shared.Client(f, url), pid
+		cfg.Client, cfg.ServerPID = benchrun.Client(f, url), pid
 	}
-	bar := shared.ProgressFor(f, &cfg)
+	bar := benchrun.ProgressFor(f, &cfg)
 	rep, err := bench.Run(ctx, cfg)
 	bar.Finish()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err() // interrupted: drama serve, if started here, is stopped on the way out
 	case errors.As(err, new(*bench.AuthError)):
-		return shared.AuthAdvice(f, err)
+		return benchrun.AuthAdvice(f, err)
 	case errors.As(err, new(*transcribe.Error)):
 		return err // --transcribe-url's server, not drama serve: the error says so
 	case err != nil && served != nil:
@@ -203,7 +203,7 @@ func run(ctx context.Context, opts *Options) error {
 	if served != nil {
 		rep.ReadySeconds = served.Ready.Seconds()
 	}
-	if err := shared.WriteReports(rep, opts.Out); err != nil {
+	if err := benchrun.WriteReports(rep, opts.Out); err != nil {
 		return err
 	}
 	f.Infof("wrote %s and %s", filepath.Join(opts.Out, "report.json"), filepath.Join(opts.Out, "report.html"))

@@ -20,6 +20,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/qualifycmd"
 	"github.com/drama-tts/drama/cmd/internal/quantizecmd"
 	"github.com/drama-tts/drama/cmd/internal/rmcmd"
+	"github.com/drama-tts/drama/cmd/internal/saycmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 	"github.com/drama-tts/drama/cmd/internal/servicecmd"
 	"github.com/drama-tts/drama/cmd/internal/statuscmd"
@@ -36,7 +37,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pinscmd.NewCmd(f))
 	root.AddCommand(alias(fetchcmd.NewCmd(f, nil), []string{"pull"}, "download"))
 	root.AddCommand(mirrorcmd.NewCmd(f))
-	root.AddCommand(alias(servecmd.NewCmd(f, nil), nil, "run", "start"), servecmd.NewCmdSay(f, nil))
+	root.AddCommand(alias(servecmd.NewCmd(f, nil), nil, "run", "start"), saycmd.NewCmd(f, nil))
 	root.AddCommand(pthcmd.NewCmd(f))
 	root.AddCommand(voicecmd.NewCmd(f))
 	root.AddCommand(stcmd.NewCmd(f))

@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/config"
 	"github.com/drama-tts/drama/cmd/internal/configcmd"
 	"github.com/drama-tts/drama/cmd/internal/fetchcmd"
+	"github.com/drama-tts/drama/cmd/internal/saycmd"
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 )
 
@@ -46,7 +47,7 @@ func writeConfig(t *testing.T, text string) string {
 type tree struct {
 	root  *cobra.Command
 	serve *servecmd.Options
-	say   *servecmd.SayOptions
+	say   *saycmd.Options
 	fetch *fetchcmd.FetchOptions
 }
 
@@ -59,7 +60,7 @@ func newTree(f *cmdutil.Factory) *tree {
 	root.PersistentFlags().BoolVar(&f.Global.JSON, "json", false, "")
 	root.AddCommand(
 		servecmd.NewCmd(f, func(_ context.Context, o *servecmd.Options) error { tr.serve = o; return nil }),
-		servecmd.NewCmdSay(f, func(_ context.Context, o *servecmd.SayOptions) error { tr.say = o; return nil }),
+		saycmd.NewCmd(f, func(_ context.Context, o *saycmd.Options) error { tr.say = o; return nil }),
 		fetchcmd.NewCmd(f, func(_ context.Context, o *fetchcmd.FetchOptions) error { tr.fetch = o; return nil }),
 		configcmd.NewCmd(f),
 	)
@@ -198,10 +199,7 @@ func TestShowJSONAndAKeyWithoutItsFlag(t *testing.T) {
 	ios, _, out, _ := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, config.EnvConfig, path)
 	f.Global.JSON = true
-	tr := newTree(f)
-	if serveCmd(tr).Flags().Lookup("log-file") != nil {
-		t.Skip("serve has --log-file now: the setting applies")
-	}
+	tr := withoutLogFile(newTree(f))
 	if err := cmdtest.Execute(tr.root, "config", "show", "--json"); err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +222,7 @@ func TestApplyWarnsOfAKeyWithoutItsFlag(t *testing.T) {
 	path := writeConfig(t, "serve:\n  addr: 127.0.0.1:9001\n  log_file: /var/log/drama.log\n")
 	ios, _, _, errOut := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, config.EnvConfig, path)
-	tr := newTree(f)
-	if serveCmd(tr).Flags().Lookup("log-file") != nil {
-		t.Skip("serve has --log-file now: the setting applies")
-	}
+	tr := withoutLogFile(newTree(f))
 	if err := cmdtest.Execute(tr.root, "serve"); err != nil {
 		t.Fatal(err)
 	}
@@ -260,6 +255,21 @@ func TestHelpExampleFileApplies(t *testing.T) {
 }
 
 // serveCmd is the tree's drama serve.
+// withoutLogFile gives tr the serve command of a drama older than
+// --log-file (it has --addr alone), so that the setting serve.log_file
+// names a flag its serve lacks.
+func withoutLogFile(tr *tree) *tree {
+	tr.root.RemoveCommand(serveCmd(tr))
+	var addr string
+	older := &cobra.Command{Use: "serve", RunE: func(*cobra.Command, []string) error {
+		tr.serve = &servecmd.Options{Addr: addr}
+		return nil
+	}}
+	older.Flags().StringVar(&addr, "addr", servecmd.DefaultAddr, "")
+	tr.root.AddCommand(older)
+	return tr
+}
+
 func serveCmd(tr *tree) *cobra.Command {
 	c, _, _ := tr.root.Find([]string{"serve"})
 	return c

@@ -37,15 +37,15 @@ var (
 
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
 var layers = []layer{
-	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil}, // main imports cli alone; its end-to-end tests use fixtures
-	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit", "internal/emutest"}, domain...), cliModules}, // emutest: realclient, tests only
+	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil},                                                                    // main imports cli alone; its end-to-end tests use fixtures
+	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit", "internal/emutest"}, domain...), cliModules},                // emutest: realclient, tests only
 	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
 	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
 	{"pins/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                           // an owner's start time names its temporaries; sync_file_range starts writeback
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
-	{"internal/connlimit", nil, nil}, // the connection bound of drama mirror serve
+	{"internal/connlimit", nil, nil}, // the connection bound of drama serve and drama mirror serve
 	{"internal/safetext", nil, nil},
 	{"internal/httpsafe", nil, nil},
 	{"internal/emutest", nil, nil}, // tests only
@@ -67,6 +67,8 @@ var layers = []layer{
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
 	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
 	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
+	{"engine/serve", []string{"engine", "engine/host", "engine/native", "engine/supervise", "engine/pool", "engine/clone", "engine/prompt",
+		"engine/httpapi", "engine/httpapi/apikey", "engine/qualify", "voices/...", "internal/connlimit"}, []string{"github.com/hashicorp/go-hclog"}}, // drama serve's assembly
 	{"engine/bench", []string{"engine", "engine/native", "voices/transcribe"}, []string{"gonum.org/v1/plot"}}, // transcribes replies for the word error rate
 	{"engine/qualify", []string{"engine/bench", "pins", "voices/transcribe"}, nil},                            // its tests give the bench a transcriber
 	{"engine/supervise", []string{"engine"}, nil},
@@ -185,15 +187,17 @@ func TestImportTableRefuses(t *testing.T) {
 
 // commandPackage returns the command package x of cmd/internal/<x>cmd/...
 // that pkg (a path inside the module) lies in, and "" for any other
-// package. Packages named shared (a noun's code for its sibling verbs),
-// cmdutil, realclient and serverec are for every command to import.
+// package. A package below a command's (cmd/internal/<x>cmd/...) is that
+// command's; what several commands share lives beside them under a name of
+// its own (cmdutil, hubaccess, benchrun, serverec, ...), for every command
+// to import.
 func commandPackage(pkg string) string {
 	rest, ok := strings.CutPrefix(pkg, "cmd/internal/")
 	if !ok {
 		return ""
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	if !strings.HasSuffix(first, "cmd") || strings.HasSuffix(pkg, "/shared") {
+	if !strings.HasSuffix(first, "cmd") {
 		return ""
 	}
 	return first
@@ -225,7 +229,7 @@ func siblingImport(pkg, imp string, tests bool) string {
 
 // TestCommandPackagesImportNoSibling: no cmd/internal/<x>cmd package
 // imports another <y>cmd package; what two commands share lives in a
-// package named shared, in cmdutil, or in the domain, and the command
+// package of its own beside them, in cmdutil, or in the domain, and the command
 // tree in this package puts the commands together.
 func TestCommandPackagesImportNoSibling(t *testing.T) {
 	if testing.Short() {
@@ -249,7 +253,7 @@ func TestCommandPackagesImportNoSibling(t *testing.T) {
 				}
 				seen[e] = true
 				if !slices.Contains(siblingImportsLeft, e) {
-					t.Errorf("%s: a command package imports a sibling; move what they share into a package named shared or into cmdutil", e)
+					t.Errorf("%s: a command package imports a sibling; move what they share into a package of its own beside them (cmd/internal/<name>) or into cmdutil", e)
 				}
 			}
 		}
@@ -269,7 +273,10 @@ func TestSiblingImportRefuses(t *testing.T) {
 	}{
 		{"cmd/internal/pinscmd", module + "cmd/internal/fetchcmd", true},
 		{"cmd/internal/voicecmd", module + "cmd/internal/preparecmd", true},
-		{"cmd/internal/voicecmd", module + "cmd/internal/fetchcmd/shared", false},
+		{"cmd/internal/voicecmd", module + "cmd/internal/fetchcmd/shared", true},
+		{"cmd/internal/upcmd", module + "cmd/internal/pinscmd/shared", true},
+		{"cmd/internal/upcmd", module + "cmd/internal/hubaccess", false},
+		{"cmd/internal/qualifycmd", module + "cmd/internal/benchrun", false},
 		{"cmd/internal/voicecmd", module + "cmd/internal/voicecmd/shared", false},
 		{"cmd/internal/voicecmd", module + "cmd/internal/cmdutil", false},
 		{"cmd/internal/servecmd", module + "cmd/internal/serverec", false},

@@ -8,7 +8,7 @@ import (
 // CurrentBinding is what a marker of the variant must be bound to now:
 // this host, the pins in force and the engine record of the root.
 func CurrentBinding(f *Factory, pinsFile string, variantSet bool) (qualify.Binding, *pins.Pins, error) {
-	p, err := LoadPins(f, pinsFile, variantSet)
+	p, err := LoadPins(f, pinsFile, variantSet, pins.ForInstalled)
 	if err != nil {
 		return qualify.Binding{}, nil, err
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
 
@@ -26,7 +24,7 @@ func FlockAdvice(err error, holder, waitFlag string) error {
 // wait (the user's --lock-wait). Held past the wait, its error says who
 // takes it and that --lock-wait waits longer.
 func FlockRoot(ctx context.Context, root string, wait time.Duration) (release func(), err error) {
-	release, err = hub.Flock(ctx, filepath.Join(root, pins.StateDirName, "fetch.lock"), wait)
+	release, err = hub.FlockRoot(ctx, root, wait)
 	if err != nil {
 		return nil, FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
 	}

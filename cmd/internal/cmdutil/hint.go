@@ -110,8 +110,9 @@ func RequireInstalled(f *Factory, variant string, extra ...string) error {
 
 // GivenFlags returns the flags set on the command line of cmd (its own and
 // the inherited global ones) as flag, value pairs in the order cobra keeps
-// them, for a hint that repeats them. A boolean flag set to true is given
-// as "--name", "true"; Suggest writes it alone.
+// them: the one capture of the user's command line for advice that repeats
+// it (Suggest writes the pairs). A boolean flag set to true is given as
+// "--name", "true"; Suggest writes it alone.
 func GivenFlags(cmd *cobra.Command) []string {
 	var out []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -181,7 +182,7 @@ func RepairHint(f *Factory, p *pins.Pins, pinsFile, dir string) string {
 	if p.Repo == "" {
 		return "restore them from where they came from"
 	}
-	endpoint := FetchSource(dir)
+	endpoint := hub.Source(dir)
 	if endpoint == hub.Endpoint(f.Getenv) {
 		endpoint = ""
 	}

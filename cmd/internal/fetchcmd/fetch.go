@@ -3,14 +3,12 @@ package fetchcmd
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/hubaccess"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
@@ -18,7 +16,7 @@ import (
 // FetchOptions are drama fetch's flags.
 type FetchOptions struct {
 	F *cmdutil.Factory
-	shared.HubFlags
+	hubaccess.HubFlags
 	Workers       int
 	ChunkMiB      int
 	IdleTimeout   time.Duration
@@ -47,7 +45,7 @@ present).`,
 		Example: `  $ drama fetch --variant nvfp4 --accept-license
   $ drama fetch --endpoint http://10.0.0.5:8080 --workers 16
   $ HF_HUB_OFFLINE=1 drama fetch --variant full`,
-		Args: shared.NoArgs,
+		Args: hubaccess.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Workers < 1 || opts.Workers > 64 {
 				return cmdutil.FlagErrorf("--workers %d: want 1 to 64", opts.Workers)
@@ -63,7 +61,7 @@ present).`,
 			}
 			err := runFetch(cmd.Context(), opts)
 			if err != nil && cmd.Context().Err() != nil {
-				return resumeHint(f, cmdutil.GivenFlags(cmd))
+				return resumeHint(opts.CommandLine(f))
 			}
 			return err
 		},
@@ -81,78 +79,56 @@ present).`,
 
 // resumeHint is the interruption of a fetch: what is kept, and the same
 // command line, which resumes it.
-func resumeHint(f *cmdutil.Factory, given []string) error {
-	return cmdutil.Interrupted("verified files are kept and partial downloads resume: run the same command again: " +
-		f.Suggest(append([]string{"fetch"}, given...)...))
-}
-
-// loadPins reads --pins (refused when --variant names another variant),
-// else the built-in pins; incomplete pins give way to the variant's lock
-// file for the same repository and commit.
-func loadPins(opts *FetchOptions, e *shared.Hub) (*pins.Pins, error) {
-	p, err := shared.ReadPins(opts.F, opts.PinsFile, opts.VariantSet)
-	if err != nil || p.Complete() {
-		return p, err
-	}
-	// Incomplete pins: the lock file written by an earlier fetch of the
-	// same commit may already hold the listing's digests.
-	return cmdutil.CompleteFromLock(e.Root, p), nil
+func resumeHint(cmdline string) error {
+	return cmdutil.Interrupted("verified files are kept and partial downloads resume: run the same command again: " + cmdline)
 }
 
 func runFetch(ctx context.Context, opts *FetchOptions) error {
 	f := opts.F
-	e, err := shared.NewHub(f, opts.Endpoint, opts.Workers, opts.NoCache)
+	e, err := hubaccess.NewHub(f, opts.Endpoint, opts.Workers, opts.NoCache)
 	if err != nil {
 		return err
 	}
-	release, err := cmdutil.FlockRoot(ctx, e.Root, opts.LockWait)
+	var rep *reporter // made once the pins are complete: its bars are sized by them
+	closeRep := func() {
+		if rep != nil {
+			rep.close()
+		}
+	}
+	defer closeRep()
+	in := &hub.Install{
+		Fetcher: hub.Fetcher{Client: e.Client, Cache: e.Cache, Offline: e.Offline, FlockWait: opts.LockWait,
+			Download: hub.DownloadOptions{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20, IdleTimeout: opts.IdleTimeout,
+				Progress: func(path string, n int64) { rep.progress(path, n) },
+				Event:    func(ev hub.Event) { withCheckLines(f, rep)(ev) }}},
+		Root: e.Root, Variant: f.Global.Variant, HardLinks: opts.NoCache, Endpoint: e.Endpoint,
+		Pins:   pins.LoadOptions{File: opts.PinsFile, CheckVariant: opts.VariantSet, For: pins.ForFetch},
+		Accept: func(p *pins.Pins) error { return hubaccess.AcceptLicense(f, e.Root, p, opts.AcceptLicense) },
+		Warn:   func(err error) { f.Warnf("%v", err) },
+	}
+	in.Begin = func(s hub.Step, p *pins.Pins) {
+		switch s {
+		case hub.StepListing:
+			f.Infof("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
+		case hub.StepFetch:
+			rep = newReporter(f, p)
+			// A HEAD or API call is retried at most a few times: each
+			// retry gets its line as text (the reporter keeps its rate
+			// limit for the many chunk retries), and its event in --json.
+			if f.Global.JSON || rep.pool != nil {
+				e.Client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
+			}
+		case hub.StepPlace:
+			closeRep()
+		}
+	}
+	res, err := in.Run(ctx)
 	if err != nil {
-		return err
+		return e.InstallAdvice(err, opts.CommandLine(f), func(variant string) string {
+			return "run " + f.Suggest("pins", "lock", "--variant", variant, "--pins", opts.PinsFile) + " online once (or drama fetch without HF_HUB_OFFLINE)"
+		})
 	}
-	defer release()
-	p, err := loadPins(opts, e)
-	if err != nil {
-		return err
-	}
-	if err := shared.AcceptLicense(f, e.Root, p, opts.AcceptLicense); err != nil {
-		return err
-	}
-	if p, err = completeIfNeeded(ctx, f, e, p, opts.PinsFile, opts.CommandLine); err != nil {
-		return err
-	}
-	rep := newReporter(f, p)
-	defer rep.close()
-	// A HEAD or API call is retried at most a few times: each retry gets
-	// its line as text (the reporter keeps its rate limit for the many
-	// chunk retries), and its event in --json.
-	if f.Global.JSON || rep.pool != nil {
-		e.Client.OnRetry = func(r hub.Retry) { rep.event(hub.Event{Kind: hub.EventRetry, Path: r.What, Error: r.Message()}) }
-	}
-	fetcher := &hub.Fetcher{Client: e.Client, Cache: e.Cache, Offline: e.Offline, FlockWait: opts.LockWait,
-		Download: hub.DownloadOptions{Workers: opts.Workers, ChunkSize: int64(opts.ChunkMiB) << 20,
-			IdleTimeout: opts.IdleTimeout, Progress: rep.progress, Event: withCheckLines(f, rep)}}
-	res, err := fetcher.Fetch(ctx, p.Repo, p.Revision, p.Files)
-	rep.close()
-	err = cmdutil.FlockAdvice(err, "another download of the same repository to this cache (drama fetch, drama rm or huggingface_hub)", "--lock-wait")
-	if err != nil {
-		return e.Advice(shared.MismatchExit(err), opts.CommandLine, true)
-	}
-	dir := e.VariantDir(p)
-	if err := res.Place(dir, opts.NoCache || e.Cache.NoSymlinks); err != nil {
-		return err
-	}
-	// This root's own ref: drama rm in another root on the same cache
-	// then keeps the snapshot this one links to.
-	if err := e.Cache.WriteRef(res.Repo, hub.RootRef(e.Root), res.Commit); err != nil {
-		return fmt.Errorf("fetch: write ref: %w", err)
-	}
-	if err := p.WriteFile(filepath.Join(dir, pins.LockFileName)); err != nil {
-		return err
-	}
-	if err := cmdutil.WriteFetchSource(dir, e.Endpoint); err != nil {
-		f.Warnf("could not record where %s came from: %v", p.Variant, err)
-	}
-	return printResult(f, res, dir)
+	return printResult(f, res.Result, res.Dir)
 }
 
 // withCheckLines passes events to the reporter and, as text off a
@@ -169,19 +145,4 @@ func withCheckLines(f *cmdutil.Factory, rep *reporter) func(hub.Event) {
 		}
 		rep.event(e)
 	}
-}
-
-// completeIfNeeded completes incomplete pins from the listing of their
-// commit, which checks the totals the notes give. Offline, it says how to
-// lock them: those of pinsFile (the user's --pins) when given.
-func completeIfNeeded(ctx context.Context, f *cmdutil.Factory, e *shared.Hub, p *pins.Pins, pinsFile, cmdline string) (*pins.Pins, error) {
-	if p.Complete() {
-		return p, nil
-	}
-	if e.Offline {
-		return nil, fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once (or drama fetch without HF_HUB_OFFLINE)",
-			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant, "--pins", pinsFile))
-	}
-	f.Infof("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision)
-	return e.Complete(ctx, p, cmdline)
 }

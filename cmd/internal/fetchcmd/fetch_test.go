@@ -19,7 +19,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
-	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/hubaccess"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
@@ -110,7 +110,7 @@ func (e *testEnv) factory(ios *cmdutil.IOStreams, extraEnv ...string) *cmdutil.F
 }
 
 func (e *testEnv) opts(f *cmdutil.Factory) *FetchOptions {
-	return &FetchOptions{F: f, HubFlags: shared.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Workers: 4, ChunkMiB: 1,
+	return &FetchOptions{F: f, HubFlags: hubaccess.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Workers: 4, ChunkMiB: 1,
 		IdleTimeout: 5 * time.Second, LockWait: time.Second, AcceptLicense: true}
 }
 
@@ -151,7 +151,7 @@ func TestRunFetchIncompletePins(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	acc, err := shared.ReadAcceptances(e.root)
+	acc, err := hubaccess.ReadAcceptances(e.root)
 	if err != nil || len(acc) != 1 || acc[0].How != "flag" || acc[0].User == "" {
 		t.Errorf("acceptance record: %v %+v", err, acc)
 	}
@@ -202,7 +202,7 @@ func TestLicensePrompt(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("typed %q: want ok=%v, got %v", c.typed, c.ok, err)
 		}
-		if acc, _ := shared.ReadAcceptances(e.root); c.ok && (len(acc) != 1 || acc[0].How != "prompt") {
+		if acc, _ := hubaccess.ReadAcceptances(e.root); c.ok && (len(acc) != 1 || acc[0].How != "prompt") {
 			t.Errorf("typed %q: record %+v", c.typed, acc)
 		}
 	}
@@ -487,14 +487,14 @@ func TestUnreachableEndpointMessage(t *testing.T) {
 			t.Fatal("want an error")
 		}
 		for _, want := range []string{dead, "connection refused", "attempts over", "--endpoint", "HF_ENDPOINT",
-			"\n    drama fetch --root " + e.root + " ", "--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2"} {
+			"\n    drama fetch --accept-license ", "--root " + e.root, "--endpoint " + dead, "--pins " + e.pinsPath, "--accept-license", "--workers 2"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("complete %v: message lacks %q:\n%v", complete, want, err)
 			}
 		}
 		// The cache alone serves complete pins; pins without digests need
 		// the listing, so offering HF_HUB_OFFLINE=1 would only fail again.
-		if offline := strings.Contains(err.Error(), "HF_HUB_OFFLINE=1 drama fetch --root "); offline != complete {
+		if offline := strings.Contains(err.Error(), "HF_HUB_OFFLINE=1 drama fetch --accept-license "); offline != complete {
 			t.Errorf("complete %v: HF_HUB_OFFLINE=1 offered: %v:\n%v", complete, offline, err)
 		}
 		if got := strings.Count(errOut.String(), "): connection refused\n"); got != 5 ||

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 // A verified fetch records its endpoint, for verify's advice to repair from
@@ -17,7 +17,7 @@ func TestFetchRecordsItsEndpoint(t *testing.T) {
 	if err := runFetch(context.Background(), e.opts(e.factory(ios))); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	if got := cmdutil.FetchSource(filepath.Join(e.root, "full")); got != e.url {
+	if got := hub.Source(filepath.Join(e.root, "full")); got != e.url {
 		t.Fatalf("recorded endpoint %q, want %q", got, e.url)
 	}
 }

@@ -50,13 +50,13 @@ func loadNamed(f *cmdutil.Factory, name string) (*pins.Pins, error) {
 		if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
 			return nil, cmdutil.FlagErrorf("%q is neither a variant (%s) nor a pins file", name, strings.Join(pins.Variants, ", "))
 		}
-		return cmdutil.ReadPinsFile(f, name, false)
+		return cmdutil.LoadPins(f, name, false, pins.ForLock)
 	}
 	g := *f
 	gl := *f.Global
 	gl.Variant = name
 	g.Global = &gl
-	return cmdutil.LoadPins(&g, "", true)
+	return cmdutil.LoadPins(&g, "", true, pins.ForInstalled)
 }
 
 // fieldChange is a pins field of the two sides.

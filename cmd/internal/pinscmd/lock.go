@@ -8,14 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/hubaccess"
 	"github.com/drama-tts/drama/pins"
 )
 
 // LockOptions are drama pins lock's flags.
 type LockOptions struct {
 	F *cmdutil.Factory
-	shared.HubFlags
+	hubaccess.HubFlags
 	Output string
 }
 
@@ -34,7 +34,7 @@ the result must agree with the totals the pins carry. A revision that is not
 a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
 		Example: `  $ drama pins lock --variant nvfp4
   $ drama pins lock --pins my.json --output -`,
-		Args: shared.NoArgs,
+		Args: hubaccess.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.HubFlags.Parse(f, cmd); err != nil {
 				return err
@@ -53,15 +53,15 @@ a full 40-hex commit is refused. Nothing is ever filled in from elsewhere.`,
 
 func runLock(ctx context.Context, opts *LockOptions) error {
 	f := opts.F
-	h, err := shared.NewHub(f, opts.Endpoint, 1, false)
+	h, err := hubaccess.NewHub(f, opts.Endpoint, 1, false)
 	if err != nil {
 		return err
 	}
-	p, err := shared.ReadPins(f, opts.PinsFile, opts.VariantSet)
+	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet, pins.ForLock)
 	if err != nil {
 		return err
 	}
-	q, err := h.Complete(ctx, p, opts.CommandLine)
+	q, err := h.Complete(ctx, p, opts.CommandLine(f))
 	if err != nil {
 		return err
 	}

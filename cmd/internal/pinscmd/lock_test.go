@@ -16,7 +16,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
-	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/hubaccess"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
@@ -69,7 +69,7 @@ func TestRunLock(t *testing.T) {
 	ios, _, out, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
 	outPath := filepath.Join(e.dir, "locked.json")
-	if err := runLock(context.Background(), &LockOptions{F: f, HubFlags: shared.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Output: outPath}); err != nil {
+	if err := runLock(context.Background(), &LockOptions{F: f, HubFlags: hubaccess.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Output: outPath}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := pins.ReadFile(outPath)
@@ -89,7 +89,7 @@ func TestRunLock(t *testing.T) {
 	bad, _ := pins.ReadFile(e.pinsPath)
 	bad.Revision = strings.Repeat("d", 40)
 	bad.WriteFile(e.pinsPath)
-	err = runLock(context.Background(), &LockOptions{F: f, HubFlags: shared.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Output: "-"})
+	err = runLock(context.Background(), &LockOptions{F: f, HubFlags: hubaccess.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Output: "-"})
 	if !errors.Is(err, hub.ErrNotFound) || !strings.Contains(err.Error(), "the Hub address "+e.url+" comes from --endpoint") {
 		t.Errorf("unknown commit: want ErrNotFound saying where the address came from, got %v", err)
 	}
@@ -101,7 +101,7 @@ func TestLockDefaultOutputIsTheLockFile(t *testing.T) {
 	e := newLockEnv(t)
 	ios, _, _, _ := cmdtest.IOStreams()
 	f := e.factory(ios)
-	if err := runLock(context.Background(), &LockOptions{F: f, HubFlags: shared.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}}); err != nil {
+	if err := runLock(context.Background(), &LockOptions{F: f, HubFlags: hubaccess.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}}); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := pins.ReadFile(filepath.Join(f.Global.Root, "full", pins.LockFileName)); err != nil || !p.Complete() {
@@ -118,7 +118,7 @@ func TestLockTotalsDisagreeIsMismatch(t *testing.T) {
 	p.WriteFile(e.pinsPath)
 	ios, _, _, _ := cmdtest.IOStreams()
 	outPath := filepath.Join(e.dir, "locked.json")
-	err := runLock(context.Background(), &LockOptions{F: e.factory(ios), HubFlags: shared.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Output: outPath})
+	err := runLock(context.Background(), &LockOptions{F: e.factory(ios), HubFlags: hubaccess.HubFlags{Endpoint: e.url, PinsFile: e.pinsPath}, Output: outPath})
 	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(fmt.Sprint(err), "pinned totals") {
 		t.Fatalf("want exit 3 naming the totals, got %d: %v", cmdutil.ExitCode(err), err)
 	}
@@ -172,7 +172,7 @@ func TestLockUnreachableRepeatsTheCommand(t *testing.T) {
 	top.SetOut(&bytes.Buffer{})
 	top.SetErr(&bytes.Buffer{})
 	err = top.Execute()
-	wantAll(t, "message", fmt.Sprint(err), dead, "--endpoint", "\n    drama pins lock --root "+root+" ", "--pins "+e.pinsPath)
+	wantAll(t, "message", fmt.Sprint(err), dead, "--endpoint", "\n    drama pins lock --endpoint ", "--root "+root, "--pins "+e.pinsPath)
 	if strings.Contains(fmt.Sprint(err), "HF_HUB_OFFLINE") {
 		t.Errorf("the cache cannot lock pins, yet the message offers it:\n%v", err)
 	}

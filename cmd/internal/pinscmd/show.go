@@ -49,7 +49,7 @@ $ drama pins show --pins my.pins.json --json`),
 
 func runShow(_ context.Context, opts *ShowOptions) error {
 	f := opts.F
-	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet)
+	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet, pins.ForInstalled)
 	if err != nil {
 		return err
 	}

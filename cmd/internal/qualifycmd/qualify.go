@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/drama-tts/drama/cmd/internal/benchcmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/benchrun"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/qualify"
@@ -375,7 +375,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin string, add func(string, ...qualify.Result), out *Outcome) error {
 	f := opts.F
 	root, _ := f.Root()
-	corpus, err := shared.LoadCorpus(opts.Corpus)
+	corpus, err := benchrun.LoadCorpus(opts.Corpus)
 	if err != nil {
 		return err
 	}
@@ -413,7 +413,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	base := bench.ReadBaseline(true)
 	// Memory is sampled from before the load to the end of the bench.
 	sampler := bench.StartSampler(base, 0, time.Now())
-	served, err := shared.StartServe(ctx, f, shared.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+	served, err := benchrun.StartServe(ctx, f, benchrun.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 	if err != nil {
 		sampler.Stop()
 		add("e2e", qualify.Result{Name: "cold load", Detail: err.Error()})
@@ -421,7 +421,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	}
 	defer served.Stop()
 	add("e2e", qualify.Result{Name: "cold load", Pass: true, Value: served.Ready.Seconds(), Detail: fmt.Sprintf("ready %.2f s after start", served.Ready.Seconds())})
-	client := shared.Client(f, served.URL)
+	client := benchrun.Client(f, served.URL)
 	pids := map[int]bool{}
 	for _, pid := range bench.ProcessTree(served.PID) {
 		pids[pid] = true
@@ -430,7 +430,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	steps, err := qualify.E2E(ctx, e2e)
 	add("e2e", steps...)
 	if err != nil {
-		add("e2e", qualify.Result{Name: "server", Detail: shared.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
+		add("e2e", qualify.Result{Name: "server", Detail: benchrun.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
 	}
 
 	var rep *bench.Report
@@ -446,11 +446,11 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 		if opts.TranscribeURL != "" {
 			cfg.Transcriber = &transcribe.Client{URL: opts.TranscribeURL}
 		}
-		bar := shared.ProgressFor(f, &cfg)
+		bar := benchrun.ProgressFor(f, &cfg)
 		rep, err = bench.Run(ctx, cfg)
 		bar.Finish()
 		if err != nil {
-			add("bench", qualify.Result{Name: "run", Detail: shared.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
+			add("bench", qualify.Result{Name: "run", Detail: benchrun.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
 		}
 	}
 	for _, pid := range bench.ProcessTree(served.PID) {
@@ -488,7 +488,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if !in.Checked {
 		f.Infof("%s: the replies' words were not checked; give --transcribe-url to gate on their word error rate", qualify.NotChecked)
 	}
-	if err := shared.WriteReports(rep, dir); err != nil {
+	if err := benchrun.WriteReports(rep, dir); err != nil {
 		return err
 	}
 	out.Report = filepath.Join(dir, "report.json")

@@ -10,9 +10,8 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
-	"github.com/drama-tts/drama/engine/qualify"
+	"github.com/drama-tts/drama/engine/serve"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
@@ -28,7 +27,7 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		return nil
 	}
 	level, _ := pins.ParseLevel(opts.Verify)
-	p, err := cmdutil.LoadPins(f, "", false)
+	p, err := cmdutil.LoadPins(f, "", false, pins.ForInstalled)
 	if err != nil {
 		return err
 	}
@@ -42,40 +41,12 @@ func verifyInstall(ctx context.Context, opts *Options, root string, logger *slog
 		return fmt.Errorf("--verify sha256: the pins of %s carry no sha256 for its files: run %s to fill them in, or serve with --verify size",
 			p.Variant, f.Suggest("pins", "lock", "--variant", p.Variant))
 	}
-	// A size check first: it also knows, from the verified-state record,
-	// the files whose sha256 matched at a full check and that have not
-	// changed since (same size, mtime and inode). Only the others are
-	// hashed for --verify sha256.
-	rep, err := pins.Verify(ctx, dir, p, pins.VerifyOptions{Level: pins.LevelSize})
+	rep, err := pins.VerifyBeforeUse(ctx, dir, p, level, func(total int64) (func(int64), func()) {
+		bar := f.NewProgress("verify "+p.Variant, total)
+		return bar.Add, bar.Finish
+	})
 	if err != nil {
 		return cmdutil.PinsAdvice(f, err, p, "")
-	}
-	if level == pins.LevelSHA256 && !rep.Mismatched() {
-		sub := *p
-		sub.Files = nil
-		for _, r := range rep.Files {
-			if file, ok := p.Lookup(r.Path); ok && r.Status == pins.StatusOK && !r.FromRecord {
-				sub.Files = append(sub.Files, file)
-			}
-		}
-		if len(sub.Files) > 0 {
-			bar := f.NewProgress("verify "+p.Variant, sub.TotalBytes())
-			hashed, err := pins.Verify(ctx, dir, &sub, pins.VerifyOptions{Level: pins.LevelSHA256, Progress: bar.Add})
-			bar.Finish()
-			if err != nil {
-				return err
-			}
-			byPath := map[string]pins.Result{}
-			for _, r := range hashed.Files {
-				byPath[r.Path] = r
-			}
-			for i, r := range rep.Files {
-				if h, ok := byPath[r.Path]; ok {
-					rep.Files[i] = h
-				}
-			}
-			rep.RecordError = hashed.RecordError
-		}
 	}
 	if rep.RecordError != "" {
 		logger.Warn("could not save the verified-state record", "err", rep.RecordError)
@@ -157,20 +128,10 @@ func takeGPULock(ctx context.Context, opts *Options, logger *slog.Logger) (unloc
 	return unlock, nil
 }
 
-// hostQualification reports whether drama qualify's marker holds for the
-// served variant on this host with the engine binary in use; it reads the
-// marker at each call.
-type hostQualification struct {
-	root string
-	want qualify.Binding
-	err  error // the binding could not be worked out
-	hint string
-}
-
 // newQualification works out what a marker must be bound to now: this
 // host, the variant's pins and the engine binary's sha256 (its record; the
 // binary's own digest when --allow-engine-mismatch lets it differ).
-func newQualification(ctx context.Context, opts *Options, req engine.StartRequest) *hostQualification {
+func newQualification(ctx context.Context, opts *Options, req engine.StartRequest) *serve.Qualification {
 	f := opts.F
 	hint := []string{"qualify", "--variant", f.Global.Variant}
 	if cmdutil.EngineBinaries[opts.Engine] != "" && given(opts.Given, "--engine") != "" {
@@ -178,19 +139,19 @@ func newQualification(ctx context.Context, opts *Options, req engine.StartReques
 	}
 	hint = append(hint, "--engine-bin", given(opts.Given, "--engine-bin"), "--plugin-dir", given(opts.Given, "--plugin-dir"),
 		"--accept-native-numerics", "true")
-	q := &hostQualification{root: req.Root, hint: f.Suggest(hint...)}
-	q.want, _, q.err = cmdutil.CurrentBinding(f, "", false)
-	if q.err != nil {
+	q := &serve.Qualification{Root: req.Root, Hint: f.Suggest(hint...)}
+	q.Want, _, q.Err = cmdutil.CurrentBinding(f, "", false)
+	if q.Err != nil {
 		return q
 	}
-	q.want.NativeSHA256 = req.EngineSHA256
+	q.Want.NativeSHA256 = req.EngineSHA256
 	if opts.AllowEngine && req.EngineBin != "" {
 		sum, _, err := pins.HashFile(ctx, req.EngineBin, nil)
 		if err != nil {
-			q.err = err
+			q.Err = err
 			return q
 		}
-		q.want.NativeSHA256 = sum
+		q.Want.NativeSHA256 = sum
 	}
 	return q
 }
@@ -203,49 +164,4 @@ func given(pairs []string, flag string) string {
 		}
 	}
 	return ""
-}
-
-// check returns the marker check and, for the log, its reason.
-func (q *hostQualification) check() (httpapi.Qualification, string) {
-	out := httpapi.Qualification{State: httpapi.Unqualified, Hint: q.hint}
-	if q.err != nil {
-		out.Detail = "what a marker must be bound to could not be worked out"
-		return out, q.err.Error()
-	}
-	st := qualify.Check(q.root, q.want)
-	switch st.State {
-	case qualify.Qualified:
-		out.State = httpapi.Qualified
-		out.Intelligibility, out.WER = st.Marker.Intelligibility.Short(), st.Marker.Intelligibility.WER
-	case qualify.Stale:
-		out.State = httpapi.Stale
-		got := st.Marker.Binding()
-		var what []string
-		if got.Host != q.want.Host {
-			what = append(what, "another host")
-		}
-		if got.PinsSHA256 != q.want.PinsSHA256 {
-			what = append(what, "other pins")
-		}
-		if got.NativeSHA256 != q.want.NativeSHA256 {
-			what = append(what, "another engine binary")
-		}
-		out.Detail = "its marker is stale: it was made for " + strings.Join(what, ", ")
-	case qualify.Unqualified:
-		switch {
-		case st.Marker != nil:
-			out.Detail = "its marker records no passing run"
-		case st.Reason == qualify.NoMarker:
-			out.Detail = qualify.NoMarker
-		default:
-			out.Detail = "its marker cannot be read"
-		}
-	}
-	return out, st.Reason
-}
-
-// Qualification implements httpapi.QualificationSource.
-func (q *hostQualification) Qualification() httpapi.Qualification {
-	out, _ := q.check()
-	return out
 }

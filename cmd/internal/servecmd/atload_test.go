@@ -156,7 +156,7 @@ func TestQualificationServed(t *testing.T) {
 	q := newQualification(context.Background(), opts, req)
 	opts.qualification = q
 	hint := "drama qualify --variant full --engine-bin /bin/true --accept-native-numerics --root " + root
-	if st, reason := q.check(); st.State != "unqualified" || st.Hint != hint || st.Detail != "no qualification marker" || !strings.Contains(reason, "no qualification marker") {
+	if st, reason := q.Check(); st.State != "unqualified" || st.Hint != hint || st.Detail != "no qualification marker" || !strings.Contains(reason, "no qualification marker") {
 		t.Fatalf("no marker: %+v (%s)", st, reason)
 	}
 
@@ -195,7 +195,7 @@ func TestQualificationServed(t *testing.T) {
 	}
 
 	rate := 0.0131
-	m := &qualify.Marker{Qualified: true, Variant: "full", Host: q.want.Host, PinsSHA256: q.want.PinsSHA256, NativeSHA256: q.want.NativeSHA256,
+	m := &qualify.Marker{Qualified: true, Variant: "full", Host: q.Want.Host, PinsSHA256: q.Want.PinsSHA256, NativeSHA256: q.Want.NativeSHA256,
 		Numerics: qualify.Numerics{Accepted: true, Statement: qualify.NumericsStatement, AcceptedAt: time.Now()}, QualifiedAt: time.Now(),
 		Intelligibility: qualify.Intelligibility{Checked: true, WER: &rate, Words: 229, Errors: 3, GateWER: qualify.DefaultWER, Summary: "word error rate 1.31 %"}}
 	if err := qualify.Write(root, m); err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/engine/enginetest"
@@ -24,12 +23,12 @@ import (
 
 // A clone on a root without the variant says so, and claims no restart.
 func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
-	ios, _, _, _ := cmdtest.IOStreams()
-	f := cmdtest.Factory(ios)
-	f.Global.Root = t.TempDir()
-	install := engine.Install{Root: f.Global.Root, Variant: "full", ModelDir: filepath.Join(f.Global.Root, "full")}
-	store := newVoiceStore(filepath.Join(f.Global.Root, "voices"), nil, install, installReady(f, install))
-	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{Voices: store}).Handler())
+	root := t.TempDir()
+	install := engine.Install{Root: root, Variant: "full", ModelDir: filepath.Join(root, "full")}
+	fake, sup := supervisedFake(0)
+	_, api, addr := serveOver(t, serveOptions(t, root, ""), sup, root, install)
+	api.SetCapabilities(fake.Desc.Capabilities)
+	ts := struct{ URL string }{"http://" + addr}
 
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -45,7 +44,7 @@ func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(resp.Body)
-	want := "full is not installed in " + f.Global.Root + ": run drama fetch --variant full --root " + f.Global.Root
+	want := "full is not installed in " + root + ": run drama fetch --variant full --root " + root
 	if resp.StatusCode == http.StatusServiceUnavailable || strings.Contains(string(msg), "restarted") || !strings.Contains(string(msg), want) {
 		t.Fatalf("%d %s\nwant no restart claimed and %q", resp.StatusCode, msg, want)
 	}

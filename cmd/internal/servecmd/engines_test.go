@@ -14,24 +14,8 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/serve"
 )
-
-func TestParseNvidiaSMI(t *testing.T) {
-	got, err := parseNvidiaSMI([]byte("0, 143771, 512\n 1,143771,100000 \n\n"))
-	if err != nil || len(got) != 2 || got[0] != (gpuMemory{0, 143771, 512}) || got[1] != (gpuMemory{1, 143771, 100000}) {
-		t.Fatalf("parse: %+v %v", got, err)
-	}
-	for in, want := range map[string]string{
-		"":                  "no GPU",
-		"0, 143771":         "want index, memory.total, memory.used",
-		"0, [N/A], 512":     "field 2 is not a number ([N/A])",
-		"0, 1, 2\nGPU 1, 2": "line 2",
-	} {
-		if _, err := parseNvidiaSMI([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want an error about %s", in, err, want)
-		}
-	}
-}
 
 // fakeSMI writes an nvidia-smi that prints out.
 func fakeSMI(t *testing.T, out string) string {
@@ -43,10 +27,10 @@ func fakeSMI(t *testing.T, out string) string {
 	return path
 }
 
-func names(plan []plannedEngine) string {
+func names(plan []serve.Planned) string {
 	var n []string
 	for _, p := range plan {
-		n = append(n, p.name)
+		n = append(n, p.Name)
 	}
 	return strings.Join(n, ",")
 }
@@ -54,23 +38,23 @@ func names(plan []plannedEngine) string {
 func TestPlanEngines(t *testing.T) {
 	root := t.TempDir()
 	req := engine.StartRequest{Install: engine.Install{Variant: "full"}, RuntimeDir: filepath.Join(root, ".drama", "run"), Env: []string{"DRAMA_PREFIX_CACHE=2"}}
-	plan := func(args string) ([]plannedEngine, error) {
+	plan := func(args string) ([]serve.Planned, error) {
 		opts := serveOptions(t, root, args)
 		opts.nvidiaSMI = fakeSMI(t, "0, 143771, 512\n1, 143771, 100000\n2, 81559, 80000\n")
 		return planEngines(context.Background(), opts.F, opts, req)
 	}
 	// the default: one engine, started as before
 	p, err := plan("")
-	if err != nil || names(p) != "engine-0" || p[0].req.RuntimeDir != req.RuntimeDir || len(p[0].req.Env) != 1 {
+	if err != nil || names(p) != "engine-0" || p[0].Req.RuntimeDir != req.RuntimeDir || len(p[0].Req.Env) != 1 {
 		t.Fatalf("default plan %+v %v", p, err)
 	}
 	p, err = plan("--gpus 0,1 --engines-per-gpu 2")
 	if err != nil || names(p) != "gpu0-0,gpu0-1,gpu1-0,gpu1-1" {
 		t.Fatalf("plan %s %v", names(p), err)
 	}
-	if e := p[2]; e.req.RuntimeDir != filepath.Join(req.RuntimeDir, "gpu1-0") || !slices.Contains(e.req.Env, "CUDA_VISIBLE_DEVICES=1") ||
-		slices.Contains(e.req.Env, "CUDA_VISIBLE_DEVICES=0") || len(req.Env) != 1 {
-		t.Fatalf("gpu1-0 %+v", e.req)
+	if e := p[2]; e.Req.RuntimeDir != filepath.Join(req.RuntimeDir, "gpu1-0") || !slices.Contains(e.Req.Env, "CUDA_VISIBLE_DEVICES=1") ||
+		slices.Contains(e.Req.Env, "CUDA_VISIBLE_DEVICES=0") || len(req.Env) != 1 {
+		t.Fatalf("gpu1-0 %+v", e.Req)
 	}
 	// auto: (143771-512 MiB - 2 GiB) / 40 GiB = 3 on GPU 0; 1 on GPU 1
 	p, err = plan("--gpus 0,1 --engines-per-gpu auto")

@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/serve"
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
@@ -48,17 +49,6 @@ func refused(table map[string]string) []cmdtest.FlagCase[Options] {
 // accepted is the check of a command line that only has to be accepted.
 func accepted(*Options) bool { return true }
 
-// oneEngine puts sup alone in an engine set, as drama serve does without
-// --gpus.
-func oneEngine(t *testing.T, opts *Options, sup *supervise.Supervisor) *engineSet {
-	t.Helper()
-	set, err := newEngineSet([]string{"engine-0"}, []*supervise.Supervisor{sup}, dispatchOptions(opts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
-}
-
 // supervisedFake is a fake engine that makes a frame of audio each
 // frameDelay, under a supervisor of its own that is not started yet.
 func supervisedFake(frameDelay time.Duration) (*enginetest.Fake, *supervise.Supervisor) {
@@ -68,34 +58,46 @@ func supervisedFake(frameDelay time.Duration) (*enginetest.Fake, *supervise.Supe
 	return fake, supervise.New(open, engine.StartRequest{}, nil)
 }
 
-// serveOver runs drama serve's HTTP server, built by newHTTPServer from
-// opts on root and install, in front of sup alone on a loopback port, and
+// serveOver runs drama serve's HTTP server, built by serve.New from opts
+// on root and install, in front of sup alone on a loopback port, and
 // starts sup as drama serve does, once the server is built. It returns the
 // server, its API and the address; both stop at the test's end.
-func serveOver(t *testing.T, opts *Options, sup *supervise.Supervisor, root string, install engine.Install) (*http.Server, *httpapi.Server, string) {
+func serveOver(t *testing.T, opts *Options, sup *supervise.Supervisor, root string, install engine.Install) (*serve.Server, *httpapi.Server, string) {
 	t.Helper()
-	engines := oneEngine(t, opts, sup)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background()) // ends the voice store's watch
-	t.Cleanup(cancel)
-	srv, api := newHTTPServer(ctx, opts, discardLogs(), engines, root, install, nil, ln.Addr().String())
-	if err := engines.pool.Start(context.Background(), nil); err != nil {
+	s := newServer(t, opts, discardLogs(), root, install, []serve.Engine{{Name: "engine-0", Sup: sup}}, ln.Addr().String())
+	if err := s.Pool.Start(context.Background(), nil); err != nil {
 		ln.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { engines.pool.Stop(context.Background()) })
-	go serveHTTP(opts, srv, ln)
-	t.Cleanup(func() { srv.Close() })
-	return srv, api, ln.Addr().String()
+	go s.Serve(ln)
+	t.Cleanup(func() { s.HTTP.Close() })
+	return s, s.API, ln.Addr().String()
+}
+
+// newServer builds drama serve's server with opts's settings over engines,
+// as serve.Run does, not started; its engines stop at the test's end.
+func newServer(t *testing.T, opts *Options, l *logs, root string, install engine.Install, engines []serve.Engine, addr string) *serve.Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background()) // ends the voice store's watch
+	t.Cleanup(cancel)
+	cfg := opts.config(l, install)
+	cfg.Root = root
+	s, err := serve.New(ctx, cfg, engines, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Pool.Stop(context.Background()) })
+	return s
 }
 
 // serveFake runs drama serve's HTTP server, as drama serve builds it from
 // the command line args, in front of a fake engine with slow streamed
 // audio.
-func serveFake(t *testing.T, args string) (*http.Server, *httpapi.Server, string) {
+func serveFake(t *testing.T, args string) (*serve.Server, *httpapi.Server, string) {
 	t.Helper()
 	fake, sup := supervisedFake(20 * time.Millisecond)
 	srv, api, addr := serveOver(t, serveOptions(t, "", args), sup, t.TempDir(), engine.Install{})

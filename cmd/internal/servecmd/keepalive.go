@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/drama-tts/drama/engine/supervise"
 )
 
 // keepAliveFlag is --keep-alive, read as ollama reads its keep-alive: a
@@ -47,26 +45,3 @@ func (k keepAliveFlag) Set(v string) error {
 }
 
 func (keepAliveFlag) Type() string { return "duration" }
-
-// supervisorKeepAlive is --keep-alive as supervise.Supervisor.KeepAlive
-// takes it.
-func supervisorKeepAlive(d time.Duration) time.Duration {
-	switch {
-	case d < 0:
-		return 0 // never unload
-	case d == 0:
-		return supervise.UnloadAtOnce
-	}
-	return d
-}
-
-// keepAliveWords says what --keep-alive does, for the log.
-func keepAliveWords(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "the engine stays loaded"
-	case d == 0:
-		return "the engine unloads when each request ends; the next request loads it"
-	}
-	return "the engine unloads after " + d.String() + " without a request; the next request loads it"
-}

@@ -11,7 +11,6 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
-	"github.com/drama-tts/drama/engine/supervise"
 )
 
 func TestKeepAliveFlag(t *testing.T) {
@@ -35,11 +34,6 @@ func TestKeepAliveFlag(t *testing.T) {
 	cases = append(cases, cmdtest.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "--keep-alive"},
 		cmdtest.FlagCase[Options]{Args: []string{"--keep-alive", "soon"}, WantErr: "want a duration"})
 	cmdtest.CheckFlags(t, NewCmd, cases)
-	for d, want := range map[time.Duration]time.Duration{-1: 0, 0: supervise.UnloadAtOnce, time.Minute: time.Minute} {
-		if got := supervisorKeepAlive(d); got != want {
-			t.Errorf("supervisorKeepAlive(%v) = %v, want %v", d, got, want)
-		}
-	}
 	ios, _, _, _ := cmdtest.IOStreams()
 	if help := NewCmd(cmdtest.Factory(ios), nil).Flags().Lookup("keep-alive"); help.DefValue != "forever" {
 		t.Fatalf("--keep-alive default shown as %q", help.DefValue)
@@ -53,7 +47,6 @@ func TestKeepAliveFlag(t *testing.T) {
 func TestServeWithKeepAlive(t *testing.T) {
 	opts := serveOptions(t, "", "--engine cuda --keep-alive 20ms")
 	fake, sup := supervisedFake(0)
-	sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
 	_, api, addr := serveOver(t, opts, sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(fake.Desc.Capabilities)
 	url := "http://" + addr

@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
+	"github.com/drama-tts/drama/engine/serve"
 )
 
 const (
@@ -126,14 +127,12 @@ func TestAccessLogNamesTheKeyNeverTheKey(t *testing.T) {
 	l := &logs{base: slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})}
 	l.logger = l.from(sourceDrama)
 	fake, sup := supervisedFake(0)
-	engines := oneEngine(t, opts, sup)
-	srv, api := newHTTPServer(context.Background(), opts, l, engines, t.TempDir(), engine.Install{}, nil, "")
-	if err := engines.pool.Start(context.Background(), nil); err != nil {
+	s := newServer(t, opts, l, t.TempDir(), engine.Install{}, []serve.Engine{{Name: "engine-0", Sup: sup}}, "")
+	if err := s.Pool.Start(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { engines.pool.Stop(context.Background()) })
-	api.SetCapabilities(fake.Desc.Capabilities)
-	ts := httpServer(t, srv.Handler)
+	s.API.SetCapabilities(fake.Desc.Capabilities)
+	ts := httpServer(t, s.HTTP.Handler)
 	send := func(method, path, key, body string) int {
 		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
 		if key != "" {

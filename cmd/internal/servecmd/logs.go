@@ -1,22 +1,12 @@
 package servecmd
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/internal/safetext"
 )
 
 // drama serve writes one stream of log records. Each record names where it
@@ -50,7 +40,7 @@ func newLogs(f *cmdutil.Factory, logFile string) (*logs, error) {
 	}
 	var console slog.Handler
 	if f.IO.IsStderrTTY() && !f.Global.JSON {
-		console = newTextHandler(f.IO.ErrOut, level)
+		console = cmdutil.NewTextLog(f.IO.ErrOut, level, sourceDrama)
 	} else {
 		console = slog.NewJSONHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level})
 	}
@@ -64,7 +54,7 @@ func newLogs(f *cmdutil.Factory, logFile string) (*logs, error) {
 		l.file = file
 		handlers = append(handlers, slog.NewJSONHandler(file, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	l.base = fanout(handlers)
+	l.base = cmdutil.LogFanout(handlers...)
 	l.logger = l.from(sourceDrama)
 	return l, nil
 }
@@ -87,187 +77,6 @@ func (l *logs) Close() error {
 // lifecycle event (they carry a phase) are left out: the event itself
 // arrives through the start stream and is logged once, with source engine.
 func (l *logs) hclog() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: &hclogBridge{log: l.from(sourcePlugin)},
+	return hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: cmdutil.HCLogBridge(l.from(sourcePlugin)),
 		Level: hclog.Info, JSONFormat: true})
 }
-
-// hclogBridge turns hclog's JSON lines into slog records.
-type hclogBridge struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *hclogBridge) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	for {
-		i := bytes.IndexByte(b.buf, '\n')
-		if i < 0 {
-			break
-		}
-		b.line(b.buf[:i])
-		b.buf = b.buf[i+1:]
-	}
-	return len(p), nil
-}
-
-func (b *hclogBridge) line(line []byte) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
-	var m map[string]any
-	if json.Unmarshal(line, &m) != nil {
-		b.log.Info(string(line))
-		return
-	}
-	if _, ok := m["phase"]; ok {
-		return
-	}
-	msg, _ := m["@message"].(string)
-	lvl, _ := m["@level"].(string)
-	var attrs []any
-	if mod, _ := m["@module"].(string); mod != "" {
-		mod = strings.TrimPrefix(mod, "plugin.")
-		attrs = append(attrs, "module", mod)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if !strings.HasPrefix(k, "@") && k != "timestamp" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		attrs = append(attrs, k, m[k])
-	}
-	b.log.Log(context.Background(), hclogLevel(lvl), msg, attrs...)
-}
-
-func hclogLevel(s string) slog.Level {
-	switch s {
-	case "trace", "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
-}
-
-// fanout sends each record to every handler that takes its level.
-type fanout []slog.Handler
-
-func (h fanout) Enabled(ctx context.Context, l slog.Level) bool {
-	for _, x := range h {
-		if x.Enabled(ctx, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func (h fanout) Handle(ctx context.Context, r slog.Record) error {
-	var first error
-	for _, x := range h {
-		if x.Enabled(ctx, r.Level) {
-			if err := x.Handle(ctx, r.Clone()); err != nil && first == nil {
-				first = err
-			}
-		}
-	}
-	return first
-}
-
-func (h fanout) WithAttrs(attrs []slog.Attr) slog.Handler {
-	out := make(fanout, len(h))
-	for i, x := range h {
-		out[i] = x.WithAttrs(attrs)
-	}
-	return out
-}
-
-func (h fanout) WithGroup(name string) slog.Handler {
-	out := make(fanout, len(h))
-	for i, x := range h {
-		out[i] = x.WithGroup(name)
-	}
-	return out
-}
-
-// textHandler writes a record as a line for people:
-// "15:04:05 source  message  key=value ...", warnings and errors marked.
-// A record may carry outside text (a request's path and voice, an engine's
-// or plugin's log line): the message, keys and values have their control
-// characters escaped (safetext.Escape), so a record stays one line and
-// cannot rewrite the terminal. The JSON handler's lines are encoded.
-type textHandler struct {
-	w     io.Writer
-	mu    *sync.Mutex
-	level slog.Level
-	attrs []slog.Attr
-	now   func() time.Time
-}
-
-func newTextHandler(w io.Writer, level slog.Level) *textHandler {
-	return &textHandler{w: w, mu: &sync.Mutex{}, level: level, now: time.Now}
-}
-
-func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
-
-func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
-	source := sourceDrama
-	var kv []string
-	add := func(a slog.Attr) {
-		if a.Key == "source" {
-			source = a.Value.String()
-			return
-		}
-		key := safetext.Escape(a.Key)
-		if a.Value.Kind() == slog.KindDuration {
-			kv = append(kv, key+"="+a.Value.Duration().String())
-			return
-		}
-		v := a.Value.String()
-		if strings.ContainsAny(v, " \t\"=") || v == "" {
-			v = fmt.Sprintf("%q", v)
-		}
-		kv = append(kv, key+"="+safetext.Escape(v))
-	}
-	for _, a := range h.attrs {
-		add(a)
-	}
-	r.Attrs(func(a slog.Attr) bool { add(a); return true })
-	t := r.Time
-	if t.IsZero() {
-		t = h.now()
-	}
-	var line strings.Builder
-	fmt.Fprintf(&line, "%s %-6s ", t.Local().Format("15:04:05"), safetext.Escape(source))
-	switch {
-	case r.Level >= slog.LevelError:
-		line.WriteString("error: ")
-	case r.Level >= slog.LevelWarn:
-		line.WriteString("warning: ")
-	}
-	line.WriteString(safetext.Escape(r.Message))
-	if len(kv) > 0 {
-		line.WriteString("  " + strings.Join(kv, " "))
-	}
-	line.WriteByte('\n')
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, line.String())
-	return err
-}
-
-func (h *textHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	c := *h
-	c.attrs = append(slices.Clone(h.attrs), attrs...)
-	return &c
-}
-
-func (h *textHandler) WithGroup(string) slog.Handler { return h }

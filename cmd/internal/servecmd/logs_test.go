@@ -19,6 +19,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/serve"
 	"github.com/drama-tts/drama/internal/safetext"
 )
 
@@ -41,13 +42,13 @@ func logSample(t *testing.T, tty, jsonFlag, quiet bool, logFile string) string {
 	h := l.hclog()
 	h.Named("cuda").Info("loading 50%", "phase", "loading", "pid", 7) // also an event: left out
 	h.Named("engine").Info("SIGTERM: stopping the engine")
-	p := newStartProgress(l.from(sourceEngine))
-	p.event(engine.LifecycleEvent{Phase: engine.PhaseLoading, Progress: 0.5, PID: 7, Message: "loading 50%"})
-	p.event(engine.LifecycleEvent{Phase: engine.PhaseLoading, Progress: 0.5, PID: 7, Message: "loading 50%"})
-	p.event(engine.LifecycleEvent{Phase: engine.PhaseExited, Progress: -1, Message: "exited before ready"}) // the start's error says it
-	p.ready()
-	p.event(engine.LifecycleEvent{Phase: engine.PhaseExited, Progress: -1, ExitCode: 70, Message: "engine exited with code 70"})
-	srv := httptest.NewServer(accessLog(l.from(sourceAccess), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := serve.NewStartLog(l.from(sourceEngine))
+	p.Event(engine.LifecycleEvent{Phase: engine.PhaseLoading, Progress: 0.5, PID: 7, Message: "loading 50%"})
+	p.Event(engine.LifecycleEvent{Phase: engine.PhaseLoading, Progress: 0.5, PID: 7, Message: "loading 50%"})
+	p.Event(engine.LifecycleEvent{Phase: engine.PhaseExited, Progress: -1, Message: "exited before ready"}) // the start's error says it
+	p.Ready()
+	p.Event(engine.LifecycleEvent{Phase: engine.PhaseExited, Progress: -1, ExitCode: 70, Message: "engine exited with code 70"})
+	srv := httptest.NewServer(httpapi.AccessLog(l.from(sourceAccess), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", "req_1")
 		w.Header().Set("X-Sample-Rate", "44100")
 		w.Write(make([]byte, 44+88200))
@@ -166,7 +167,7 @@ func TestServeLogEscapesOutsideText(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.hclog().Named("engine").Info(evilLine, "detail", evilVoice)
-		srv := httptest.NewServer(accessLog(l.from(sourceAccess), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
+		srv := httptest.NewServer(httpapi.AccessLog(l.from(sourceAccess), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
 		body, _ := json.Marshal(map[string]string{"input": "Hi.", "voice": evilVoice})
 		resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", bytes.NewReader(body))
 		if err != nil {
@@ -227,7 +228,7 @@ func TestAccessLogSaysHowTheReplyEnded(t *testing.T) {
 	} {
 		var buf enginetest.Buffer
 		l := &logs{base: slog.NewJSONHandler(&buf, nil)}
-		ts := httptest.NewServer(accessLog(l.from(sourceAccess), fakeAPI(t, c.fake, httpapi.Config{}).Handler()))
+		ts := httptest.NewServer(httpapi.AccessLog(l.from(sourceAccess), fakeAPI(t, c.fake, httpapi.Config{}).Handler()))
 		conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 		if err != nil {
 			t.Fatal(err)

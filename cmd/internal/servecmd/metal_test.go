@@ -34,6 +34,10 @@ func speechClip(t *testing.T, from int) []byte {
 	return clip.EncodeWAV(x, clip.SampleRate)
 }
 
+// catalogClones, when more than 0, is the clones serveMetal's catalog
+// holds.
+var catalogClones int
+
 // serveMetal runs drama serve's HTTP server in front of the Metal flavor
 // of the native engine driving the stand-in in its Metal shape.
 func serveMetal(t *testing.T) (addr, root string) {
@@ -52,6 +56,7 @@ func serveMetalWith(t *testing.T, flags string) (addr, root string) {
 	req := nativetest.StartRequest(t, native.Metal, bin)
 	root = t.TempDir()
 	opts := serveOptions(t, "", "--voices "+req.VoicesDir+" "+flags)
+	opts.catalogClones = catalogClones
 	sup := supervise.New(func(context.Context) (engine.Engine, func(), error) { return eng, func() {}, nil }, req, nil)
 	_, api, addr := serveOver(t, opts, sup, root, req.Install)
 	d, err := eng.Describe(context.Background())
@@ -128,7 +133,7 @@ func speak(t *testing.T, addr, voice string) (int, string) {
 // restart.
 func TestMetalClonePublishedToTheCatalog(t *testing.T) {
 	defer func(n int) { catalogClones = n }(catalogClones)
-	catalogClones = 1
+	catalogClones = 1 // for serveMetal
 	addr, root := serveMetal(t)
 
 	anna := cloneOn(t, addr, "anna", speechClip(t, 0))
@@ -175,7 +180,7 @@ func TestMetalClonePublishedToTheCatalog(t *testing.T) {
 	if code, _ := speak(t, addr, "alice"); code != 200 {
 		t.Fatalf("the operator's own voice after restarts: %d", code)
 	}
-	spoken, _ := os.ReadFile(filepath.Join(root, ".drama", spokenFile))
+	spoken, _ := os.ReadFile(filepath.Join(root, ".drama", "spoken.list"))
 	if string(spoken) != "anna\nben\n" {
 		t.Fatalf("spoken order %q", spoken)
 	}
@@ -230,7 +235,7 @@ func TestMetalCloneFromAnotherHost(t *testing.T) {
 	if code, restart := speak(t, b, "anna"); code != 200 || restart != "" {
 		t.Fatalf("B speaking it again: %d, restart %q", code, restart)
 	}
-	if b, _ := os.ReadFile(filepath.Join(rootB, ".drama", spokenFile)); string(b) != "anna\n" {
+	if b, _ := os.ReadFile(filepath.Join(rootB, ".drama", "spoken.list")); string(b) != "anna\n" {
 		t.Errorf("B's order of spoken clones: %q", b)
 	}
 	req, _ := http.NewRequest("DELETE", "http://"+a+"/v1/voices/anna", nil)

@@ -1,37 +1,32 @@
-// Package servecmd implements `drama serve` and `drama say`.
+// Package servecmd implements `drama serve`: its flags read into serve.Run's
+// Config, its logs, its record, and the advice its errors need.
 package servecmd
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/drama-tts/drama/engine/model"
-
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/pool"
-	"github.com/drama-tts/drama/engine/prompt"
-	"github.com/drama-tts/drama/engine/supervise"
-	"github.com/drama-tts/drama/internal/connlimit"
+	"github.com/drama-tts/drama/engine/serve"
 	"github.com/drama-tts/drama/voices"
 	"github.com/drama-tts/drama/voices/store"
 	"github.com/drama-tts/drama/voices/transcribe"
@@ -39,6 +34,10 @@ import (
 
 // DefaultAddr is where drama serve listens unless told otherwise.
 const DefaultAddr = serverec.DefaultAddr
+
+// DefaultMaxConns is --max-conns's default: far above the clients a host
+// serves at once, far below its file descriptors.
+const DefaultMaxConns = serve.DefaultMaxConns
 
 // Options are the inputs of `drama serve`.
 type Options struct {
@@ -146,6 +145,9 @@ type Options struct {
 	APIKeyFile string
 	NoAuth     bool
 	keys       *apikey.Set
+	// catalogClones, when more than 0, is how many clones a catalog
+	// engine's catalog holds (tests).
+	catalogClones int
 	// AllowInlineReferences lets speech requests carry references of
 	// their own: without keys any request, with keys those of scope speak.
 	AllowInlineReferences bool
@@ -502,7 +504,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	q := newQualification(ctx, opts, req)
 	opts.qualification = q
-	if st, reason := q.check(); st.State != httpapi.Qualified {
+	if st, reason := q.Check(); st.State != httpapi.Qualified {
 		level := slog.LevelInfo
 		if opts.RequireQualified {
 			level = slog.LevelWarn
@@ -524,7 +526,7 @@ func run(ctx context.Context, opts *Options) error {
 		req.Admission = engine.AdmissionOff
 		logger.Info("the engine binary is the stand-in: it loads no model, so memory admission is off", "engine_bin", req.EngineBin)
 	}
-	return serve(ctx, opts, logs, plugin, req, root)
+	return serveEngines(ctx, opts, logs, plugin, req, root)
 }
 
 // admissionHint adds to a refused memory admission the flags that hand the
@@ -579,134 +581,80 @@ func engineBinary(f *cmdutil.Factory, opts *Options, root string) (string, error
 	return bin, err
 }
 
-// serve opens a plugin per engine, starts the engines, and serves until
-// ctx ends.
-func serve(ctx context.Context, opts *Options, logs *logs, pluginPath string, req engine.StartRequest, root string) error {
+// serveEngines plans the engines and runs them behind drama serve's API until
+// ctx ends (serve.Run), with drama serve's record written while it
+// listens; the errors get the advice that repeats the user's flags.
+func serveEngines(ctx context.Context, opts *Options, logs *logs, pluginPath string, req engine.StartRequest, root string) error {
 	f := opts.F
-	logger := logs.logger
 	plan, err := planEngines(ctx, f, opts, req)
 	if err != nil {
 		return err
 	}
-	open := func(ctx context.Context) (engine.Engine, func(), error) {
-		p, err := host.Open(ctx, pluginPath, host.Options{Logger: logs.hclog()})
-		if err != nil {
-			return nil, nil, err
+	cfg := opts.config(logs, req.Install)
+	cfg.Engines, cfg.Plugin, cfg.PluginLog = plan, pluginPath, logs.hclog()
+	cfg.OnListen = func(addr string) func() {
+		logKeys(opts, logs.logger)
+		if _, err := serverec.Write(root, serveRecord(opts, plan, addr, root)); err != nil {
+			logs.logger.Warn("no serve record: drama status will not list this server", "err", err)
 		}
-		return p, func() { _ = p.Close(context.Background(), opts.Grace) }, nil
+		return func() { serverec.Remove(root, os.Getpid()) }
 	}
-	var progress []*startProgress
-	var sups []*supervise.Supervisor
-	var names []string
-	for _, pe := range plan {
-		log := logs.from(sourceEngine)
-		if len(plan) > 1 {
-			log = log.With("engine", pe.name)
-		}
-		pr := newStartProgress(log)
-		sup := supervise.New(open, pe.req, pr.event)
-		sup.Logger = log
-		sup.KeepAlive = supervisorKeepAlive(opts.KeepAlive)
-		progress, sups, names = append(progress, pr), append(sups, sup), append(names, pe.name)
-	}
-	engines, err := newEngineSet(names, sups, dispatchOptions(opts))
-	if err != nil {
-		return err
-	}
-	defer host.CleanupAll()
-	defer engines.pool.Stop(context.Background())
-
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w: pick another --addr (%s)", opts.Addr, err,
+	err = serve.Run(ctx, cfg)
+	var le *serve.ListenError
+	var se *serve.StartError
+	switch {
+	case errors.As(err, &le):
+		return fmt.Errorf("%w: pick another --addr (%s)", err,
 			f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--addr", "127.0.0.1:8794")...)...))
+	case errors.As(err, &se):
+		return cmdutil.EngineError(admissionHint(f, opts, err))
 	}
-	builder, err := promptBuilder(req.ModelDir, opts.MaxPrompt, logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	addr := ln.Addr().String()
-	srv, api := newHTTPServer(ctx, opts, logs, engines, root, req.Install, builder, addr)
-	logKeys(opts, logger)
-	if opts.APIKeyFile != "" {
-		reloadKeysOnHUP(ctx, opts, api, logger)
-	}
-	if _, err := serverec.Write(root, serveRecord(opts, plan, addr, root)); err != nil {
-		logger.Warn("no serve record: drama status will not list this server", "err", err)
-	}
-	defer serverec.Remove(root, os.Getpid())
-	errc := make(chan error, 1)
-	go func() { errc <- serveHTTP(opts, srv, ln) }()
-	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+addr)
+	return err
+}
 
-	if len(plan) > 1 {
-		logger.Info("starting engines one after another", "engines", len(plan), "dispatch", opts.Dispatch)
+// config is what serve.Run takes of the flags: every setting but the
+// engines, the plugin and the hooks, which serve adds.
+func (o *Options) config(logs *logs, install engine.Install) serve.Config {
+	cloneWait := o.CloneWait
+	if cloneWait == 0 {
+		cloneWait = -1 // --clone-wait 0: none
 	}
-	if err := engines.pool.Start(ctx, func(name string) {
-		if len(plan) > 1 {
-			logger.Info("engine ready", "engine", name)
-		}
-	}); err != nil {
-		shutdown(srv, api, opts.Grace)
-		if ctx.Err() != nil {
-			return nil
-		}
-		return cmdutil.EngineError(fmt.Errorf("the engine did not start: %w", admissionHint(f, opts, err)))
+	cfg := serve.Config{
+		Install: install, MaxPrompt: o.MaxPrompt, InstallReady: installReady(o.F, install),
+		KeepAlive: o.KeepAlive, Grace: o.Grace, Pool: dispatchOptions(o), Addr: o.Addr, MaxConns: o.MaxConns,
+		VoicesDir: o.VoicesDir, VoiceStore: o.VoiceStore, VoiceStoreRescan: o.VoiceStoreRescan, VoiceStoreNoNotify: o.voiceStoreNoNotify,
+		TranscribeURL: o.TranscribeURL, CatalogClones: o.catalogClones,
+		Log: logs.logger, EngineLog: logs.from(sourceEngine), AccessLog: logs.from(sourceAccess),
+		OnReady: o.Listening,
+		API: httpapi.Config{
+			Model: "drama-3-" + o.F.Global.Variant, QueueTimeout: o.QueueTimeout, ReadyWait: o.ReadyWait,
+			AllowHosts: o.AllowHosts, AllowOrigins: o.AllowOrigins, StallTimeout: o.StallTimeout,
+			Uploads:      httpapi.UploadLimits{MaxClipBytes: o.MaxClipBytes, MaxRequestBytes: o.MaxUpload, Wait: cloneWait, Timeout: o.UploadTimeout},
+			BuiltinVoice: o.builtinVoice(), VoiceAliases: o.aliases, Qualification: o.qualification, RequireQualified: o.RequireQualified,
+			Keys: o.keys, AllowInlineReferences: o.AllowInlineReferences,
+		},
 	}
-	for _, pr := range progress {
-		pr.ready()
+	if o.APIKeyFile != "" {
+		cfg.KeyFile = o.APIKeyFile
+		cfg.ReloadKeys = func() (*apikey.Set, error) { return apikey.Load(o.F.Getenv(apikey.EnvKey), o.APIKeyFile) }
 	}
-	if err := describe(ctx, engines, api); err != nil {
-		logger.Warn("could not read the engine's capabilities (Describe): requests are checked as if it had none", "err", err)
-	}
-	engines.pool.Watch(ctx, time.Second)
-	logger.Info("ready", "addr", "http://"+addr, "variant", req.Variant, "engines", len(plan), "keep_alive", keepAliveWords(opts.KeepAlive))
-	if opts.Listening != nil {
-		opts.Listening(addr)
-	}
-	select {
-	case <-ctx.Done():
-		logger.Info("stopping: finishing open requests", "grace", opts.Grace.String())
-		shutdown(srv, api, opts.Grace)
-		return nil
-	case err := <-errc:
-		return err
-	}
+	return cfg
 }
 
 // serveRecord is the record drama status reads of this drama serve: each
 // engine with its native log, the first one's also under EngineLog for
 // readers older than several engines.
-func serveRecord(opts *Options, plan []plannedEngine, addr, root string) serverec.Record {
+func serveRecord(opts *Options, plan []serve.Planned, addr, root string) serverec.Record {
 	name := engineName(opts.Engine)
 	rec := serverec.Record{PID: os.Getpid(), Addr: addr, Variant: opts.F.Global.Variant, Root: root, Engine: name,
 		Started: time.Now(), LogFile: opts.LogFile, KeepAlive: keepAliveFlag{&opts.KeepAlive}.String(), Grace: opts.Grace.String()}
 	for _, pe := range plan {
-		rec.Engines = append(rec.Engines, serverec.EngineLog{Name: pe.name, Log: native.LogFile(pe.req.RuntimeDir, name)})
+		rec.Engines = append(rec.Engines, serverec.EngineLog{Name: pe.Name, Log: native.LogFile(pe.Req.RuntimeDir, name)})
 	}
 	if len(rec.Engines) > 0 {
 		rec.EngineLog = rec.Engines[0].Log
 	}
 	return rec
-}
-
-// engineSet is drama serve's engines: a supervisor each, behind one pool.
-type engineSet struct {
-	pool *pool.Pool
-	sups []*supervise.Supervisor
-}
-
-func newEngineSet(names []string, sups []*supervise.Supervisor, opts pool.Options) (*engineSet, error) {
-	named := make([]pool.Named, len(sups))
-	for i, sup := range sups {
-		named[i] = pool.Named{Name: names[i], Member: sup}
-	}
-	p, err := pool.New(named, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &engineSet{pool: p, sups: sups}, nil
 }
 
 // engineName is the plugin's name for a --engine value (a name or a path).
@@ -715,101 +663,6 @@ func engineName(e string) string {
 		return e
 	}
 	return strings.TrimPrefix(filepath.Base(e), "drama-engine-")
-}
-
-func newHTTPServer(ctx context.Context, opts *Options, logs *logs, engines *engineSet, root string, install engine.Install, builder *prompt.Builder, addr string) (*http.Server, *httpapi.Server) {
-	logger := logs.logger
-	ffmpeg, _ := exec.LookPath("ffmpeg")
-	uploads := filepath.Join(root, model.StateDirName, "uploads")
-	removeStaleUploads(uploads, logger)
-	cloneWait := opts.CloneWait
-	if cloneWait == 0 {
-		cloneWait = -1
-	}
-	// a catalog engine (Metal) gets its catalog written before each start
-	// the clones, in --voice-store when the hosts behind a balancer share
-	// one, kept fresh by inotify or rescans for as long as drama serve runs
-	clones := newVoiceStore("", engines.pool.Any(), install, installReady(opts.F, install))
-	clones.files = store.New(cmp.Or(opts.VoiceStore, filepath.Join(root, "voices")),
-		store.Options{Rescan: opts.VoiceStoreRescan, NoNotify: opts.voiceStoreNoNotify, Logger: logger})
-	go func() {
-		if err := clones.files.Run(ctx); err != nil {
-			logger.Warn("the voice store is not kept fresh: clones and deletes of other hosts are seen only when a request names them", "err", err)
-		}
-	}()
-	var transcribeFile func(ctx context.Context, path, name string) (string, error)
-	if opts.TranscribeURL != "" {
-		clones.transcriber = &transcribe.Client{URL: opts.TranscribeURL}
-		transcribeFile = clones.transcriber.File
-	}
-	store := newCatalogStore(clones, filepath.Join(root, model.StateDirName, "catalog"), opts.VoicesDir)
-	for _, sup := range engines.sups {
-		sup.Prepare = store.prepare
-	}
-	api := httpapi.New(httpapi.Config{
-		Engine: engines.pool.Any(), Pool: engines.pool, Model: "drama-3-" + opts.F.Global.Variant, QueueTimeout: opts.QueueTimeout, ReadyWait: opts.ReadyWait,
-		Restarter: engines.pool, FFmpeg: ffmpeg, Prompt: builder, Logger: logger, Voices: store,
-		Addr: addr, AllowHosts: opts.AllowHosts, AllowOrigins: opts.AllowOrigins, StallTimeout: opts.StallTimeout,
-		Uploads: httpapi.UploadLimits{Dir: uploads, MaxClipBytes: opts.MaxClipBytes,
-			MaxRequestBytes: opts.MaxUpload, Wait: cloneWait, Timeout: opts.UploadTimeout},
-		BuiltinVoice: opts.builtinVoice(), VoiceAliases: opts.aliases,
-		Transcribe: transcribeFile, Qualification: opts.qualification, RequireQualified: opts.RequireQualified,
-		Keys: opts.keys, AllowInlineReferences: opts.AllowInlineReferences,
-	})
-	srv := &http.Server{
-		Handler:           accessLog(logs.from(sourceAccess), api.Handler()),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ConnContext:       httpapi.ConnContext,
-		ErrorLog:          slog.NewLogLogger(logs.logger.Handler(), slog.LevelWarn),
-	}
-	return srv, api
-}
-
-// DefaultMaxConns is --max-conns's default: far above the clients a host
-// serves at once, far below its file descriptors.
-const DefaultMaxConns = 512
-
-// serveHTTP serves srv on ln with at most --max-conns connections open, so
-// that clients which open connections and leave them idle lock no one out.
-func serveHTTP(opts *Options, srv *http.Server, ln net.Listener) error {
-	return connlimit.New(opts.MaxConns).Serve(srv, ln)
-}
-
-// describe reads the engine's capabilities into the API once it runs.
-func describe(ctx context.Context, engines *engineSet, api *httpapi.Server) error {
-	d, err := engines.pool.Any().Describe(ctx)
-	if err != nil {
-		return err
-	}
-	api.SetCapabilities(d.Capabilities)
-	return nil
-}
-
-// drainQuiet is how long no request may have begun or ended before a
-// draining server stops accepting: a load balancer that has not yet seen
-// GET /ready turn 503 still sends requests, which are served meanwhile.
-const drainQuiet = time.Second
-
-// shutdown drains the server for a load balancer: GET /ready answers 503
-// at once while GET /health still answers 200, the queued requests are
-// answered 503 with Retry-After, every reply closes its connection, and
-// the requests in flight finish within grace while the listener stays
-// open; once none is left and none has begun or ended for drainQuiet it
-// stops accepting (a balancer's next connection is refused, which it may
-// retry elsewhere), and it cuts what is still open when grace ends.
-func shutdown(srv *http.Server, api *httpapi.Server, grace time.Duration) {
-	api.Drain()
-	srv.SetKeepAlivesEnabled(false)
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	_ = api.WaitIdle(ctx, drainQuiet)
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close() // streams still open after the grace period are cut
-	}
 }
 
 // checkOrigin checks an --allow-origin value: "*" or scheme://host[:port].
@@ -822,30 +675,6 @@ func checkOrigin(o string) error {
 		return cmdutil.FlagErrorf("--allow-origin %q: want scheme://host[:port] as a browser sends it in Origin, e.g. https://app.example", o)
 	}
 	return nil
-}
-
-// staleUpload is the age past which an upload directory is taken for the
-// leftover of a drama serve that was killed during a clone.
-const staleUpload = time.Hour
-
-// removeStaleUploads removes upload directories (a clone's, a clip
-// check's) a killed drama serve left (every other path removes its own);
-// an upload that runs now in another drama serve on the root is younger
-// than staleUpload.
-func removeStaleUploads(dir string, logger *slog.Logger) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		info, err := e.Info()
-		if err != nil || !(strings.HasPrefix(e.Name(), "clone-") || strings.HasPrefix(e.Name(), "check-")) || time.Since(info.ModTime()) < staleUpload {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			logger.Warn("could not remove a leftover upload", "dir", e.Name(), "err", err)
-		}
-	}
 }
 
 // installReady says whether the install's model directory, which the

@@ -1,17 +1,11 @@
 package servecmd
 
 import (
-	"context"
-	"encoding/binary"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
-	"github.com/drama-tts/drama/engine/enginetest"
-	"github.com/drama-tts/drama/engine/httpapi"
 )
 
 func TestServeFlags(t *testing.T) {
@@ -30,45 +24,6 @@ func TestServeFlags(t *testing.T) {
 		{Args: args("--addr 0.0.0.0:8793 --allow-remote --no-auth"), Check: accepted},
 		{Args: args("--addr [::1]:8793"), Check: accepted}, // the IPv6 loopback
 	}...))
-}
-
-func TestSaySavesAWAVWithRealSizes(t *testing.T) {
-	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
-	ios, _, out, errOut := cmdtest.IOStreams()
-	f := cmdtest.Factory(ios)
-	outFile := filepath.Join(t.TempDir(), "hello.wav")
-	if err := runSay(context.Background(), &SayOptions{F: f, Text: "Hello there.", Voice: "narrator", Output: outFile, Server: ts.URL}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(outFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if binary.LittleEndian.Uint32(data[40:]) != uint32(len(data)-44) || binary.LittleEndian.Uint32(data[4:]) != uint32(len(data)-8) {
-		t.Fatal("the saved WAV must carry its real sizes")
-	}
-	if out.Len() != 0 || !strings.Contains(errOut.String(), "real-time factor") || !strings.Contains(errOut.String(), "finish reason stop") {
-		t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
-	}
-}
-
-func TestSayRefusesATruncatedStream(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.FailAfterFirstChunk = true
-	ts := httpServer(t, fakeAPI(t, fake, httpapi.Config{}).Handler())
-	ios, _, _, _ := cmdtest.IOStreams()
-	dir := t.TempDir()
-	err := runSay(context.Background(), &SayOptions{F: cmdtest.Factory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
-	if err == nil || !strings.Contains(err.Error(), "broke off") {
-		t.Fatalf("err = %v", err)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("a truncated stream left files: %v", ents)
-	}
-	err = runSay(context.Background(), &SayOptions{F: cmdtest.Factory(ios), Text: "x", Voice: "nobody", Output: filepath.Join(dir, "y.wav"), Server: ts.URL})
-	if err == nil || !strings.Contains(err.Error(), "unknown voice") {
-		t.Fatalf("API error: %v", err)
-	}
 }
 
 func TestServeVoiceFlags(t *testing.T) {

@@ -2,17 +2,15 @@ package servecmd
 
 import (
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/engine/serve"
 )
 
 func metric(t *testing.T, addr, name string) string {
@@ -34,7 +32,7 @@ func metric(t *testing.T, addr, name string) string {
 // requests waiting for the engine get a 503 with Retry-After, not a closed
 // connection; the one holding the engine is cut at the end of the grace.
 func TestShutdownAnswersTheQueue503(t *testing.T) {
-	srv, api, addr := serveFake(t, "--grace 300ms")
+	srv, _, addr := serveFake(t, "--grace 300ms")
 	long := `{"input":"` + strings.Repeat("a long text ", 200) + `","stream":true}`
 	started := make(chan struct{})
 	go rawSpeech(t, addr, long, started)
@@ -57,7 +55,7 @@ func TestShutdownAnswersTheQueue503(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	shutdown(srv, api, 300*time.Millisecond)
+	srv.Shutdown(300 * time.Millisecond)
 	wg.Wait()
 	for i := range lines {
 		if !strings.HasPrefix(lines[i], "HTTP/1.1 503") || retry[i] == "" {
@@ -108,35 +106,12 @@ func TestGuardAndLimitFlags(t *testing.T) {
 	}))
 }
 
-func TestStaleUploadsRemovedAtStart(t *testing.T) {
-	dir := t.TempDir()
-	old, oldCheck, fresh := filepath.Join(dir, "clone-old"), filepath.Join(dir, "check-old"), filepath.Join(dir, "clone-new")
-	for _, d := range []string{old, oldCheck, fresh} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(d, "clip-1"), []byte("x"), 0o600)
-	}
-	past := time.Now().Add(-2 * staleUpload)
-	os.Chtimes(old, past, past)
-	os.Chtimes(oldCheck, past, past)
-	removeStaleUploads(dir, slog.New(slog.DiscardHandler))
-	for _, d := range []string{old, oldCheck} {
-		if _, err := os.Stat(d); !os.IsNotExist(err) {
-			t.Fatalf("a leftover upload of a killed server is still there: %s %v", filepath.Base(d), err)
-		}
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Fatalf("an upload in progress was removed: %v", err)
-	}
-}
-
 // TestShutdownDrainsForALoadBalancer: at SIGTERM a load balancer's health
 // check sees GET /ready turn 503 at once while GET /health (liveness) stays
 // 200, the request in flight finishes whole, and only then does the
 // listener close, well within --grace.
 func TestShutdownDrainsForALoadBalancer(t *testing.T) {
-	srv, api, addr := serveFake(t, "--grace 30s")
+	srv, _, addr := serveFake(t, "--grace 30s")
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	type result struct {
 		finish string
@@ -158,7 +133,7 @@ func TestShutdownDrainsForALoadBalancer(t *testing.T) {
 	}()
 	<-started
 	stopped := make(chan struct{})
-	go func() { shutdown(srv, api, 30*time.Second); close(stopped) }()
+	go func() { srv.Shutdown(30 * time.Second); close(stopped) }()
 
 	get := func(path string) (int, string) {
 		resp, err := client.Get("http://" + addr + path)
@@ -195,7 +170,7 @@ func TestShutdownDrainsForALoadBalancer(t *testing.T) {
 	// a balancer that has not seen /ready turn 503 yet hands over the next
 	// request soon after this one ends: it is served, not refused, and its
 	// connection closes after it even though the client keeps connections
-	time.Sleep(drainQuiet / 5)
+	time.Sleep(serve.DrainQuiet / 5)
 	keepAlive := &http.Client{Transport: &http.Transport{}}
 	resp, err := keepAlive.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"next","stream":false}`))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/engine/serve"
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
@@ -184,24 +185,20 @@ func TestRestartFiguresAgreeAcrossEngines(t *testing.T) {
 		fakes, sups = append(fakes, fake), append(sups, sup)
 	}
 	opts := serveOptions(t, "", "")
-	engines, err := newEngineSet([]string{"gpu0-0", "gpu1-0"}, sups, dispatchOptions(opts))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _ := newHTTPServer(context.Background(), opts, discardLogs(), engines, t.TempDir(), engine.Install{}, nil, ln.Addr().String())
+	s := newServer(t, opts, discardLogs(), t.TempDir(), engine.Install{},
+		[]serve.Engine{{Name: "gpu0-0", Sup: sups[0]}, {Name: "gpu1-0", Sup: sups[1]}}, ln.Addr().String())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := engines.pool.Start(ctx, nil); err != nil {
+	if err := s.Pool.Start(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { engines.pool.Stop(context.Background()) })
-	engines.pool.Watch(ctx, 5*time.Millisecond)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	s.Pool.Watch(ctx, 5*time.Millisecond)
+	go s.Serve(ln)
+	t.Cleanup(func() { s.HTTP.Close() })
 	url := "http://" + ln.Addr().String()
 
 	for i, times := range []int{1, 2} {

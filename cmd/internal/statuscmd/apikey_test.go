@@ -45,7 +45,7 @@ func TestStatusSendsAPIKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rep Report
-		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		return rep, errOut.String()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/hubaccess"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/qualify"
@@ -40,7 +40,7 @@ func (u *up) steps() []step {
 }
 
 func (u *up) licenceDone(context.Context) (string, error) {
-	a, err := shared.Accepted(u.root, u.p)
+	a, err := hubaccess.Accepted(u.root, u.p)
 	if err != nil || a == nil {
 		return "", err
 	}
@@ -48,7 +48,7 @@ func (u *up) licenceDone(context.Context) (string, error) {
 }
 
 func (u *up) acceptLicence(context.Context) (string, error) {
-	if err := shared.AcceptLicense(u.f, u.root, u.p, u.opts.AcceptLicense); err != nil {
+	if err := hubaccess.AcceptLicense(u.f, u.root, u.p, u.opts.AcceptLicense); err != nil {
 		if strings.Contains(err.Error(), "--accept-license") {
 			return "", fmt.Errorf("licence not accepted: read it at %s, then run %s", licenceURL(u.p),
 				u.f.Suggest(append([]string{"up"}, cmdutil.WithFlag(u.opts.Given, "--accept-license", "true")...)...))
@@ -95,21 +95,7 @@ func (u *up) fetchDone(context.Context) (string, error) {
 // the lock file written last.
 func (u *up) fetch(ctx context.Context) (string, error) {
 	e := u.hub
-	release, err := cmdutil.FlockRoot(ctx, u.root, time.Minute)
-	if err != nil {
-		return "", err
-	}
-	defer release()
-	if !u.p.Complete() {
-		if e.Offline {
-			return "", fmt.Errorf("the %s pins have no digests yet and HF_HUB_OFFLINE is set: run %s online once", u.p.Variant, u.opts.resume())
-		}
-		u.rep.info("fetch", fmt.Sprintf("pins for %s have no digests yet: reading the listing of %s@%s", u.p.Variant, u.p.Repo, u.p.Revision))
-		if u.p, err = e.Complete(ctx, u.p, u.opts.CommandLine); err != nil {
-			return "", err
-		}
-	}
-	prog := u.rep.progress("fetch "+u.p.Variant, u.p.TotalBytes())
+	var prog cmdutil.Progress
 	var moved, kept int64
 	var mu sync.Mutex
 	event := func(ev hub.Event) {
@@ -126,33 +112,38 @@ func (u *up) fetch(ctx context.Context) (string, error) {
 			u.rep.info("fetch", fmt.Sprintf("%s: %s: %s", ev.Kind, ev.Path, ev.Error))
 		}
 	}
-	fetcher := &hub.Fetcher{Client: e.Client, Cache: e.Cache, Offline: e.Offline, FlockWait: time.Minute,
-		Download: hub.DownloadOptions{Workers: hub.DefaultWorkers, ChunkSize: hub.DefaultChunkSize, IdleTimeout: hub.DefaultIdleTimeout,
-			Progress: func(_ string, n int64) {
-				prog.Add(n)
-				mu.Lock()
-				moved += n
-				mu.Unlock()
-			}, Event: event}}
-	res, err := fetcher.Fetch(ctx, u.p.Repo, u.p.Revision, u.p.Files)
-	prog.Finish()
+	in := &hub.Install{
+		Fetcher: hub.Fetcher{Client: e.Client, Cache: e.Cache, Offline: e.Offline, FlockWait: time.Minute,
+			Download: hub.DownloadOptions{Workers: hub.DefaultWorkers, ChunkSize: hub.DefaultChunkSize, IdleTimeout: hub.DefaultIdleTimeout,
+				Progress: func(_ string, n int64) {
+					prog.Add(n)
+					mu.Lock()
+					moved += n
+					mu.Unlock()
+				}, Event: event}},
+		Root: u.root, Variant: u.f.Global.Variant, Endpoint: e.Endpoint,
+		Pins: pins.LoadOptions{File: u.opts.PinsFile, CheckVariant: u.opts.VariantSet, For: pins.ForFetch},
+		Warn: func(err error) { u.f.Warnf("%v", err) },
+		Begin: func(s hub.Step, p *pins.Pins) {
+			switch s {
+			case hub.StepListing:
+				u.rep.info("fetch", fmt.Sprintf("pins for %s have no digests yet: reading the listing of %s@%s", p.Variant, p.Repo, p.Revision))
+			case hub.StepFetch:
+				prog = u.rep.progress("fetch "+p.Variant, p.TotalBytes())
+			case hub.StepPlace:
+				prog.Finish()
+			}
+		},
+	}
+	res, err := in.Run(ctx)
 	if err != nil {
-		err = cmdutil.FlockAdvice(err, "another download of the same repository to this cache (drama fetch, drama rm or huggingface_hub)", "--lock-wait")
-		return "", e.Advice(shared.MismatchExit(err), u.opts.CommandLine, true)
+		if ie := (*hub.InstallError)(nil); errors.As(err, &ie) && ie.Step == hub.StepFetch {
+			prog.Finish()
+		}
+		return "", e.InstallAdvice(err, u.opts.CommandLine(u.f), func(string) string { return "run " + u.opts.resume() + " online once" })
 	}
-	if err := res.Place(u.dir, e.Cache.NoSymlinks); err != nil {
-		return "", err
-	}
-	if err := e.Cache.WriteRef(res.Repo, hub.RootRef(u.root), res.Commit); err != nil {
-		return "", fmt.Errorf("fetch: write ref: %w", err)
-	}
-	if err := u.p.WriteFile(filepath.Join(u.dir, pins.LockFileName)); err != nil {
-		return "", err
-	}
-	if err := cmdutil.WriteFetchSource(u.dir, e.Endpoint); err != nil {
-		u.f.Warnf("could not record where %s came from: %v", u.p.Variant, err)
-	}
-	return fmt.Sprintf("%d files in %s: %s downloaded, %s already there", len(res.Files), u.dir,
+	u.p = res.Pins
+	return fmt.Sprintf("%d files in %s: %s downloaded, %s already there", len(res.Files), res.Dir,
 		cmdutil.HumanBytes(moved), cmdutil.HumanBytes(kept)), nil
 }
 

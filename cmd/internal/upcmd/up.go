@@ -4,8 +4,6 @@ package upcmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
-	"github.com/drama-tts/drama/cmd/internal/pinscmd/shared"
+	"github.com/drama-tts/drama/cmd/internal/hubaccess"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
@@ -22,7 +20,7 @@ import (
 // Options are the inputs of `drama up`.
 type Options struct {
 	F *cmdutil.Factory
-	shared.HubFlags
+	hubaccess.HubFlags
 	AcceptLicense bool
 	// SourcesFile, Source, Zig and NVCC are drama engine install's
 	// --sources, --source, --zig and --nvcc.
@@ -36,9 +34,6 @@ type Options struct {
 	Service bool
 	// DryRun lists the steps, what each needs and what cannot work.
 	DryRun bool
-	// Given are up's flags as the user gave them (flag, value pairs), for
-	// the command line that goes on.
-	Given []string
 	// Serve holds drama serve's flags as given to up.
 	Serve ServeFlags
 
@@ -116,7 +111,6 @@ $ drama up --variant nvfp4 --qualify --accept-native-numerics --require-qualifie
 			if err := opts.HubFlags.Parse(f, cmd); err != nil {
 				return err
 			}
-			opts.Given = cmdutil.GivenFlags(cmd)
 			opts.Serve = serveFlags(serve.Flags())
 			// drama serve's own checks of its flags, before any step
 			serve.SetContext(cmd.Context())
@@ -248,36 +242,24 @@ type up struct {
 	f    *cmdutil.Factory
 	rep  *reporter
 	root string
-	hub  *shared.Hub
+	hub  *hubaccess.Hub
 	p    *pins.Pins
 	dir  string // <root>/<variant>
 }
 
 func newUp(opts *Options) (*up, error) {
 	f := opts.F
-	h, err := shared.NewHub(f, opts.Endpoint, hub.DefaultWorkers, false)
+	h, err := hubaccess.NewHub(f, opts.Endpoint, hub.DefaultWorkers, false)
 	if err != nil {
 		return nil, err
 	}
-	p, err := shared.ReadPins(f, opts.PinsFile, opts.VariantSet)
+	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet, pins.ForFetch)
 	if err != nil {
 		return nil, err
-	}
-	if !p.Complete() {
-		// an earlier fetch of the same commit may hold the digests
-		p = cmdutil.CompleteFromLock(h.Root, p)
 	}
 	if p.Variant != f.Global.Variant {
 		// --pins names the variant: the steps after fetch follow it
 		f.Global.Variant = p.Variant
 	}
 	return &up{opts: opts, f: f, rep: newReporter(f), root: h.Root, hub: h, p: p, dir: filepath.Join(h.Root, p.Variant)}, nil
-}
-
-// errStep is a step that cannot be taken, with its fix.
-func errStep(what, fix string) error {
-	if fix == "" {
-		return errors.New(what)
-	}
-	return fmt.Errorf("%s: %s", what, fix)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/pins/hub"
 )
 
 func runVerify(t *testing.T, args ...string) error {
@@ -58,7 +59,7 @@ func TestVerifyRepairHintRepeatsRootAndPins(t *testing.T) {
 		t.Fatalf("err = %v\nwant it to end %q", err, want)
 	}
 	// fetched from a mirror: the repair fetches from it again
-	if err := cmdutil.WriteFetchSource(dir, "http://10.0.0.5:8080"); err != nil {
+	if err := hub.WriteSource(dir, "http://10.0.0.5:8080"); err != nil {
 		t.Fatal(err)
 	}
 	err = runVerify(t, "--root", root, "--pins", pinsFile)

@@ -76,7 +76,7 @@ func run(ctx context.Context, opts *Options) error {
 	var p *pins.Pins
 	var err error
 	if opts.PinsFile != "" {
-		if p, err = cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet); err != nil {
+		if p, err = cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet, pins.ForInstalled); err != nil {
 			return err
 		}
 		if err := cmdutil.RequireInstalled(f, p.Variant, "--pins", opts.PinsFile); err != nil {
@@ -91,7 +91,7 @@ func run(ctx context.Context, opts *Options) error {
 		if err := cmdutil.RequireInstalled(f, f.Global.Variant); err != nil {
 			return err
 		}
-		if p, err = cmdutil.LoadPins(f, "", opts.VariantSet); err != nil {
+		if p, err = cmdutil.LoadPins(f, "", opts.VariantSet, pins.ForInstalled); err != nil {
 			return err
 		}
 	}

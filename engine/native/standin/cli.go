@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -211,16 +212,19 @@ func load(ctx context.Context, run *Running, o *serveFlags, stderr io.Writer) {
 		case <-time.After(o.loadTime / 4):
 		}
 	}
+	var held []byte
 	if o.holdMiB > 0 {
 		held = hold(o.holdMiB)
 		fmt.Fprintf(stderr, "standin: holding %d MiB\n", o.holdMiB)
 	}
 	run.SetReady(true)
 	fmt.Fprintln(stderr, "standin: ready")
+	if held != nil {
+		// the memory stays held until the stand-in stops serving
+		<-ctx.Done()
+		runtime.KeepAlive(held)
+	}
 }
-
-// held is the memory the stand-in holds until it exits.
-var held []byte
 
 // hold allocates mib MiB and writes to every page of it, so that all of it
 // is resident, as loaded weights are.

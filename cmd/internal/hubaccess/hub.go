@@ -1,9 +1,9 @@
-// Package shared holds what the commands that read the Hub share: the
-// client and cache made from the user's flags and environment, the check
-// of --endpoint, the user's own command line for advice, and pins
-// completed from the Hub's listing with the advice its failures need.
-// drama pins lock and drama fetch use it.
-package shared
+// Package hubaccess is the Hub as commands reach it: the client and cache
+// made from the user's flags and environment, the check of --endpoint, the
+// advice a Hub that does not answer needs, and the licence of the weights
+// accepted before a download. drama fetch, drama pins lock and drama up use
+// it.
+package hubaccess
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/pins"
@@ -92,15 +91,6 @@ func MismatchExit(err error) error {
 	return err
 }
 
-// ReadPins reads a --pins file, refused when --variant was given and names
-// another variant, else the variant's built-in pins.
-func ReadPins(f *cmdutil.Factory, pinsFile string, variantSet bool) (*pins.Pins, error) {
-	if pinsFile == "" {
-		return pins.Builtin(f.Global.Variant)
-	}
-	return cmdutil.ReadPinsFile(f, pinsFile, variantSet)
-}
-
 // NoArgs refuses arguments with a usage error (exit 2).
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
@@ -126,31 +116,33 @@ func CheckEndpoint(f *cmdutil.Factory, flag string) error {
 	return nil
 }
 
-// CommandLine is the user's own command: the command path and every flag
-// given, local or global, so that advice can repeat it.
-func CommandLine(cmd *cobra.Command) string {
-	parts := []string{cmd.CommandPath()}
-	add := func(fl *pflag.Flag) {
-		if fl.Value.Type() == "bool" && fl.Value.String() == "true" {
-			parts = append(parts, "--"+fl.Name)
-			return
-		}
-		parts = append(parts, "--"+fl.Name, cmdutil.ShellQuote(fl.Value.String()))
+// InstallAdvice adds to an error of hub.Install what to do, by its step:
+// who holds a flock, a pins file's faults, offlineFix(variant) for pins
+// without digests offline, and Advice for a Hub that does not answer, repeating
+// cmdline (with HF_HUB_OFFLINE=1 where the cache can stand in: not for a
+// listing). Other errors come back as they are.
+func (h *Hub) InstallAdvice(err error, cmdline string, offlineFix func(variant string) string) error {
+	var ie *hub.InstallError
+	if !errors.As(err, &ie) {
+		return err
 	}
-	// VisitAll with Changed: the inherited set is built afresh and does not
-	// know which of its flags were set.
-	inherited := cmd.InheritedFlags()
-	inherited.VisitAll(func(fl *pflag.Flag) {
-		if fl.Changed {
-			add(fl)
+	err = ie.Err
+	switch ie.Step {
+	case hub.StepLock:
+		return cmdutil.FlockAdvice(err, "another drama fetch or drama rm of this root", "--lock-wait")
+	case hub.StepPins:
+		return cmdutil.PinsLoadError(err)
+	case hub.StepListing:
+		var oe *hub.OfflineError
+		if errors.As(err, &oe) {
+			return fmt.Errorf("%w: %s", err, offlineFix(oe.Variant))
 		}
-	})
-	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
-		if fl.Changed && inherited.Lookup(fl.Name) == nil {
-			add(fl)
-		}
-	})
-	return strings.Join(parts, " ")
+		return h.Advice(MismatchExit(err), cmdline, false)
+	case hub.StepFetch:
+		err = cmdutil.FlockAdvice(err, "another download of the same repository to this cache (drama fetch, drama rm or huggingface_hub)", "--lock-wait")
+		return h.Advice(MismatchExit(err), cmdline, true)
+	}
+	return err
 }
 
 // Advice turns a server that could not be reached into what to do:

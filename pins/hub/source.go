@@ -1,11 +1,11 @@
-package cmdutil
+package hub
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
@@ -18,10 +18,10 @@ type source struct {
 	Endpoint string `json:"endpoint"`
 }
 
-// WriteFetchSource records the endpoint a verified fetch of the variant in
-// dir came from: a temporary file beside the record, synced, renamed.
-func WriteFetchSource(dir, endpoint string) error {
-	state := filepath.Join(dir, model.StateDirName)
+// WriteSource records the endpoint a verified fetch of the variant in dir
+// came from: a temporary file beside the record, synced, renamed.
+func WriteSource(dir, endpoint string) error {
+	state := filepath.Join(dir, pins.StateDirName)
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return err
 	}
@@ -29,10 +29,10 @@ func WriteFetchSource(dir, endpoint string) error {
 	return atomicfile.WriteFile(filepath.Join(state, SourceFileName), append(b, '\n'), 0o600)
 }
 
-// FetchSource returns the endpoint recorded for the variant in dir, or ""
-// when none is.
-func FetchSource(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, model.StateDirName, SourceFileName))
+// Source returns the endpoint recorded for the variant in dir, or "" when
+// none is.
+func Source(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, pins.StateDirName, SourceFileName))
 	if err != nil {
 		return ""
 	}

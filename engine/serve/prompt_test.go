@@ -1,4 +1,4 @@
-package servecmd
+package serve
 
 import (
 	"log/slog"

@@ -1,4 +1,4 @@
-package servecmd
+package httpapi
 
 import (
 	"bytes"
@@ -10,15 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/voices"
 )
 
-// probes are the routes load balancers poll; their access lines are at
+// accessProbes are the routes load balancers poll; their access lines are at
 // debug level so they do not bury the requests.
-var probes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
+var accessProbes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 
-// accessLog logs one line per request when its reply ends: request id,
+// AccessLog logs one line per request when its reply ends: request id,
 // method, path, status, how the reply ended (outcome: complete, error, or
 // cut when a reply that began under its 200 was cut short) and the error
 // code of an error or a cut (error: engine_failed, client_stalled,
@@ -27,10 +26,10 @@ var probes = map[string]bool{"/health": true, "/ready": true, "/metrics": true}
 // the request's own, the sha256 of each one's codes, as a voice file's
 // codes_sha256), the format, the time in the queue, the time to the first
 // audio byte and the real-time factor.
-func accessLog(log *slog.Logger, next http.Handler) http.Handler {
+func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		aw := &httpapi.Recorder{ResponseWriter: w}
+		aw := &Recorder{ResponseWriter: w}
 		var sp struct {
 			Voice      string `json:"voice"`
 			Format     string `json:"response_format"`
@@ -39,14 +38,14 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 			} `json:"references"`
 		}
 		var key string
-		var outcome httpapi.Outcome
+		var outcome Outcome
 		var keyMu sync.Mutex // key and outcome
-		r = r.WithContext(httpapi.WithKeyName(r.Context(), func(name string) {
+		r = r.WithContext(WithKeyName(r.Context(), func(name string) {
 			keyMu.Lock()
 			key = name
 			keyMu.Unlock()
 		}))
-		r = r.WithContext(httpapi.WithOutcome(r.Context(), func(o httpapi.Outcome) {
+		r = r.WithContext(WithOutcome(r.Context(), func(o Outcome) {
 			keyMu.Lock()
 			outcome = o
 			keyMu.Unlock()
@@ -56,13 +55,13 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 		var waitMu sync.Mutex
 		waited := false
 		if speech {
-			head, _ := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBodyBytes+1))
+			head, _ := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 			_ = json.Unmarshal(head, &sp)
 			r.Body = struct {
 				io.Reader
 				io.Closer
 			}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
-			r = r.WithContext(httpapi.WithQueueWait(r.Context(), func(d time.Duration) {
+			r = r.WithContext(WithQueueWait(r.Context(), func(d time.Duration) {
 				waitMu.Lock()
 				wait, waited = d, true
 				waitMu.Unlock()
@@ -123,7 +122,7 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 				}
 			}
 			level := slog.LevelInfo
-			if probes[r.URL.Path] && r.Method == http.MethodGet {
+			if accessProbes[r.URL.Path] && r.Method == http.MethodGet {
 				level = slog.LevelDebug
 			}
 			log.Log(r.Context(), level, "request", attrs...)

@@ -1,4 +1,4 @@
-package servecmd
+package serve
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/drama-tts/drama/pins/atomicfile"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/httpapi"
@@ -23,9 +24,6 @@ import (
 // CatalogClones is how many cloned voices a catalog holds: the most
 // recently spoken (or cloned) ones.
 const CatalogClones = 16
-
-// catalogClones is CatalogClones, lowered by tests.
-var catalogClones = CatalogClones
 
 // spokenFile lists the cloned voices this drama serve spoke, most recently
 // first, one id a line, so the catalog keeps them across its runs. It sits
@@ -55,7 +53,7 @@ type catalogStore struct {
 var _ httpapi.CatalogStore = (*catalogStore)(nil)
 
 func newCatalogStore(vs *voiceStore, dir, source string) *catalogStore {
-	c := &catalogStore{voiceStore: vs, dir: dir, source: source, max: catalogClones, live: map[string]string{},
+	c := &catalogStore{voiceStore: vs, dir: dir, source: source, max: CatalogClones, live: map[string]string{},
 		spoken: filepath.Join(filepath.Dir(dir), spokenFile)}
 	b, err := os.ReadFile(c.spoken)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,5 @@
-package servecmd
+// Package saycmd holds drama say, the client of drama serve.
+package saycmd
 
 import (
 	"bytes"
@@ -21,10 +22,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 )
 
-// SayOptions are the inputs of `drama say`.
-type SayOptions struct {
+// Options are the inputs of `drama say`.
+type Options struct {
 	F            *cmdutil.Factory
 	Text         string
 	Voice        string
@@ -43,9 +45,9 @@ type SayOptions struct {
 // takes 4096 characters.
 const maxSayStdin = 64 << 10
 
-// NewCmdSay returns `drama say`.
-func NewCmdSay(f *cmdutil.Factory, runF func(context.Context, *SayOptions) error) *cobra.Command {
-	opts := &SayOptions{F: f}
+// NewCmd returns `drama say`.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
 	cmd := &cobra.Command{
 		Use:   "say TEXT",
 		Short: "Speak a text through a running drama serve and save it as WAV",
@@ -102,7 +104,7 @@ $ printf 'Spoken as it comes.\n' | drama say --live - -o - --format pcm > live.p
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runSay(cmd.Context(), opts)
+			return run(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Voice, "voice", "", "voice id (GET /v1/voices lists them)")
@@ -110,7 +112,7 @@ $ printf 'Spoken as it comes.\n' | drama say --live - -o - --format pcm > live.p
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "speech.wav", "WAV file to write (with --live, - writes to standard output)")
 	cmd.Flags().BoolVar(&opts.Live, "live", false, "speak standard input as it comes, sentence by sentence (TEXT -)")
 	cmd.Flags().StringVar(&opts.Format, "format", "wav", "with --live: wav, or pcm (raw 16-bit 44,100 Hz mono)")
-	cmd.Flags().StringVar(&opts.Server, "server", "http://"+DefaultAddr, "drama serve's URL (HOST:PORT and a base URL ending in /v1 work too)")
+	cmd.Flags().StringVar(&opts.Server, "server", "http://"+serverec.DefaultAddr, "drama serve's URL (HOST:PORT and a base URL ending in /v1 work too)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
 	return cmd
 }
@@ -124,7 +126,7 @@ func speechURL(server string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", cmdutil.FlagErrorf("--server %q: want http://HOST:PORT, HOST:PORT or a base URL ending in /v1, e.g. http://%s", server, DefaultAddr)
+		return "", cmdutil.FlagErrorf("--server %q: want http://HOST:PORT, HOST:PORT or a base URL ending in /v1, e.g. http://%s", server, serverec.DefaultAddr)
 	}
 	p := strings.TrimRight(u.Path, "/")
 	p = strings.TrimSuffix(p, "/v1")
@@ -132,7 +134,7 @@ func speechURL(server string) (string, error) {
 	return u.String(), nil
 }
 
-func runSay(ctx context.Context, opts *SayOptions) error {
+func run(ctx context.Context, opts *Options) error {
 	endpoint, err := speechURL(opts.Server)
 	if err != nil {
 		return err

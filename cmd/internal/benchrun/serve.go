@@ -1,7 +1,7 @@
-// Package shared holds what drama bench and drama qualify both do: start
+// Package benchrun holds what drama bench and drama qualify both do: start
 // a drama serve for a run, load the corpus, count requests on a progress
 // display and write the reports.
-package shared
+package benchrun
 
 import (
 	"bytes"

@@ -1,6 +1,8 @@
-package servecmd
+package saycmd
 
 import (
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 )
@@ -37,7 +40,7 @@ func runSayArgs(t *testing.T, stdin string, args ...string) error {
 	ios, in, _, _ := cmdtest.IOStreams()
 	in.WriteString(stdin)
 	f := cmdtest.Factory(ios)
-	return cmdtest.Execute(NewCmdSay(f, nil), args...)
+	return cmdtest.Execute(NewCmd(f, nil), args...)
 }
 
 func TestSayServerForms(t *testing.T) {
@@ -121,7 +124,7 @@ func TestSaySendsAPIKey(t *testing.T) {
 	say := func(key string) error {
 		ios, _, _, _ := cmdtest.IOStreams()
 		f := cmdtest.Factory(ios, cmdutil.APIKeyEnv, key)
-		return cmdtest.Execute(NewCmdSay(f, nil), "Hello.", "--server", ts.URL, "-o", filepath.Join(dir, key+".wav"))
+		return cmdtest.Execute(NewCmd(f, nil), "Hello.", "--server", ts.URL, "-o", filepath.Join(dir, key+".wav"))
 	}
 	if err := say("dk-good"); err != nil {
 		t.Fatalf("DRAMA_API_KEY set: %v", err)
@@ -153,8 +156,67 @@ func TestSayKeyNotSentToOtherPort(t *testing.T) {
 	}))
 	ios, _, _, _ := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, cmdutil.APIKeyEnv, "dk-secret")
-	_ = cmdtest.Execute(NewCmdSay(f, nil), "Hello.", "--server", ts.URL, "-o", filepath.Join(t.TempDir(), "x.wav"))
+	_ = cmdtest.Execute(NewCmd(f, nil), "Hello.", "--server", ts.URL, "-o", filepath.Join(t.TempDir(), "x.wav"))
 	if len(leaked) != 0 {
 		t.Errorf("the other port got %q", leaked)
 	}
+}
+
+func TestSaySavesAWAVWithRealSizes(t *testing.T) {
+	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
+	outFile := filepath.Join(t.TempDir(), "hello.wav")
+	if err := run(context.Background(), &Options{F: f, Text: "Hello there.", Voice: "narrator", Output: outFile, Server: ts.URL}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if binary.LittleEndian.Uint32(data[40:]) != uint32(len(data)-44) || binary.LittleEndian.Uint32(data[4:]) != uint32(len(data)-8) {
+		t.Fatal("the saved WAV must carry its real sizes")
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "real-time factor") || !strings.Contains(errOut.String(), "finish reason stop") {
+		t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
+	}
+}
+
+func TestSayRefusesATruncatedStream(t *testing.T) {
+	fake := enginetest.NewFake()
+	fake.FailAfterFirstChunk = true
+	ts := httpServer(t, fakeAPI(t, fake, httpapi.Config{}).Handler())
+	ios, _, _, _ := cmdtest.IOStreams()
+	dir := t.TempDir()
+	err := run(context.Background(), &Options{F: cmdtest.Factory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
+	if err == nil || !strings.Contains(err.Error(), "broke off") {
+		t.Fatalf("err = %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a truncated stream left files: %v", ents)
+	}
+	err = run(context.Background(), &Options{F: cmdtest.Factory(ios), Text: "x", Voice: "nobody", Output: filepath.Join(dir, "y.wav"), Server: ts.URL})
+	if err == nil || !strings.Contains(err.Error(), "unknown voice") {
+		t.Fatalf("API error: %v", err)
+	}
+}
+
+// fakeAPI is the HTTP API, with cfg's settings, over fake, which it starts
+// for the test's length.
+func fakeAPI(t *testing.T, fake *enginetest.Fake, cfg httpapi.Config) *httpapi.Server {
+	t.Helper()
+	if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
+	cfg.Engine, cfg.Caps = fake, fake.Desc.Capabilities
+	return httpapi.New(cfg)
+}
+
+// httpServer serves h on a loopback port for the test's length.
+func httpServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts
 }

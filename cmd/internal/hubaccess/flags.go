@@ -1,6 +1,9 @@
-package shared
+package hubaccess
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
@@ -15,8 +18,11 @@ type HubFlags struct {
 	// VariantSet says --variant was given: a --pins file for another
 	// variant is then refused.
 	VariantSet bool
-	// CommandLine is the command as the user gave it, for advice.
-	CommandLine string
+	// Given are the flags of the command line as flag, value pairs
+	// (cmdutil.GivenFlags), and words the command's own words ("pins",
+	// "lock"), for advice that repeats the user's command.
+	Given []string
+	words []string
 }
 
 // Bind adds --endpoint and --pins to cmd; pinsHelp says what --pins is
@@ -34,6 +40,13 @@ func (h *HubFlags) Parse(f *cmdutil.Factory, cmd *cobra.Command) error {
 		return err
 	}
 	h.VariantSet = cmd.Flags().Changed("variant")
-	h.CommandLine = CommandLine(cmd)
+	h.Given = cmdutil.GivenFlags(cmd)
+	h.words = strings.Fields(cmd.CommandPath())[1:]
 	return nil
+}
+
+// CommandLine is the user's own command, for advice: drama, the command's
+// words and every flag given, as cmdutil.Factory.Suggest writes them.
+func (h *HubFlags) CommandLine(f *cmdutil.Factory) string {
+	return f.Suggest(append(slices.Clone(h.words), h.Given...)...)
 }

@@ -1,4 +1,4 @@
-package servecmd
+package saycmd
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 )
 
 // checkLiveFlags refuses what --live cannot do, repeating the user's flags.
-func checkLiveFlags(opts *SayOptions) error {
+func checkLiveFlags(opts *Options) error {
 	switch {
 	case !opts.Live:
 		return cmdutil.FlagErrorf("--format %s is for --live: drama say %q writes a WAV file", opts.Format, opts.Text)
@@ -48,7 +48,7 @@ func liveURL(server string) (string, error) {
 // runSayLive speaks standard input through /v1/tts/live as it comes, the
 // audio written as it arrives: to standard output, or into a WAV file
 // whose sizes are fixed at the end (a session that fails leaves no file).
-func runSayLive(ctx context.Context, opts *SayOptions) error {
+func runSayLive(ctx context.Context, opts *Options) error {
 	endpoint, err := liveURL(opts.Server)
 	if err != nil {
 		return err

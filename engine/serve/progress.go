@@ -1,4 +1,4 @@
-package servecmd
+package serve
 
 import (
 	"log/slog"
@@ -7,20 +7,21 @@ import (
 	"github.com/drama-tts/drama/engine"
 )
 
-// startProgress logs the engine's lifecycle events as they arrive, each
-// once, with source engine: a line per phase and per loading step.
-// While the first start runs, an exited event is not logged: the start's
+// StartLog logs an engine's lifecycle events as they arrive, each once: a
+// line per phase and per loading step. While the first start runs, an exited event is not logged: the start's
 // error, printed when drama serve ends, says the same.
-type startProgress struct {
+type StartLog struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	last    engine.LifecycleEvent
 	started bool
 }
 
-func newStartProgress(log *slog.Logger) *startProgress { return &startProgress{log: log} }
+// NewStartLog returns the log of an engine's lifecycle events to log.
+func NewStartLog(log *slog.Logger) *StartLog { return &StartLog{log: log} }
 
-func (p *startProgress) event(ev engine.LifecycleEvent) {
+// Event logs ev unless it repeats the last event.
+func (p *StartLog) Event(ev engine.LifecycleEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.Phase == p.last.Phase && ev.Message == p.last.Message {
@@ -51,8 +52,8 @@ func (p *startProgress) event(ev engine.LifecycleEvent) {
 	p.log.Info(msg, attrs...)
 }
 
-// ready marks the first start done: later exits are logged.
-func (p *startProgress) ready() {
+// Ready marks the first start done: later exits are logged.
+func (p *StartLog) Ready() {
 	p.mu.Lock()
 	p.started = true
 	p.mu.Unlock()

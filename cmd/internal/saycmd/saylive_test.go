@@ -1,4 +1,4 @@
-package servecmd
+package saycmd
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func TestSayLive(t *testing.T) {
 	for format, header := range map[string]int{"pcm": 0, "wav": 44} {
 		ios, in, stdout, _ := cmdtest.IOStreams()
 		in.WriteString(text)
-		if err := cmdtest.Execute(NewCmdSay(cmdtest.Factory(ios), nil), "--live", "-", "--server", ts.URL, "-o", "-", "--format", format); err != nil {
+		if err := cmdtest.Execute(NewCmd(cmdtest.Factory(ios), nil), "--live", "-", "--server", ts.URL, "-o", "-", "--format", format); err != nil {
 			t.Fatal(err)
 		}
 		if got := stdout.Bytes(); len(got) < header || !bytes.Equal(got[header:], want) {

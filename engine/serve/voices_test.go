@@ -1,4 +1,4 @@
-package servecmd
+package serve
 
 import (
 	"bytes"
@@ -185,4 +185,15 @@ func TestVoiceStoreInlineAndEdit(t *testing.T) {
 	if _, err := s.Edit(context.Background(), "nobody", httpapi.VoiceEdit{Name: &name}); !errors.Is(err, httpapi.ErrVoiceNotFound) {
 		t.Fatalf("edit of no voice: %v", err)
 	}
+}
+
+// speechClip is 16 s of the recorded speech fixture at 44.1 kHz.
+func speechClip(t *testing.T, from int) []byte {
+	t.Helper()
+	a, err := (clip.Decoder{}).Decode(context.Background(), "../../voices/clip/testdata/speech.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := clip.Resample(a.Mono()[from*a.Rate:(from+16)*a.Rate], a.Rate, clip.SampleRate)
+	return clip.EncodeWAV(x, clip.SampleRate)
 }
