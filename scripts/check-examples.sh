@@ -23,6 +23,8 @@
 #     host: it gets the local Hub's address instead, and --pins;
 #   - drama serve --variant nvfp4 needs a GPU and the native engine in
 #     <root>/engine/: DRAMA_ENGINE_BIN names the stand-in instead;
+#   - drama up --dry-run on a fresh root runs at a terminal (script(1)): it
+#     asks for the licence there, and without one says it cannot;
 #   - drama up --accept-license (fresh root) gets --pins as drama fetch does;
 #     its engine step is skipped, as it says, since DRAMA_ENGINE_BIN names one;
 #   - --transcribe-url http://127.0.0.1:8080 (drama bench, drama qualify)
@@ -221,7 +223,8 @@ rm -rf ~/.local/bin drama-1.2.3-linux-amd64 dist
 
 say "README: from nothing to speech"
 fresh nothing-to-speech
-ex 'drama up --variant nvfp4 --dry-run               # the steps, the bytes and time each needs, what cannot work here'
+ex 'drama up --variant nvfp4 --dry-run               # the steps, the bytes and time each needs, what cannot work here' \
+	"script -qec 'drama up --variant nvfp4 --dry-run' /dev/null" "a terminal (script(1) gives one): with none, the licence not yet accepted cannot be asked and is refused, as the run itself would"
 bgex 'drama up --variant nvfp4 --accept-license        # fetch, verify, build the engine, serve; prints a drama say line' \
 	"drama up --variant nvfp4 --accept-license --pins $P_NVFP4" http://127.0.0.1:8793/ready "$net"
 stop

@@ -259,12 +259,14 @@ func newUp(opts *Options) (*up, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := shared.ReadPins(f, opts.PinsFile, opts.VariantSet)
+	// --pins (its digests from an earlier fetch of the same commit), else
+	// the variant's lock file in the root, else the built-in pins
+	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet)
 	if err != nil {
 		return nil, err
 	}
 	if !p.Complete() {
-		// an earlier fetch of the same commit may hold the digests
+		// the built-in pins: an earlier fetch of the same commit may hold the digests
 		p = cmdutil.CompleteFromLock(h.Root, p)
 	}
 	if p.Variant != f.Global.Variant {
