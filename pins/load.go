@@ -15,11 +15,11 @@ type For int
 const (
 	// ForInstalled: what the root has installed: the variant's lock file,
 	// else the built-in pins; a pins file given is completed from the lock
-	// (drama verify, drama pins show, drama serve).
+	// (drama verify, drama pins show, drama serve, drama up).
 	ForInstalled For = iota
 	// ForFetch: what a fetch installs: the pins file given, else the
 	// built-in pins, completed from the lock file when it is of the same
-	// revision (drama fetch, drama up).
+	// revision (drama fetch).
 	ForFetch
 	// ForLock: the pins as given (the file, else the built-in pins), never
 	// completed from the lock (drama pins lock, drama pins diff).

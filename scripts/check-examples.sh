@@ -23,11 +23,18 @@
 #     host: it gets the local Hub's address instead, and --pins;
 #   - drama serve --variant nvfp4 needs a GPU and the native engine in
 #     <root>/engine/: DRAMA_ENGINE_BIN names the stand-in instead;
+#   - drama up --dry-run on a fresh root runs at a terminal (script(1)): it
+#     asks for the licence there, and without one says it cannot;
+#   - drama up --accept-license (fresh root) gets --pins as drama fetch does;
+#     its engine step is skipped, as it says, since DRAMA_ENGINE_BIN names one;
+#   - --transcribe-url http://127.0.0.1:8080 (drama bench, drama qualify)
+#     names a speech recognition server: scripts/transcribe-standin serves
+#     there, hearing the words the stand-in engine's speech carries;
 #   - make test runs only with CHECK_EXAMPLES_MAKE_TEST=1 (the whole suite);
 #   - not run at all, and listed as such: drama engine install|show|verify
 #     (the GPU engine's build: Zig, CUDA and its sources) and drama service
-#     install|status|uninstall (they change this machine's service manager;
-#     drama service install --print runs).
+#     install|status|uninstall and drama up --service (they change this
+#     machine's service manager; drama service install --print runs).
 # Files an example names (anna.json, take1.wav, codec.pth, stats.json, ...)
 # are made from the repository's test data before it runs; the steps a user
 # does by hand between two examples (typing transcripts into a manifest)
@@ -94,14 +101,15 @@ ex() {
 	fi
 }
 
-# bgex WRITTEN RUN URL: an example that serves: start it (RUN is WRITTEN
-# without its comment and its &), wait until URL answers (or it exits), and
-# keep it running until stop. Where it needs the GPU engine, the stand-in
-# serves (DRAMA_ENGINE_BIN).
+# bgex WRITTEN RUN URL [WHY]: an example that serves: start it (RUN is
+# WRITTEN without its comment and its &, or with a change WHY says), wait
+# until URL answers (or it exits), and keep it running until stop. Where it
+# needs the GPU engine, the stand-in serves (DRAMA_ENGINE_BIN).
 bgex() {
-	local written=$1 run=$2 url=$3
+	local written=$1 run=$2 url=$3 why=${4:-}
 	printf '%s\n' "$written" >> "$ran"
 	printf '\n$ %s\n' "$written"
+	if [ -n "$why" ]; then printf '  (needs %s) runs: %s\n' "$why" "$run"; fi
 	case "$run" in *--engine-bin*) ;; *serve\ --variant*) printf '  (needs a GPU and the native engine: the stand-in serves, DRAMA_ENGINE_BIN=%s)\n' "$DRAMA_ENGINE_BIN" ;; esac
 	(eval "exec $run") > "$work/bg.log" 2>&1 &
 	local pid=$!
@@ -114,6 +122,16 @@ bgex() {
 	sed 's/^/  ! /' "$work/bg.log" | tail -n 25
 	printf '%s  [did not answer at %s]\n' "$written" "$url" >> "$failed"
 	return 1
+}
+
+# transcriber: serve the stand-in speech recognition server where the
+# --transcribe-url examples name one (127.0.0.1:8080) until stop.
+transcriber() {
+	printf '\n  (a speech recognition server at http://127.0.0.1:8080: scripts/transcribe-standin, hearing the stand-in engine'"'"'s words)\n'
+	"$work/transcribe-standin" -addr 127.0.0.1:8080 > "$work/transcriber.log" 2>&1 &
+	pids="$pids $!"
+	for _ in $(seq 1 100); do port_free 8080 || return 0; sleep 0.05; done
+	die "the transcriber did not start: $(cat "$work/transcriber.log")"
 }
 
 skip() { printf '%s\n' "$1" >> "$ran"; printf '%s  [%s]\n' "$1" "$2" >> "$skipped"; printf '\n$ %s\n  (not run: %s)\n' "$1" "$2"; }
@@ -147,6 +165,7 @@ rm -rf "$fixtures"; mkdir -p "$fixtures"
 cp voices/clip/testdata/speech.wav "$fixtures/speech.wav"
 ffmpeg -nostdin -v error -y -i voices/clip/testdata/speech.wav "$fixtures/speech.flac" || die "ffmpeg is needed for take2.flac"
 go run ./scripts/drama-tokenizer "$fixtures" >/dev/null || die "tokenizer"
+go build -o "$work/transcribe-standin" ./scripts/transcribe-standin || die "transcribe-standin"
 go run ./scripts/quant-synth -o "$fixtures/bf16" -layers 2 -experts 4 -hidden 256 -inter 128 -shards 2 -bf16 || die "quant-synth"
 printf 'It was a bright cold day in April, and the clocks were striking thirteen.\n' > "$fixtures/chapter.txt"
 echo '{"0":[0,1],"1":[0,2],"2":[1],"3":[3],"4":[0],"5":[1,2],"6":[0],"7":[3]}' > "$fixtures/keep.json"
@@ -204,6 +223,11 @@ rm -rf ~/.local/bin drama-1.2.3-linux-amd64 dist
 
 say "README: from nothing to speech"
 fresh nothing-to-speech
+ex 'drama up --variant nvfp4 --dry-run               # the steps, the bytes and time each needs, what cannot work here' \
+	"script -qec 'drama up --variant nvfp4 --dry-run' /dev/null" "a terminal (script(1) gives one): with none, the licence not yet accepted cannot be asked and is refused, as the run itself would"
+bgex 'drama up --variant nvfp4 --accept-license        # fetch, verify, build the engine, serve; prints a drama say line' \
+	"drama up --variant nvfp4 --accept-license --pins $P_NVFP4" http://127.0.0.1:8793/ready "$net"
+stop
 ex 'drama fetch --variant nvfp4 --accept-license   # 22.3 GB, verified while it arrives' \
 	"drama fetch --variant nvfp4 --accept-license --pins $P_NVFP4" "$net"
 ex 'drama verify --variant nvfp4 --level sha256'
@@ -356,6 +380,9 @@ rm -f hello.wav
 ex 'drama say "Hello there." -o hello.wav'
 ex 'echo "Read from a pipe." | drama say - -o pipe.wav --force'
 ex "drama say \"[whispering] I'm fine.\" --server 127.0.0.1:8793 -o whisper.wav --force"
+ex "printf 'First words. Then more.\\n' | drama say --live - -o live.wav --force"
+ex "printf 'Spoken as it comes.\\n' | drama say --live - -o - --format pcm > live.pcm"
+ex 'test -s live.wav && test -s live.pcm'
 stop
 cd "$clone"
 bgex 'drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                     # an engine per GPU, one queue' \
@@ -431,6 +458,15 @@ bgex 'drama serve --keep-alive 10m                           # unload the engine
 	'drama serve --keep-alive 10m' http://127.0.0.1:8793/ready
 stop
 
+say "help: drama serve beyond loopback, with API keys"
+fresh serve-remote
+echo "  (by hand, as the comment says: keys.txt with a key, a name and a scope, chmod 600)"
+printf '%s examples admin\n' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" > keys.txt && chmod 600 keys.txt
+bgex 'drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # keys.txt: KEY NAME SCOPE a line, chmod 600' \
+	'drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt' http://127.0.0.1:8793/ready
+ex "curl -s -o /dev/null -w '%{http_code}\\n' localhost:8793/v1/models | grep -qx 401 && curl -sf localhost:8793/v1/models -H \"Authorization: Bearer \$(cut -d' ' -f1 keys.txt)\" >/dev/null"
+stop
+
 say "help: drama serve with a voice alias, and curl of a whole WAV"
 fresh serve-alias
 bgex 'drama serve --voice-alias alloy=default                # OpenAI'"'"'s "alloy" speaks the built-in voice' \
@@ -443,6 +479,8 @@ ex 'drama status                     # each drama serve on this root: ready or w
 ex 'drama status --json'
 ex 'drama bench --out bench-a'
 ex 'drama bench --server http://127.0.0.1:8793 --passes 1 --out bench-b'
+transcriber
+ex 'drama bench --transcribe-url http://127.0.0.1:8080 --out bench-c'
 ex 'drama stop                       # SIGTERM to the root'"'"'s drama serve; waits while it finishes what is in flight'
 stop
 cp bench-a/report.json old.json; cp bench-b/report.json new.json
@@ -461,10 +499,21 @@ say "help and README: drama qualify (on the stand-in engine)"
 fresh qualify
 ex 'drama qualify --variant nvfp4 --accept-native-numerics'
 ex 'drama qualify --variant nvfp4 --accept-native-numerics     # writes <root>/.drama/qualified-nvfp4.json when every check passes'
+transcriber
+ex 'drama qualify --variant nvfp4 --transcribe-url http://127.0.0.1:8080 --accept-native-numerics'
+ex 'drama qualify --variant nvfp4 --transcribe-url http://127.0.0.1:8080 --accept-native-numerics  # and the replies'"'"' word error rate is at most 5 %'
+stop
 ex 'drama qualify --check --variant nvfp4'
 bgex 'drama serve --variant nvfp4 --require-qualified            # speech answers 503 until that marker holds; GET /v1/models says "qualified"' \
 	'drama serve --variant nvfp4 --require-qualified' http://127.0.0.1:8793/ready
 stop
+bgex 'drama up --variant nvfp4 --qualify --accept-native-numerics --require-qualified' \
+	'drama up --variant nvfp4 --qualify --accept-native-numerics --require-qualified' http://127.0.0.1:8793/ready
+stop
+bgex 'drama up --variant nvfp4 --accept-license' 'drama up --variant nvfp4 --accept-license' http://127.0.0.1:8793/ready
+stop
+ex 'drama up --variant nvfp4 --dry-run'
+skip 'drama up --variant nvfp4 --accept-license --service' "installs drama serve into this machine's service manager (systemd or launchd), outside the sandbox; drama service install --print shows the unit"
 ex 'drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external'
 
 say "help: drama stop (nothing runs on these roots now)"

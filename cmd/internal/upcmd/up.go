@@ -253,7 +253,9 @@ func newUp(opts *Options) (*up, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet, pins.ForFetch)
+	// --pins, else the variant's lock file in the root, else the built-in
+	// pins, as its help says (and drama verify, qualify and serve do)
+	p, err := cmdutil.LoadPins(f, opts.PinsFile, opts.VariantSet, pins.ForInstalled)
 	if err != nil {
 		return nil, err
 	}

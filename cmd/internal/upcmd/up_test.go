@@ -214,3 +214,30 @@ func TestUpReadyLineWithAKeyFile(t *testing.T) {
 		t.Errorf("ready event %+v\nwant say %s", readyEv, wantSay)
 	}
 }
+
+// TestUpWithoutPinsFollowsTheRootsLock: with no --pins, drama up works with
+// the variant's lock file in the root, as its help says (and as drama
+// verify, qualify and serve do), not with the built-in pins: on a root
+// fetched from other pins every step but serve is skipped, and nothing is
+// asked of the Hub.
+func TestUpWithoutPinsFollowsTheRootsLock(t *testing.T) {
+	root, _, engineBin := finishedRoot(t)
+	t.Setenv("HF_ENDPOINT", "http://127.0.0.1:1") // the built-in pins would be listed there, and fail
+	peers := Peers{CheckServe: fakeServe, Run: func(context.Context, ...string) error { return nil }}
+	ios, _, out, errOut := cmdtest.IOStreams()
+	f := cmdtest.Factory(ios)
+	if err := execUp(context.Background(), f, peers, "--root", root, "--variant", "full", "--engine-bin", engineBin, "--admission", "off", "--dry-run", "--json"); err != nil {
+		t.Fatalf("drama up --dry-run without --pins: %v\n%s%s", err, out, errOut)
+	}
+	var pl Plan
+	if err := json.Unmarshal(out.Bytes(), &pl); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	var steps []string
+	for _, s := range pl.Steps {
+		steps = append(steps, s.Step+" "+s.Action)
+	}
+	if want := []string{"licence skip", "fetch skip", "verify skip", "engine skip", "qualify skip", "serve run"}; !slices.Equal(steps, want) || len(pl.Refusals) > 0 {
+		t.Errorf("steps %v, want %v; refusals %v", steps, want, pl.Refusals)
+	}
+}
