@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
-	"github.com/drama-tts/drama/engine/httpapi/upload"
 )
 
 // fishRoutes registers Fish Audio's API: speech (POST /v1/tts and the
@@ -336,101 +336,29 @@ func readSmallForm(w http.ResponseWriter, r *http.Request) (map[string]string, *
 // made as POST /v1/voices makes one (the same pipeline, limits and clone
 // slot), with the consent taken from headers (consentOf).
 func (s *Server) handleCreateModel(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Voices == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
-		return
+	// fishError changes only a 400 (to Fish's 422), so the slot's 429 and
+	// the server's 5xx are as on POST /v1/voices
+	if info, ok := s.cloneUpload(w, r, s.parseModelCreate, fishError); ok {
+		writeJSON(w, http.StatusCreated, s.entity(r, info, s.author(r)))
 	}
-	dir, err := s.uploadDir()
-	if err != nil {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
-		return
-	}
-	defer os.RemoveAll(dir)
-	// received whole before the request waits for the clone slot, as
-	// POST /v1/voices is
-	req, e := s.parseModelCreate(w, r, dir)
-	if e != nil {
-		w.Header().Set("Connection", "close") // the rest of the body is not read
-		fishError(w, e)
-		return
-	}
-	release, e := s.cloneTurn(r.Context())
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	defer release()
-	info, e := s.clone(r.Context(), req)
-	if e != nil {
-		fishError(w, e)
-		return
-	}
-	writeJSON(w, http.StatusCreated, s.entity(r, info, s.author(r)))
 }
 
-// parseModelCreate reads Fish's clone form part by part, as parseClone
-// reads POST /v1/voices': the recordings (voices) into dir under the
-// upload limits, the text fields into memory. texts are the recordings'
+// modelForm is Fish's clone form (POST /model).
+var modelForm = cloneFormSpec{clips: "voices", texts: "texts", tooMany: "recordings",
+	hint: "send the voice as multipart/form-data (fields title, texts; files voices)",
+	foreignFile: func(name string) string {
+		return fmt.Sprintf("%s: drama keeps no files with a voice but its recordings (voices): omit it", name)
+	}}
+
+// parseModelCreate reads Fish's clone form (readCloneForm): the
+// recordings (voices) into dir under the upload limits, the text fields
+// into memory. texts are the recordings'
 // words in order: one field each, or (as Fish's TypeScript SDK sends a
 // list) one field of them joined by commas.
-func (s *Server) parseModelCreate(w http.ResponseWriter, r *http.Request, dir string) (_ *CloneRequest, e *apiError) {
-	lim := s.cfg.Uploads
-	if r.ContentLength > lim.MaxRequestBytes {
-		return nil, tooLarge("", "the request is %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, lim.MaxRequestBytes)
-	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" {
-		return nil, badRequest("", "send the voice as multipart/form-data (fields title, texts; files voices)")
-	}
-	body := upload.Receive(w, r, upload.Limits{MaxBytes: lim.MaxRequestBytes, Stall: s.cfg.StallTimeout, Timeout: lim.Timeout})
-	defer func() {
-		if ue := body.Err(); ue != nil && e != nil && e.Status != http.StatusRequestTimeout {
-			e = uploadTimeout("", ue) // the reader above the body told it as another error
-		}
-	}()
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, badRequest("", "send the voice as multipart/form-data: %v", err)
-	}
-	fields := map[string]string{}
-	var files []CloneClip
-	var texts []string
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, readErr("", err, lim)
-		}
-		name := part.FormName()
-		switch {
-		case name == "voices":
-			if len(files) == lim.MaxClips {
-				part.Close()
-				return nil, badRequest("voices", "more than %d recordings: a voice keeps at most %d references", lim.MaxClips, lim.MaxClips)
-			}
-			c, e := saveClip(part, dir, len(files), lim)
-			part.Close()
-			if e != nil {
-				return nil, e
-			}
-			files = append(files, c)
-		case part.FileName() != "":
-			part.Close()
-			return nil, badRequest(name, "%s: drama keeps no files with a voice but its recordings (voices): omit it", name)
-		default:
-			v, e := readField(part, name, lim)
-			part.Close()
-			if e != nil {
-				return nil, e
-			}
-			if name == "texts" {
-				texts = append(texts, v)
-			} else if _, dup := fields[name]; !dup {
-				fields[name] = v
-			}
-		}
+func (s *Server) parseModelCreate(w http.ResponseWriter, r *http.Request, dir string) (*CloneRequest, *apiError) {
+	fields, files, texts, e := s.readCloneForm(w, r, dir, modelForm)
+	if e != nil {
+		return nil, e
 	}
 	if e := checkModelFields(fields); e != nil {
 		return nil, e

@@ -106,18 +106,31 @@ func tooLarge(param, format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Param: param, Code: "upload_too_large", Message: fmt.Sprintf(format, args...)}
 }
 
-// parseClone reads a multipart clone request part by part: text fields of
-// at most 64 KiB into memory, clip files into dir, each under the limits,
-// the whole within Uploads.Timeout. Clip files and transcript fields pair
-// up in order.
-func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) (_ *CloneRequest, e *apiError) {
+// cloneFormSpec names the parts of one clone form: the file field of the
+// clips, the text field of their words (in order), and what to say of a
+// form that is not one.
+type cloneFormSpec struct {
+	clips, texts string
+	// hint says how to send the form; tooMany and foreignFile what is
+	// wrong with too many clips and with a file in another field.
+	hint        string
+	tooMany     string
+	foreignFile func(name string) string
+}
+
+// readCloneForm reads a multipart clone form part by part: text fields of
+// at most 64 KiB into memory (the first of each name kept; every text
+// field of form.texts in order), clip files into dir, each under the
+// limits, the whole body within Uploads.Timeout. POST /v1/voices and
+// Fish's POST /model both read their forms here.
+func (s *Server) readCloneForm(w http.ResponseWriter, r *http.Request, dir string, form cloneFormSpec) (fields map[string]string, files []CloneClip, texts []string, e *apiError) {
 	lim := s.cfg.Uploads
 	if r.ContentLength > lim.MaxRequestBytes {
-		return nil, tooLarge("", "the request is %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, lim.MaxRequestBytes)
+		return nil, nil, nil, tooLarge("", "the request is %d bytes; the limit is %d (drama serve --max-upload-bytes)", r.ContentLength, lim.MaxRequestBytes)
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		return nil, badRequest("", "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each)")
+		return nil, nil, nil, badRequest("", "%s", form.hint)
 	}
 	// every read must bring bytes within the stall timeout, and the whole
 	// body must come within the upload timeout: a client that sends slowly
@@ -130,47 +143,60 @@ func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) 
 	}()
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, badRequest("", "send the clone as multipart/form-data: %v", err)
+		return nil, nil, nil, badRequest("", "%s: %v", form.hint, err)
 	}
-	fields := map[string]string{}
-	var files []CloneClip
-	var texts []string
+	fields = map[string]string{}
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, readErr("", err, lim)
+			return nil, nil, nil, readErr("", err, lim)
 		}
 		name := part.FormName()
 		switch {
-		case name == "clip":
+		case name == form.clips:
 			if len(files) == lim.MaxClips {
 				part.Close()
-				return nil, badRequest("clip", "more than %d clips: a voice keeps at most %d references", lim.MaxClips, lim.MaxClips)
+				return nil, nil, nil, badRequest(form.clips, "more than %d %s: a voice keeps at most %d references", lim.MaxClips, form.tooMany, lim.MaxClips)
 			}
 			c, e := saveClip(part, dir, len(files), lim)
 			part.Close()
 			if e != nil {
-				return nil, e
+				return nil, nil, nil, e
 			}
 			files = append(files, c)
 		case part.FileName() != "":
 			part.Close()
-			return nil, badRequest(name, "unexpected file field %q: only clip takes files", name)
+			return nil, nil, nil, badRequest(name, "%s", form.foreignFile(name))
 		default:
 			v, e := readField(part, name, lim)
 			part.Close()
 			if e != nil {
-				return nil, e
+				return nil, nil, nil, e
 			}
-			if name == "transcript" {
+			if name == form.texts {
 				texts = append(texts, v)
 			} else if _, dup := fields[name]; !dup {
 				fields[name] = v
 			}
 		}
+	}
+	return fields, files, texts, nil
+}
+
+// voicesForm is POST /v1/voices' form.
+var voicesForm = cloneFormSpec{clips: "clip", texts: "transcript", tooMany: "clips",
+	hint:        "send the clone as multipart/form-data (fields name, consent_who, consent_statement, source; files clip with a transcript field each)",
+	foreignFile: func(name string) string { return fmt.Sprintf("unexpected file field %q: only clip takes files", name) }}
+
+// parseClone reads POST /v1/voices' form (readCloneForm); clip files and
+// transcript fields pair up in order.
+func (s *Server) parseClone(w http.ResponseWriter, r *http.Request, dir string) (*CloneRequest, *apiError) {
+	fields, files, texts, e := s.readCloneForm(w, r, dir, voicesForm)
+	if e != nil {
+		return nil, e
 	}
 	req := &CloneRequest{ID: fields["id"], Name: fields["name"], Source: fields["source"], ConsentWho: fields["consent_who"], ConsentStatement: fields["consent_statement"]}
 	if req.Source == "" {

@@ -213,6 +213,13 @@ func TestStalledUploadIsCut(t *testing.T) {
 // is answered 408 naming --upload-timeout before its body is sent, and no
 // file of either is left.
 func TestSlowUploadDoesNotHoldTheCloneSlot(t *testing.T) {
+	// both clone routes read their uploads alike: POST /v1/voices and Fish's POST /model
+	for _, path := range []string{"/v1/voices", "/model"} {
+		t.Run(path, func(t *testing.T) { slowUploadHoldsNoSlot(t, path) })
+	}
+}
+
+func slowUploadHoldsNoSlot(t *testing.T, path string) {
 	uploads := t.TempDir()
 	ts, srv := startBound(t, func(c *Config) {
 		c.Uploads = UploadLimits{Dir: uploads, Wait: -1, Timeout: 2 * time.Second}
@@ -220,7 +227,7 @@ func TestSlowUploadDoesNotHoldTheCloneSlot(t *testing.T) {
 	})
 	addr := ts.Listener.Addr().String()
 	ct, body := bigForm(4000, 1)
-	slow := uploadtest.Slow(t.Context(), addr, "/v1/voices", ct, body, 10*time.Millisecond)
+	slow := uploadtest.Slow(t.Context(), addr, path, ct, body, 10*time.Millisecond)
 	enginetest.WaitFor(t, func() bool { ents, _ := os.ReadDir(uploads); return len(ents) == 1 })
 	resp, msg := postForm(t, ts.URL, ct, body)
 	if resp.StatusCode != http.StatusCreated {

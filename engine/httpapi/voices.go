@@ -195,36 +195,45 @@ func (s *Server) handleListVoices(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreateVoice(w http.ResponseWriter, r *http.Request) {
+	if info, ok := s.cloneUpload(w, r, s.parseClone, writeError); ok {
+		writeJSON(w, http.StatusCreated, info)
+	}
+}
+
+// cloneUpload is a clone from an upload, POST /v1/voices' and Fish's POST
+// /model alike: the whole upload read by parse into a directory of its
+// own, on disk before the request waits for the clone slot (a slow upload
+// holds its own connection, never the slot), then the clone; fail writes
+// an error in the route's own shape. ok is false once an error is written.
+func (s *Server) cloneUpload(w http.ResponseWriter, r *http.Request, parse func(http.ResponseWriter, *http.Request, string) (*CloneRequest, *apiError), fail func(http.ResponseWriter, *apiError)) (_ VoiceInfo, ok bool) {
 	if s.cfg.Voices == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
-		return
+		fail(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: "cloning_unavailable", Message: "cloning is not available on this server"})
+		return VoiceInfo{}, false
 	}
 	dir, err := s.uploadDir()
 	if err != nil {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
-		return
+		fail(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "upload_failed", Message: "cannot store the upload: " + err.Error()})
+		return VoiceInfo{}, false
 	}
 	defer os.RemoveAll(dir)
-	// the whole upload is on disk before the request waits for the clone
-	// slot: a slow upload holds its own connection, never the slot
-	req, e := s.parseClone(w, r, dir)
+	req, e := parse(w, r, dir)
 	if e != nil {
 		w.Header().Set("Connection", "close") // the rest of the body is not read
-		writeError(w, e)
-		return
+		fail(w, e)
+		return VoiceInfo{}, false
 	}
 	release, e := s.cloneTurn(r.Context())
 	if e != nil {
-		writeError(w, e)
-		return
+		fail(w, e)
+		return VoiceInfo{}, false
 	}
 	defer release()
 	info, e := s.clone(r.Context(), req)
 	if e != nil {
-		writeError(w, e)
-		return
+		fail(w, e)
+		return VoiceInfo{}, false
 	}
-	writeJSON(w, http.StatusCreated, info)
+	return info, true
 }
 
 // clone makes the voice req asks for, the caller holding the clone slot,
