@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // APIVersion is the version of the engine contract. It is the go-plugin

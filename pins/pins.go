@@ -13,9 +13,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/atomicfile"
+	"github.com/drama-tts/drama/internal/model"
 	"github.com/drama-tts/drama/internal/safetext"
-	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // Format is the value of the format field of every pins file.

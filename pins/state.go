@@ -2,7 +2,7 @@ package pins
 
 import (
 	"encoding/json"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"sync"

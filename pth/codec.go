@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // codecKeysJSON lists the Drama 3 codec's state-dict keys as

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 )
 
 // writeVoice writes v as drama writes a voice file (drama voice convert,

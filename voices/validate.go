@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // Validate checks every rule of v's format and returns a *ValidationError

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // Format names one of the three voice file formats.

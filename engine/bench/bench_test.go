@@ -5,7 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"math"
 	"net/http"
 	"os"

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/engine/native/standin"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/voices/transcribe"
 	"github.com/drama-tts/drama/voices/transcribe/transcribetest"
 )

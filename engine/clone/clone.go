@@ -17,7 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"io/fs"
 	"os"
 	"slices"

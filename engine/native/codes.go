@@ -3,7 +3,7 @@ package native
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"os"
 )
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 
 	"github.com/drama-tts/drama/engine"
 )

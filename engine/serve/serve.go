@@ -28,10 +28,10 @@ import (
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
-	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/internal/connlimit"
+	"github.com/drama-tts/drama/internal/model"
 	"github.com/drama-tts/drama/voices/store"
 	"github.com/drama-tts/drama/voices/transcribe"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 )
 
 // Sentinel errors; every error of this package that fits one wraps it.

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/pins"
-	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // PinnedRef is the ref drama writes in the cache for the commit it

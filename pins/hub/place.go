@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 )
 
 // Place gives a drama root a plain directory per variant, dir: a symlink per

@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/pins"
-	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // SourceFileName is the file in a variant's .drama directory that records

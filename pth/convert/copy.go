@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 )
 
 // copyChunk is the most one copy_file_range call moves: large, so a copy

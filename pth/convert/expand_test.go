@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/pth"
 	"github.com/drama-tts/drama/pth/pthtest"
 	"github.com/drama-tts/drama/safetensors"

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // Geometry of the analysis.

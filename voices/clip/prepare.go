@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // Preparation targets.

@@ -3,7 +3,7 @@ package clip
 import (
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"

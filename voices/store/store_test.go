@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/voices"
 )
 

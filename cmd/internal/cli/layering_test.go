@@ -32,7 +32,7 @@ var (
 	// /proc/PID/stat says of a process, a pause that gives way to a
 	// context, the escaping of outside text for printing, and the redirect
 	// policy that keeps a credential with its origin.
-	leaves = []string{"pins/atomicfile", "engine/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe"}
+	leaves = []string{"internal/atomicfile", "internal/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe"}
 )
 
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
@@ -41,7 +41,7 @@ var layers = []layer{
 	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit", "internal/emutest"}, domain...), cliModules},                // emutest: realclient, tests only
 	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
 	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
-	{"pins/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                           // an owner's start time names its temporaries; sync_file_range starts writeback
+	{"internal/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                       // an owner's start time names its temporaries; sync_file_range starts writeback
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
@@ -49,7 +49,7 @@ var layers = []layer{
 	{"internal/safetext", nil, nil},
 	{"internal/httpsafe", nil, nil},
 	{"internal/emutest", nil, nil}, // tests only
-	{"engine/model", nil, nil},
+	{"internal/model", nil, nil},
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
 	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
@@ -170,10 +170,10 @@ func TestImportTableRefuses(t *testing.T) {
 		{"engine/httpapi", module + "engine/native"},
 		{"pth", module + "safetensors"},
 		{"plugins/cuda", module + "cmd/internal/cli"},
-		{"pins/atomicfile", module + "pins"},
-		{"engine/model", module + "pins/atomicfile"},
-		{"internal/proc", module + "pins/atomicfile"},
-		{"engine/model", module + "internal/proc"},
+		{"internal/atomicfile", module + "pins"},
+		{"internal/model", module + "internal/atomicfile"},
+		{"internal/proc", module + "internal/atomicfile"},
+		{"internal/model", module + "internal/proc"},
 		{"internal/wait", module + "internal/proc"},
 		{"internal/safetext", module + "internal/wait"},
 		{"internal/httpsafe", module + "internal/wait"},

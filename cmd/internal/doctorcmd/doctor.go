@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/internal/safetext"
-	"github.com/drama-tts/drama/pins/atomicfile"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/internal/atomicfile"
+	"github.com/drama-tts/drama/internal/safetext"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"

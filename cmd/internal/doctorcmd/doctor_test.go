@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"os"
 	"os/exec"
 	"path/filepath"

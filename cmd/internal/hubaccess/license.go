@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
-	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // licenseFile is the acceptance record in <root>/.drama.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 )
 
 // TestMain lets the test binary act as drama itself, or as a writer that

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/safetensors/quant"
 )
 

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/internal/httpsafe"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/model"
 
 	"github.com/spf13/cobra"
 

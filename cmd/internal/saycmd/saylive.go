@@ -13,9 +13,9 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/httpapi"
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/internal/httpsafe"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // checkLiveFlags refuses what --live cannot do, repeating the user's flags.

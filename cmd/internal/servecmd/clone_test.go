@@ -17,8 +17,8 @@ import (
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/httpapi/upload/uploadtest"
-	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/engine/supervise"
+	"github.com/drama-tts/drama/internal/model"
 )
 
 // A clone on a root without the variant says so, and claims no restart.

@@ -3,8 +3,8 @@ package serverec
 import (
 	"path/filepath"
 
-	"github.com/drama-tts/drama/engine/model"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/internal/model"
 	"github.com/drama-tts/drama/internal/proc"
 )
 

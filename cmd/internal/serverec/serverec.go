@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/internal/proc"
-	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // DefaultAddr is where drama serve listens unless told otherwise.

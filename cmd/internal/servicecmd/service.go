@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drama-tts/drama/engine/model"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
+	"github.com/drama-tts/drama/internal/model"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

@@ -13,8 +13,8 @@ import (
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/native"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"github.com/drama-tts/drama/pins"
-	"github.com/drama-tts/drama/pins/atomicfile"
 )
 
 // The rates the plan's times assume: a download over a fast link, and

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/drama-tts/drama/pins/atomicfile"
+	"github.com/drama-tts/drama/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"slices"

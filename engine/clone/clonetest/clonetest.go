@@ -7,7 +7,7 @@ import (
 	"context"
 
 	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 	"github.com/drama-tts/drama/voices/clip"
 )
 

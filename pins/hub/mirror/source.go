@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drama-tts/drama/engine/model"
+	"github.com/drama-tts/drama/internal/model"
 
 	"github.com/drama-tts/drama/pins"
 )
