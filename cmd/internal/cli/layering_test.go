@@ -1,116 +1,164 @@
 package cli
 
 import (
+	"bufio"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
 const module = "github.com/drama-tts/drama/"
 
+// architectureDoc is the file whose import table TestImportTable holds:
+// the table there is the only copy.
+const architectureDoc = "../../../docs/ARCHITECTURE.md"
+
 // layer is one row of the import table in docs/ARCHITECTURE.md: the
-// packages at Path (and below it, unless a longer row matches) may import
-// the standard library, the drama packages in Drama (a name ending in /...
-// stands for that package and every package below it) and the third-party
-// modules in Modules (by prefix); nothing else.
+// packages at each of Paths (and below it, unless a longer row names them)
+// may import the standard library, the leaves, the drama packages in Drama
+// (a name ending in /... stands for that package and every package below
+// it) and the third-party modules in Modules (by prefix); nothing else.
 type layer struct {
-	Path    string
+	Paths   []string
 	Drama   []string
 	Modules []string
+	Line    int // the row's line in architectureDoc
+}
+
+// importTable is the import table as docs/ARCHITECTURE.md writes it.
+type importTable struct {
+	Layers []layer
+	Leaves []string // every package may import these
 }
 
 var (
-	cliModules = []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/cheggaaa/pb/v3",
-		"github.com/mattn/go-isatty", "github.com/hashicorp/go-hclog", "go.yaml.in/yaml/v3", "golang.org/x/sys"}
-	domain = []string{"pins/...", "pth/...", "safetensors/...", "voices/...", "engine/..."}
-	// leaves import the standard library alone (atomicfile: and proc), and
-	// every package may import them: atomic files, the model's facts, what
-	// /proc/PID/stat says of a process, a pause that gives way to a
-	// context, the escaping of outside text for printing, and the redirect
-	// policy that keeps a credential with its origin.
-	leaves = []string{"internal/atomicfile", "internal/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe"}
+	tableOnce sync.Once
+	table     importTable
+	tableErr  error
+	backticks = regexp.MustCompile("`([^`]+)`")
 )
 
-// layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
-var layers = []layer{
-	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil},                                                                    // main imports cli alone; its end-to-end tests use fixtures
-	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit", "internal/emutest"}, domain...), cliModules},                // emutest: realclient, tests only
-	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
-	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
-	{"internal/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                       // an owner's start time names its temporaries; sync_file_range starts writeback
-	{"internal/proc", nil, nil},
-	{"internal/wait", nil, nil},
-	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
-	{"internal/connlimit", nil, nil}, // the connection bound of drama serve and drama mirror serve
-	{"internal/safetext", nil, nil},
-	{"internal/httpsafe", nil, nil},
-	{"internal/emutest", nil, nil}, // tests only
-	{"internal/model", nil, nil},
-	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
-	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
-	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
-	{"safetensors", []string{"safetensors/..."}, []string{"github.com/x448/float16"}},
-	{"voices", []string{"voices/..."}, []string{"golang.org/x/text"}},
-	{"voices/store", []string{"voices"}, []string{"github.com/fsnotify/fsnotify"}}, // inotify on Linux, kqueue on macOS, cancellable
-	{"engine", []string{"engine/enginepb", "voices"}, []string{"github.com/hashicorp/go-plugin",
-		"github.com/hashicorp/go-hclog", "google.golang.org/grpc", "google.golang.org/protobuf", "golang.org/x/sys"}},
-	{"engine/enginepb", nil, []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
-	{"engine/host", []string{"engine"}, []string{"github.com/hashicorp/go-plugin", "github.com/hashicorp/go-hclog"}},
-	{"engine/enginetest", []string{"engine", "engine/host", "internal/emutest"}, []string{"github.com/hashicorp/go-plugin"}}, // WaitFor's deadline scales under emulation
-	{"engine/native", []string{"engine", "engine/native", "engine/native/standin"}, []string{"github.com/hashicorp/go-hclog", "golang.org/x/sys"}},
-	{"engine/native/nativetest", []string{"engine/..."}, nil},
-	{"engine/prompt", []string{"voices", "engine/prompt", "engine/prompt/prompttest"}, []string{"github.com/dlclark/regexp2",
-		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
-	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
-	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
-	{"engine/serve", []string{"engine", "engine/host", "engine/native", "engine/supervise", "engine/pool", "engine/clone", "engine/prompt",
-		"engine/httpapi", "engine/httpapi/apikey", "engine/qualify", "voices/...", "internal/connlimit"}, []string{"github.com/hashicorp/go-hclog"}}, // drama serve's assembly
-	{"engine/bench", []string{"engine", "engine/native", "voices/transcribe"}, []string{"gonum.org/v1/plot"}}, // transcribes replies for the word error rate
-	{"engine/qualify", []string{"engine/bench", "pins", "voices/transcribe"}, nil},                            // its tests give the bench a transcriber
-	{"engine/supervise", []string{"engine"}, nil},
-	{"engine/pool", []string{"engine", "engine/supervise"}, nil},
-	{"engine/clone", []string{"engine", "voices", "voices/clip"}, nil},
-	{"engine/build", []string{"pins", "engine/build/..."}, nil},
-	{"plugins", []string{"engine/..."}, nil},
-	{"scripts", domain, nil},
-	{"scripts/hash-variants", []string{"pins"}, []string{"golang.org/x/sys"}}, // times pins.HashFile against other ways of reading
+// leavesLine starts the line of architectureDoc that names the leaves.
+const leavesLine = "Leaves, which every package may import:"
+
+// loadTable reads the import table from docs/ARCHITECTURE.md once: the
+// rows of the table after the heading "## What may import what", each
+// cell's backquoted names (packages; drama packages; module paths; the
+// fourth cell says why), and the leaves from the line starting leavesLine.
+func loadTable(t *testing.T) importTable {
+	t.Helper()
+	tableOnce.Do(func() { table, tableErr = parseTable(architectureDoc) })
+	if tableErr != nil {
+		t.Fatalf("%s: %v", architectureDoc, tableErr)
+	}
+	return table
+}
+
+func parseTable(path string) (importTable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return importTable{}, err
+	}
+	defer f.Close()
+	var tab importTable
+	in, rows := false, 0
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			in = line == "## What may import what"
+			continue
+		}
+		if !in {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, leavesLine); ok {
+			tab.Leaves = names(rest)
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		rows++
+		if rows <= 2 {
+			continue // the header and its rule
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 {
+			return importTable{}, fmt.Errorf("line %d: a row has 4 cells (packages | may import (drama) | may import (modules) | why), this one %d", n, len(cells))
+		}
+		l := layer{Paths: names(cells[0]), Drama: names(cells[1]), Modules: names(cells[2]), Line: n}
+		if len(l.Paths) == 0 {
+			return importTable{}, fmt.Errorf("line %d: a row names no package", n)
+		}
+		tab.Layers = append(tab.Layers, l)
+	}
+	if err := sc.Err(); err != nil {
+		return importTable{}, err
+	}
+	if len(tab.Layers) < 20 || len(tab.Leaves) == 0 {
+		return importTable{}, fmt.Errorf("found %d rows and %d leaves under \"## What may import what\"; want the whole table and the line %q", len(tab.Layers), len(tab.Leaves), leavesLine)
+	}
+	return tab, nil
+}
+
+// names returns the backquoted names of a cell.
+func names(cell string) []string {
+	var out []string
+	for _, m := range backticks.FindAllStringSubmatch(cell, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 // under reports whether pkg is p or below it.
 func under(pkg, p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }
 
-// layerOf returns the longest row whose Path holds pkg.
-func layerOf(pkg string) (layer, bool) {
+// layerOf returns the row with the longest path that holds pkg.
+func (tab importTable) layerOf(pkg string) (layer, bool) {
 	var best layer
-	found := false
-	for _, l := range layers {
-		if under(pkg, l.Path) && (!found || len(l.Path) > len(best.Path)) {
-			best, found = l, true
+	bestLen := -1
+	for _, l := range tab.Layers {
+		for _, p := range l.Paths {
+			if under(pkg, p) && len(p) > bestLen {
+				best, bestLen = l, len(p)
+			}
 		}
 	}
-	return best, found
+	return best, bestLen >= 0
 }
 
-func allowed(l layer, pkg, imp string) bool {
+// permits returns the permission of l that lets pkg import imp: a leaf,
+// a drama package of the row, a module of the row, or "std" for the
+// standard library; "" when nothing does.
+func (tab importTable) permits(l layer, pkg, imp string) string {
 	if rel, ok := strings.CutPrefix(imp, module); ok {
-		if slices.Contains(leaves, rel) && !slices.Contains(leaves, pkg) {
-			return true
+		if slices.Contains(tab.Leaves, rel) && !slices.Contains(tab.Leaves, pkg) {
+			return "leaf"
 		}
-		return slices.ContainsFunc(l.Drama, func(p string) bool {
-			if tree, ok := strings.CutSuffix(p, "/..."); ok {
-				return under(rel, tree)
+		for _, p := range l.Drama {
+			if tree, ok := strings.CutSuffix(p, "/..."); ok && under(rel, tree) || rel == p {
+				return p
 			}
-			return rel == p
-		})
+		}
+		return ""
 	}
 	if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
-		return true // the standard library
+		return "std"
 	}
-	return slices.ContainsFunc(l.Modules, func(m string) bool { return imp == m || strings.HasPrefix(imp, m+"/") })
+	for _, m := range l.Modules {
+		if imp == m || strings.HasPrefix(imp, m+"/") {
+			return m
+		}
+	}
+	return ""
 }
 
 // testHelper reports whether imp is one of drama's test-helper packages
@@ -121,13 +169,17 @@ func testHelper(imp string) bool {
 	return ok && (strings.HasSuffix(rel, "test") || rel == "engine/native/standin") && !strings.HasPrefix(rel, "cmd/")
 }
 
-// TestImportTable holds the import table over every package of the module,
-// tests included: each package must fall under a row, and import only what
-// its row allows. Domain packages therefore never reach cobra, pb or cmd/.
+// TestImportTable holds docs/ARCHITECTURE.md's import table over every
+// package of the module, tests included: each package must fall under a
+// row and import only what its row allows, and each row must name a
+// package and use every permission it gives, so the table allows what is
+// used and nothing more. Domain packages therefore never reach cobra, pb
+// or cmd/.
 func TestImportTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
+	tab := loadTable(t)
 	out, err := exec.Command("go", "list", "-test=false", "-f",
 		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
 		module+"...").Output()
@@ -138,30 +190,54 @@ func TestImportTable(t *testing.T) {
 	if len(lines) < 40 {
 		t.Fatalf("go list named %d packages; want the whole module", len(lines))
 	}
+	used := map[int]map[string]bool{} // row line → permissions used
 	for _, line := range lines {
 		parts := strings.SplitN(line, "|", 3)
 		pkg := strings.TrimPrefix(parts[0], module)
-		l, ok := layerOf(pkg)
+		l, ok := tab.layerOf(pkg)
 		if !ok {
-			t.Errorf("%s falls under no row of the import table: add one (cmd/internal/cli/layering_test.go and docs/ARCHITECTURE.md)", pkg)
+			t.Errorf("%s falls under no row of the import table: add one to %s", pkg, architectureDoc)
 			continue
 		}
-		for _, imp := range strings.Fields(parts[1]) {
-			if !allowed(l, pkg, imp) {
-				t.Errorf("%s imports %s, which its row (%s) does not allow", pkg, imp, l.Path)
+		if used[l.Line] == nil {
+			used[l.Line] = map[string]bool{}
+		}
+		used[l.Line]["row"] = true
+		for i, imps := range parts[1:] {
+			for _, imp := range strings.Fields(imps) {
+				if i == 1 && (imp == parts[0] || testHelper(imp)) {
+					continue
+				}
+				p := tab.permits(l, pkg, imp)
+				used[l.Line][p] = true
+				if p != "" {
+					continue
+				}
+				what := pkg
+				if i == 1 {
+					what += "'s tests"
+				}
+				t.Errorf("%s imports %s, which its row (%s:%d) does not allow", what, imp, architectureDoc, l.Line)
 			}
 		}
-		for _, imp := range strings.Fields(parts[2]) {
-			if imp != parts[0] && !allowed(l, pkg, imp) && !testHelper(imp) {
-				t.Errorf("%s's tests import %s, which its row (%s) does not allow", pkg, imp, l.Path)
+	}
+	for _, l := range tab.Layers {
+		if !used[l.Line]["row"] {
+			t.Errorf("%s:%d: the row %v holds no package: remove it", architectureDoc, l.Line, l.Paths)
+			continue
+		}
+		for _, p := range append(slices.Clone(l.Drama), l.Modules...) {
+			if !used[l.Line][p] {
+				t.Errorf("%s:%d: the row %v allows %s, which none of its packages imports: remove it", architectureDoc, l.Line, l.Paths, p)
 			}
 		}
 	}
 }
 
-// TestImportTableRefuses checks the table's checker itself on imports it
+// TestImportTableRefuses checks the table and its checker on imports it
 // must refuse.
 func TestImportTableRefuses(t *testing.T) {
+	tab := loadTable(t)
 	for _, c := range [][2]string{
 		{"pins", module + "pins/hub"},
 		{"pins", "github.com/spf13/cobra"},
@@ -178,8 +254,8 @@ func TestImportTableRefuses(t *testing.T) {
 		{"internal/safetext", module + "internal/wait"},
 		{"internal/httpsafe", module + "internal/wait"},
 	} {
-		l, ok := layerOf(c[0])
-		if !ok || allowed(l, c[0], c[1]) {
+		l, ok := tab.layerOf(c[0])
+		if !ok || tab.permits(l, c[0], c[1]) != "" {
 			t.Errorf("%s importing %s is allowed; the table must refuse it", c[0], c[1])
 		}
 	}
@@ -318,5 +394,71 @@ func TestOnlyCmdutilConfiguresBars(t *testing.T) {
 	})
 	if err != nil || found < 50 {
 		t.Fatalf("walked %d Go files under cmd/internal: %v", found, err)
+	}
+}
+
+// TestPackagesTableNamesEveryPackage: docs/ARCHITECTURE.md's table of
+// what each package owns names every package of the module (a command
+// package by the row `cmd/internal/<name>cmd`), and every package it
+// names exists.
+func TestPackagesTableNamesEveryPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	src, err := os.ReadFile(architectureDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, "## ") {
+			in = line == "## Packages: what each owns"
+			continue
+		}
+		if in && strings.HasPrefix(line, "| `") {
+			for _, n := range names(strings.SplitN(line, "|", 3)[1]) {
+				named[n] = true
+			}
+		}
+	}
+	out, err := exec.Command("go", "list", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	exists := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		p = strings.TrimPrefix(p, module)
+		exists[p] = true
+		if !named[p] && commandPackage(p) != strings.TrimPrefix(p, "cmd/internal/") {
+			t.Errorf("%s is not in %s's table of what each package owns: add a row", p, architectureDoc)
+		}
+	}
+	if len(named) < 40 {
+		t.Fatalf("found %d packages named under \"## Packages: what each owns\"; want the whole table", len(named))
+	}
+	for n := range named {
+		if !exists[n] && n != "cmd/internal/<name>cmd" {
+			t.Errorf("%s's table of what each package owns names %s, which is no package: remove or rename it", architectureDoc, n)
+		}
+	}
+}
+
+// TestParseTableRefusesMalformedRows: a row the checker cannot read is an
+// error naming its line, not a row silently dropped.
+func TestParseTableRefusesMalformedRows(t *testing.T) {
+	head := "# A\n\n## What may import what\n\n" + leavesLine + " `internal/proc`.\n\n| packages | drama | modules | why |\n| --- | --- | --- | --- |\n"
+	for name, c := range map[string]struct{ row, want string }{
+		"three cells": {"| `pins` | | `golang.org/x/sys` |\n", "line 9: a row has 4 cells"},
+		"no package":  {"| pins | | | |\n", "line 9: a row names no package"},
+		"too short":   {"| `pins` | | | |\n", "found 1 rows"},
+	} {
+		path := filepath.Join(t.TempDir(), "ARCHITECTURE.md")
+		if err := os.WriteFile(path, []byte(head+c.row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parseTable(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, c.want)
+		}
 	}
 }
