@@ -234,44 +234,21 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 	}()
 	var pos, wrote int64
 	for {
-		off, end := s.bounds()
-		own := off <= end
-		// The region pos is in: the span's own bytes, a claimed chunk, or
-		// bytes to drop up to the next of those.
-		kind, limit := 0, int64(-1)
-		switch {
-		case own && pos == off:
-			kind, limit = 1, end-pos+1
-		case next < len(claimed) && pos >= int64(claimed[next])*j.chunk:
-			kind, limit = 2, int64(claimed[next])*j.chunk+j.chunkLen(claimed[next])-pos
-		case own && off < pos:
-			return wrote, fmt.Errorf("%w: whole-file body passed byte %d of the span", ErrBadResponse, off)
-		default:
-			u := int64(-1)
-			if own && off > pos {
-				u = off
-			}
-			if next < len(claimed) {
-				if c := int64(claimed[next]) * j.chunk; u < 0 || c < u {
-					u = c
-				}
-			}
-			if u < 0 {
-				return wrote, nil
-			}
-			limit = u - pos
+		kind, limit, err := wholeRegion(s, pos, claimed, next)
+		if kind == regionNone {
+			return wrote, err
 		}
 		n, rerr := body.Read(buf[:min(int64(len(buf)), limit)])
 		if n > 0 {
 			alive()
 			switch kind {
-			case 1:
+			case regionOwn:
 				m, werr := d.land(q, s, buf[:n])
 				wrote += int64(m)
 				if werr != nil {
 					return wrote, werr
 				}
-			case 2:
+			case regionClaimed:
 				if _, werr := writeAt(j.f, buf[:n], pos); werr != nil {
 					return wrote, diskError(j.t.Partial, werr)
 				}
@@ -299,6 +276,49 @@ func (d *downloader) streamWhole(q *queue, s *span, body io.Reader, buf []byte, 
 			return wrote, stallErr(rerr, idled())
 		}
 	}
+}
+
+// region is what the bytes of a whole-file body at a position are to
+// streamWhole.
+type region int
+
+const (
+	regionNone    region = iota // none: the body is needed no further, or is wrong
+	regionDrop                  // bytes nobody needs, read and dropped
+	regionOwn                   // the span's own bytes
+	regionClaimed               // a chunk taken from the queue
+)
+
+// wholeRegion returns the region the whole-file body's byte pos is in,
+// the span s's own bytes, the claimed chunk claimed[next] or bytes to drop
+// up to the next of those, and how many bytes from pos on it holds.
+// regionNone, with a nil error, says nothing from pos on is needed; with
+// an error, that the body passed the span's start.
+func wholeRegion(s *span, pos int64, claimed []int, next int) (region, int64, error) {
+	j := s.j
+	off, end := s.bounds()
+	own := off <= end
+	switch {
+	case own && pos == off:
+		return regionOwn, end - pos + 1, nil
+	case next < len(claimed) && pos >= int64(claimed[next])*j.chunk:
+		return regionClaimed, int64(claimed[next])*j.chunk + j.chunkLen(claimed[next]) - pos, nil
+	case own && off < pos:
+		return regionNone, 0, fmt.Errorf("%w: whole-file body passed byte %d of the span", ErrBadResponse, off)
+	}
+	u := int64(-1)
+	if own && off > pos {
+		u = off
+	}
+	if next < len(claimed) {
+		if c := int64(claimed[next]) * j.chunk; u < 0 || c < u {
+			u = c
+		}
+	}
+	if u < 0 {
+		return regionNone, 0, nil
+	}
+	return regionDrop, u - pos, nil
 }
 
 // land writes p, bytes of s's own range, into its partial file and

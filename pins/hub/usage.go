@@ -323,68 +323,26 @@ type Kept struct {
 // so is every snapshot entry another install links to.
 func PlanRemoval(root string, target pins.Install, placed []Placed, others map[string][]Placed) (*Removal, error) {
 	r := &Removal{}
-	usedBy := map[pins.FileID]string{}
-	otherSnaps := map[string]bool{}
-	for v, pls := range others {
-		for _, pl := range pls {
-			if !pl.Missing {
-				usedBy[pl.ID] = "variant " + v
-			}
-			if pl.Snapshot != "" {
-				otherSnaps[pl.Snapshot] = true
-			}
-		}
-	}
+	usedBy, otherSnaps := usedByOthers(others)
 	own := map[string]bool{}
-	ownRefs := map[string]bool{}
-	var refFiles []string
 	for _, pl := range placed {
 		if pl.Snapshot != "" {
 			own[pl.Snapshot] = true
 		}
 	}
-	repos := map[string]bool{}
-	for _, pl := range placed {
-		if pl.RepoDir == "" || repos[pl.RepoDir] {
-			continue
-		}
-		repos[pl.RepoDir] = true
-		o, err := OwnRefs(pl.RepoDir, root, target.Pins.Revision)
-		if err != nil {
-			return nil, err
-		}
-		refs, _ := readRefs(pl.RepoDir)
-		for _, name := range refs[target.Pins.Revision] {
-			if o[name] {
-				ownRefs[name] = true
-				// drama's refs go with the root's last install from the repository
-				if len(othersAt(others, pl.RepoDir)) == 0 {
-					refFiles = append(refFiles, filepath.Join(pl.RepoDir, "refs", filepath.FromSlash(name)))
-				}
-			}
-		}
+	ownRefs, refFiles, err := removedRefs(root, target.Pins.Revision, placed, others)
+	if err != nil {
+		return nil, err
 	}
 	held, err := Holders(placed, own, ownRefs)
 	if err != nil {
 		return nil, err
 	}
-	// links counts, per content, the links this removal deletes.
-	links := map[pins.FileID]uint64{}
-	sizes := map[pins.FileID]int64{}
-	nlink := map[pins.FileID]uint64{}
-	countLink := func(p string) {
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			return
-		}
-		id, n := pins.IDOf(fi)
-		links[id]++
-		sizes[id], nlink[id] = fi.Size(), n
-	}
+	links := newLinkTally()
 	blobSeen := map[string]bool{}
 	for _, pl := range placed {
 		r.Files = append(r.Files, pl.File)
-		countLink(pl.File)
+		links.add(pl.File)
 		if pl.Missing || pl.RepoDir == "" {
 			continue
 		}
@@ -399,18 +357,18 @@ func PlanRemoval(root string, target pins.Install, placed []Placed, others map[s
 			}
 			if !otherSnaps[pl.Snapshot] && held[pl.ID] == "" {
 				r.Snapshots = append(r.Snapshots, pl.Snapshot)
-				countLink(pl.Snapshot)
+				links.add(pl.Snapshot)
 			}
 			continue
 		}
 		if !otherSnaps[pl.Snapshot] {
 			r.Snapshots = append(r.Snapshots, pl.Snapshot)
-			countLink(pl.Snapshot)
+			links.add(pl.Snapshot)
 		}
 		if pl.Blob != "" && !blobSeen[pl.Blob] {
 			blobSeen[pl.Blob] = true
 			r.Blobs = append(r.Blobs, pl.Blob)
-			countLink(pl.Blob)
+			links.add(pl.Blob)
 		}
 	}
 	r.Refs = refFiles
@@ -421,12 +379,90 @@ func PlanRemoval(root string, target pins.Install, placed []Placed, others map[s
 		return nil, err
 	}
 	r.Extra = extra
-	for id, n := range links {
-		if n >= nlink[id] {
-			r.Freed += sizes[id]
+	r.Freed = links.freed()
+	return r, nil
+}
+
+// usedByOthers returns what the root's other installs use: each content
+// they have in place, with the variant that uses it, and the snapshot
+// entries they link to.
+func usedByOthers(others map[string][]Placed) (usedBy map[pins.FileID]string, snapshots map[string]bool) {
+	usedBy = map[pins.FileID]string{}
+	snapshots = map[string]bool{}
+	for v, pls := range others {
+		for _, pl := range pls {
+			if !pl.Missing {
+				usedBy[pl.ID] = "variant " + v
+			}
+			if pl.Snapshot != "" {
+				snapshots[pl.Snapshot] = true
+			}
 		}
 	}
-	return r, nil
+	return usedBy, snapshots
+}
+
+// removedRefs returns the refs naming revision in the repositories of
+// placed that are the install's own (OwnRefs), and the ref files that go
+// with it: drama's refs go with the root's last install from a
+// repository.
+func removedRefs(root, revision string, placed []Placed, others map[string][]Placed) (map[string]bool, []string, error) {
+	ownRefs := map[string]bool{}
+	var refFiles []string
+	repos := map[string]bool{}
+	for _, pl := range placed {
+		if pl.RepoDir == "" || repos[pl.RepoDir] {
+			continue
+		}
+		repos[pl.RepoDir] = true
+		o, err := OwnRefs(pl.RepoDir, root, revision)
+		if err != nil {
+			return nil, nil, err
+		}
+		refs, _ := readRefs(pl.RepoDir)
+		for _, name := range refs[revision] {
+			if o[name] {
+				ownRefs[name] = true
+				if len(othersAt(others, pl.RepoDir)) == 0 {
+					refFiles = append(refFiles, filepath.Join(pl.RepoDir, "refs", filepath.FromSlash(name)))
+				}
+			}
+		}
+	}
+	return ownRefs, refFiles, nil
+}
+
+// linkTally counts, per content, the links a removal deletes, to tell
+// the contents whose last link goes.
+type linkTally struct {
+	links, nlink map[pins.FileID]uint64
+	sizes        map[pins.FileID]int64
+}
+
+func newLinkTally() *linkTally {
+	return &linkTally{links: map[pins.FileID]uint64{}, nlink: map[pins.FileID]uint64{}, sizes: map[pins.FileID]int64{}}
+}
+
+// add counts p, when it is a regular file, as one link deleted.
+func (t *linkTally) add(p string) {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	id, n := pins.IDOf(fi)
+	t.links[id]++
+	t.sizes[id], t.nlink[id] = fi.Size(), n
+}
+
+// freed returns the bytes of the contents all of whose links were counted.
+func (t *linkTally) freed() int64 {
+	var freed int64
+	for id, n := range t.links {
+		if n >= t.nlink[id] {
+			freed += t.sizes[id]
+		}
+	}
+	return freed
 }
 
 // othersAt returns the other installs with a file in repoDir.

@@ -65,6 +65,21 @@ func write(dir string, small int) (string, error) {
 	return name, os.WriteFile(name, b, 0o644)
 }
 
+// bpeModel is the model of a tokenizer.json, byte-level BPE, with every
+// field it has so that it is written back whole.
+type bpeModel struct {
+	Type                    string         `json:"type"`
+	Dropout                 any            `json:"dropout"`
+	UnkToken                any            `json:"unk_token"`
+	ContinuingSubwordPrefix any            `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         any            `json:"end_of_word_suffix"`
+	FuseUnk                 bool           `json:"fuse_unk"`
+	ByteFallback            bool           `json:"byte_fallback"`
+	IgnoreMerges            bool           `json:"ignore_merges"`
+	Vocab                   map[string]int `json:"vocab"`
+	Merges                  [][2]string    `json:"merges"`
+}
+
 // Small returns the Drama-layout tokenizer.json cut to Qwen3's first n
 // merges, as described in the package comment.
 func Small(n int) ([]byte, error) {
@@ -76,47 +91,13 @@ func Small(n int) ([]byte, error) {
 	if err := json.Unmarshal(src, &doc); err != nil {
 		return nil, err
 	}
-	var model struct {
-		Type                    string         `json:"type"`
-		Dropout                 any            `json:"dropout"`
-		UnkToken                any            `json:"unk_token"`
-		ContinuingSubwordPrefix any            `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         any            `json:"end_of_word_suffix"`
-		FuseUnk                 bool           `json:"fuse_unk"`
-		ByteFallback            bool           `json:"byte_fallback"`
-		IgnoreMerges            bool           `json:"ignore_merges"`
-		Vocab                   map[string]int `json:"vocab"`
-		Merges                  [][2]string    `json:"merges"`
-	}
+	var model bpeModel
 	if err := json.Unmarshal(doc["model"], &model); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	if n > len(model.Merges) {
-		return nil, fmt.Errorf("-small %d: Qwen3 has %d merges", n, len(model.Merges))
+	if err := model.cut(n); err != nil {
+		return nil, err
 	}
-	// The 256 byte tokens are Qwen3's tokens of one character, ids 0-255.
-	vocab := map[string]int{}
-	for tok, id := range model.Vocab {
-		if id < 256 {
-			vocab[tok] = id
-		}
-	}
-	if len(vocab) != 256 {
-		return nil, fmt.Errorf("model.vocab: %d tokens below id 256, want the 256 byte tokens", len(vocab))
-	}
-	merges := model.Merges[:n]
-	for i, m := range merges {
-		for _, part := range m {
-			if _, ok := vocab[part]; !ok {
-				return nil, fmt.Errorf("model.merges[%d]: %q is no token of the merges before it", i, part)
-			}
-		}
-		tok := m[0] + m[1]
-		if _, ok := vocab[tok]; !ok {
-			vocab[tok] = len(vocab)
-		}
-	}
-	model.Vocab, model.Merges = vocab, merges
 	if doc["model"], err = json.Marshal(model); err != nil {
 		return nil, err
 	}
@@ -126,12 +107,50 @@ func Small(n int) ([]byte, error) {
 		return nil, fmt.Errorf("added_tokens: %w", err)
 	}
 	for i := range added {
-		added[i]["id"] = len(vocab) + i
+		added[i]["id"] = len(model.Vocab) + i
 	}
 	if doc["added_tokens"], err = json.Marshal(added); err != nil {
 		return nil, err
 	}
-	// One added token per line keeps the file readable and its diffs small.
+	return layout(doc, added)
+}
+
+// cut keeps the model's 256 byte tokens and its first n merges, the
+// tokens they make numbered from 256 in the merges' order.
+func (model *bpeModel) cut(n int) error {
+	if n > len(model.Merges) {
+		return fmt.Errorf("-small %d: Qwen3 has %d merges", n, len(model.Merges))
+	}
+	// The 256 byte tokens are Qwen3's tokens of one character, ids 0-255.
+	vocab := map[string]int{}
+	for tok, id := range model.Vocab {
+		if id < 256 {
+			vocab[tok] = id
+		}
+	}
+	if len(vocab) != 256 {
+		return fmt.Errorf("model.vocab: %d tokens below id 256, want the 256 byte tokens", len(vocab))
+	}
+	merges := model.Merges[:n]
+	for i, m := range merges {
+		for _, part := range m {
+			if _, ok := vocab[part]; !ok {
+				return fmt.Errorf("model.merges[%d]: %q is no token of the merges before it", i, part)
+			}
+		}
+		tok := m[0] + m[1]
+		if _, ok := vocab[tok]; !ok {
+			vocab[tok] = len(vocab)
+		}
+	}
+	model.Vocab, model.Merges = vocab, merges
+	return nil
+}
+
+// layout writes the tokenizer.json doc with its keys in tokenizer.json's
+// order and one added token per line, which keeps the file readable and
+// its diffs small.
+func layout(doc map[string]json.RawMessage, added []map[string]any) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("{\n")
 	keys := []string{"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"}

@@ -85,24 +85,8 @@ $ drama bench --start --passes 1 -- --engine-bin bin/tensorfold-standin --admiss
 $ drama bench --transcribe-url http://127.0.0.1:8080 --out bench-c
 $ drama bench compare bench-a/report.json bench-b/report.json`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dash := cmd.ArgsLenAtDash()
-			if dash < 0 && len(args) > 0 || dash > 0 {
-				return cmdutil.FlagErrorf("unexpected argument %q: arguments of drama serve go after --, with --start", args[0])
-			}
-			opts.ServeArgs = args
-			if len(opts.ServeArgs) > 0 && !opts.Start {
-				return cmdutil.FlagErrorf("arguments after -- are for the drama serve that --start starts: add --start")
-			}
-			if opts.Start && cmd.Flags().Changed("server") {
-				return cmdutil.FlagErrorf("--start and --server exclude each other: --start runs its own drama serve")
-			}
-			if opts.Passes < 1 || opts.Warmup < 0 {
-				return cmdutil.FlagErrorf("--passes must be 1 or more and --warmup 0 or more")
-			}
-			if opts.TranscribeURL != "" {
-				if _, err := transcribe.Endpoint(opts.TranscribeURL); err != nil {
-					return cmdutil.FlagErrorf("--transcribe-url: %v", err)
-				}
+			if err := validate(cmd, args, opts); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -122,6 +106,31 @@ $ drama bench compare bench-a/report.json bench-b/report.json`),
 	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes each warm whole reply, for the word error rate")
 	cmd.AddCommand(NewCmdCompare(f, nil))
 	return cmd
+}
+
+// validate checks the arguments and flags of `drama bench` and keeps the
+// arguments after -- for the drama serve that --start starts.
+func validate(cmd *cobra.Command, args []string, opts *Options) error {
+	dash := cmd.ArgsLenAtDash()
+	if dash < 0 && len(args) > 0 || dash > 0 {
+		return cmdutil.FlagErrorf("unexpected argument %q: arguments of drama serve go after --, with --start", args[0])
+	}
+	opts.ServeArgs = args
+	if len(opts.ServeArgs) > 0 && !opts.Start {
+		return cmdutil.FlagErrorf("arguments after -- are for the drama serve that --start starts: add --start")
+	}
+	if opts.Start && cmd.Flags().Changed("server") {
+		return cmdutil.FlagErrorf("--start and --server exclude each other: --start runs its own drama serve")
+	}
+	if opts.Passes < 1 || opts.Warmup < 0 {
+		return cmdutil.FlagErrorf("--passes must be 1 or more and --warmup 0 or more")
+	}
+	if opts.TranscribeURL != "" {
+		if _, err := transcribe.Endpoint(opts.TranscribeURL); err != nil {
+			return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+		}
+	}
+	return nil
 }
 
 // ResolveServer returns the server to measure: flag, $DRAMA_ADDR, the

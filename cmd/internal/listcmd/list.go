@@ -111,9 +111,25 @@ type Engine struct {
 
 func run(_ context.Context, opts *Options) error {
 	f := opts.F
-	root, installs, placed, err := cmdutil.Installs(f)
+	rep, err := report(f)
 	if err != nil {
 		return err
+	}
+	if f.Global.JSON {
+		return cmdutil.WriteJSON(f.IO.Out, rep)
+	}
+	if len(rep.Variants) == 0 {
+		f.Infof("no variant is installed in %s: run %s (or --variant %s)", rep.Root, f.Suggest("fetch", "--variant", f.Global.Variant), strings.Join(otherVariants(f.Global.Variant), ", "))
+		return nil
+	}
+	return printTable(f, rep)
+}
+
+// report describes the variants installed under the root.
+func report(f *cmdutil.Factory) (Report, error) {
+	root, installs, placed, err := cmdutil.Installs(f)
+	if err != nil {
+		return Report{}, err
 	}
 	rep := Report{Root: root, Variants: []Variant{}}
 	for _, c := range cmdutil.Caches(f, root) {
@@ -127,17 +143,7 @@ func run(_ context.Context, opts *Options) error {
 	}
 	usage := hub.DiskUsage(ok, placed)
 	rep.Bytes = usage.Bytes
-	held := map[string]map[pins.FileID]string{}
-	for _, in := range ok {
-		own := map[string]bool{}
-		for _, pl := range placed[in.Variant] {
-			own[pl.Snapshot] = true
-		}
-		refs := map[string]bool{hub.PinnedRef: true, hub.RootRef(root): true}
-		if h, err := hub.Holders(placed[in.Variant], own, refs); err == nil {
-			held[in.Variant] = h
-		}
-	}
+	held := cacheHeld(root, ok, placed)
 	record, recErr := cmdutil.EngineRecord(root)
 	cloned := countVoices(filepath.Join(root, "voices"))
 	for _, in := range installs {
@@ -171,13 +177,30 @@ func run(_ context.Context, opts *Options) error {
 		}
 		rep.Variants = append(rep.Variants, v)
 	}
-	if f.Global.JSON {
-		return cmdutil.WriteJSON(f.IO.Out, rep)
+	return rep, nil
+}
+
+// cacheHeld returns, per variant, the files of it that something else in
+// the cache still holds (hub.Holders): another snapshot or ref, another
+// hard link.
+func cacheHeld(root string, installs []pins.Install, placed map[string][]hub.Placed) map[string]map[pins.FileID]string {
+	held := map[string]map[pins.FileID]string{}
+	for _, in := range installs {
+		own := map[string]bool{}
+		for _, pl := range placed[in.Variant] {
+			own[pl.Snapshot] = true
+		}
+		refs := map[string]bool{hub.PinnedRef: true, hub.RootRef(root): true}
+		if h, err := hub.Holders(placed[in.Variant], own, refs); err == nil {
+			held[in.Variant] = h
+		}
 	}
-	if len(rep.Variants) == 0 {
-		f.Infof("no variant is installed in %s: run %s (or --variant %s)", root, f.Suggest("fetch", "--variant", f.Global.Variant), strings.Join(otherVariants(f.Global.Variant), ", "))
-		return nil
-	}
+	return held
+}
+
+// printTable prints the report as a table, then the invalid lock files'
+// errors and the disk use of all installs.
+func printTable(f *cmdutil.Factory, rep Report) error {
 	t := cmdutil.NewTable(f.IO, "variant", "size", "shared", "cache", "verified", "engine", "qualified", "voices", "cloned")
 	for _, v := range rep.Variants {
 		if v.Error != "" {

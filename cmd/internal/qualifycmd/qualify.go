@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/drama-tts/drama/cmd/internal/benchrun"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
@@ -104,30 +105,8 @@ $ drama qualify --variant nvfp4 --transcribe-url http://127.0.0.1:8080 --accept-
 $ drama qualify --check --variant nvfp4
 $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --admission external`),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if d := cmd.ArgsLenAtDash(); d < 0 && len(args) > 0 || d > 0 {
-				return cmdutil.FlagErrorf("unexpected argument %q: arguments of drama serve go after --", args[0])
-			}
-			opts.ServeArgs = args
-			opts.VariantSet = cmd.Flags().Changed("variant")
-			if !cmd.Flags().Changed("gate-first-audio") && opts.Engine == "metal" {
-				opts.GateFirstAudio = qualify.DefaultFirstAudioMetal
-			}
-			switch {
-			case opts.Passes < 1 || opts.Warmup < 0:
-				return cmdutil.FlagErrorf("--passes must be 1 or more and --warmup 0 or more")
-			case opts.GateFirstAudio <= 0 || opts.GateRTF <= 0:
-				return cmdutil.FlagErrorf("--gate-first-audio and --gate-rtf must be above 0")
-			case opts.MemoryGiB < 0 || opts.MemTolerance < 0:
-				return cmdutil.FlagErrorf("--memory-gib and --mem-tolerance-gib must be 0 or more")
-			case opts.GateWER <= 0 || opts.GateWER > 100:
-				return cmdutil.FlagErrorf("--gate-wer must be a percentage above 0 and at most 100, e.g. --gate-wer 5")
-			case cmd.Flags().Changed("gate-wer") && opts.TranscribeURL == "":
-				return cmdutil.FlagErrorf("--gate-wer needs --transcribe-url: the word error rate is measured on what a speech recognition server hears")
-			}
-			if opts.TranscribeURL != "" {
-				if _, err := transcribe.Endpoint(opts.TranscribeURL); err != nil {
-					return cmdutil.FlagErrorf("--transcribe-url: %v", err)
-				}
+			if err := validate(cmd, args, opts); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -135,7 +114,44 @@ $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --adm
 			return run(cmd.Context(), opts)
 		},
 	}
-	fl := cmd.Flags()
+	addFlags(cmd.Flags(), opts)
+	return cmd
+}
+
+// validate checks the arguments and flags of `drama qualify` and sets
+// the options they imply: the serve arguments after --, whether
+// --variant was given, Metal's first-audio gate.
+func validate(cmd *cobra.Command, args []string, opts *Options) error {
+	if d := cmd.ArgsLenAtDash(); d < 0 && len(args) > 0 || d > 0 {
+		return cmdutil.FlagErrorf("unexpected argument %q: arguments of drama serve go after --", args[0])
+	}
+	opts.ServeArgs = args
+	opts.VariantSet = cmd.Flags().Changed("variant")
+	if !cmd.Flags().Changed("gate-first-audio") && opts.Engine == "metal" {
+		opts.GateFirstAudio = qualify.DefaultFirstAudioMetal
+	}
+	switch {
+	case opts.Passes < 1 || opts.Warmup < 0:
+		return cmdutil.FlagErrorf("--passes must be 1 or more and --warmup 0 or more")
+	case opts.GateFirstAudio <= 0 || opts.GateRTF <= 0:
+		return cmdutil.FlagErrorf("--gate-first-audio and --gate-rtf must be above 0")
+	case opts.MemoryGiB < 0 || opts.MemTolerance < 0:
+		return cmdutil.FlagErrorf("--memory-gib and --mem-tolerance-gib must be 0 or more")
+	case opts.GateWER <= 0 || opts.GateWER > 100:
+		return cmdutil.FlagErrorf("--gate-wer must be a percentage above 0 and at most 100, e.g. --gate-wer 5")
+	case cmd.Flags().Changed("gate-wer") && opts.TranscribeURL == "":
+		return cmdutil.FlagErrorf("--gate-wer needs --transcribe-url: the word error rate is measured on what a speech recognition server hears")
+	}
+	if opts.TranscribeURL != "" {
+		if _, err := transcribe.Endpoint(opts.TranscribeURL); err != nil {
+			return cmdutil.FlagErrorf("--transcribe-url: %v", err)
+		}
+	}
+	return nil
+}
+
+// addFlags registers the flags of `drama qualify` into opts.
+func addFlags(fl *pflag.FlagSet, opts *Options) {
 	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda or metal (passed on to drama serve)")
 	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH); passed on to drama serve")
 	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins (passed on to drama serve)")
@@ -155,7 +171,6 @@ $ drama qualify --variant full --memory-gib 48 --accept-native-numerics -- --adm
 	fl.StringVar(&opts.UpstreamCommit, "upstream-commit", "", "the engine checkout's commit the binary was built from, recorded in the marker")
 	fl.StringVarP(&opts.Out, "out", "o", "", "directory for the bench report (default <root>/.drama/qualify-<variant>)")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 15*time.Minute, "deadline for drama serve to become ready")
-	return cmd
 }
 
 func defaultEngine() string {
@@ -379,41 +394,20 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if err != nil {
 		return err
 	}
-	e2e := qualify.E2EConfig{}
-	if opts.References != "" {
-		v, err := voices.ReadFile(opts.References, nil)
-		if err != nil {
-			return fmt.Errorf("--references: %w", err)
-		}
-		for _, r := range v.References {
-			e2e.References = append(e2e.References, qualify.Reference{Text: r.Text, VQCodes: r.Codes})
-		}
-		e2e.ReferencesFrom = filepath.Base(opts.References)
+	e2e, err := e2eConfig(opts)
+	if err != nil {
+		return err
 	}
-	dir := opts.Out
-	if dir == "" {
-		dir = filepath.Join(root, pins.StateDirName, "qualify-"+p.Variant)
+	dir, err := reportDir(opts, root, p.Variant)
+	if err != nil {
+		return err
 	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", dir, err)
-	}
-	args := []string{"--engine", opts.Engine, "--engine-bin", bin}
-	if opts.PluginDir != "" {
-		args = append(args, "--plugin-dir", opts.PluginDir)
-	}
-	if opts.References != "" {
-		args = append(args, "--allow-inline-references") // the e2e step sends them
-	}
-	args = append(args, opts.ServeArgs...)
 
 	f.Infof("qualify %s: e2e (cold start of drama serve)", p.Variant)
 	base := bench.ReadBaseline(true)
 	// Memory is sampled from before the load to the end of the bench.
 	sampler := bench.StartSampler(base, 0, time.Now())
-	served, err := benchrun.StartServe(ctx, f, benchrun.ServeOptions{Drama: opts.Drama, Args: args, ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
+	served, err := benchrun.StartServe(ctx, f, benchrun.ServeOptions{Drama: opts.Drama, Args: serveArgs(opts, bin), ReadyTimeout: opts.ReadyTimeout, Started: sampler.Follow})
 	if err != nil {
 		sampler.Stop()
 		add("e2e", qualify.Result{Name: "cold load", Detail: err.Error()})
@@ -423,9 +417,7 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	add("e2e", qualify.Result{Name: "cold load", Pass: true, Value: served.Ready.Seconds(), Detail: fmt.Sprintf("ready %.2f s after start", served.Ready.Seconds())})
 	client := benchrun.Client(f, served.URL)
 	pids := map[int]bool{}
-	for _, pid := range bench.ProcessTree(served.PID) {
-		pids[pid] = true
-	}
+	addTree(pids, served.PID)
 	e2e.Client = client
 	steps, err := qualify.E2E(ctx, e2e)
 	add("e2e", steps...)
@@ -437,46 +429,119 @@ func serveAndMeasure(ctx context.Context, opts *Options, p *pins.Pins, bin strin
 	if err != nil {
 		sampler.Stop()
 	} else {
-		f.Infof("qualify %s: bench (%d texts, %d warm-up and %d warm passes)", p.Variant, len(corpus.Texts), opts.Warmup, opts.Passes)
-		warm := opts.Warmup
-		if warm == 0 {
-			warm = -1
-		}
-		cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
-		if opts.TranscribeURL != "" {
-			cfg.Transcriber = &transcribe.Client{URL: opts.TranscribeURL}
-		}
-		bar := benchrun.ProgressFor(f, &cfg)
-		rep, err = bench.Run(ctx, cfg)
-		bar.Finish()
-		if err != nil {
-			add("bench", qualify.Result{Name: "run", Detail: benchrun.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
-		}
+		rep = runBench(ctx, opts, p.Variant, client, corpus, sampler, served, add)
 	}
-	for _, pid := range bench.ProcessTree(served.PID) {
-		pids[pid] = true
-	}
+	addTree(pids, served.PID)
 	if rep != nil {
 		rep.ReadySeconds = served.Ready.Seconds()
 		for _, pid := range rep.Memory.PIDs {
 			pids[pid] = true
 		}
 	}
+	add("e2e", stopServe(served, pids, base, opts.MemTolerance))
+
+	if rep == nil || errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	return gateBench(opts, p, rep, dir, add, out)
+}
+
+// e2eConfig is the end-to-end steps' configuration but for the client:
+// with --references, the references of that voice file to send inline.
+func e2eConfig(opts *Options) (qualify.E2EConfig, error) {
+	e2e := qualify.E2EConfig{}
+	if opts.References == "" {
+		return e2e, nil
+	}
+	v, err := voices.ReadFile(opts.References, nil)
+	if err != nil {
+		return e2e, fmt.Errorf("--references: %w", err)
+	}
+	for _, r := range v.References {
+		e2e.References = append(e2e.References, qualify.Reference{Text: r.Text, VQCodes: r.Codes})
+	}
+	e2e.ReferencesFrom = filepath.Base(opts.References)
+	return e2e, nil
+}
+
+// reportDir makes the directory for the bench report, --out or
+// <root>/.drama/qualify-<variant>, and returns its absolute path.
+func reportDir(opts *Options, root, variant string) (string, error) {
+	dir := opts.Out
+	if dir == "" {
+		dir = filepath.Join(root, pins.StateDirName, "qualify-"+variant)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("--out %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// serveArgs are the arguments of the drama serve the run starts: the
+// engine flags passed on, then the user's arguments after --.
+func serveArgs(opts *Options, bin string) []string {
+	args := []string{"--engine", opts.Engine, "--engine-bin", bin}
+	if opts.PluginDir != "" {
+		args = append(args, "--plugin-dir", opts.PluginDir)
+	}
+	if opts.References != "" {
+		args = append(args, "--allow-inline-references") // the e2e step sends them
+	}
+	return append(args, opts.ServeArgs...)
+}
+
+// addTree adds pid and the processes it started to pids.
+func addTree(pids map[int]bool, pid int) {
+	for _, p := range bench.ProcessTree(pid) {
+		pids[p] = true
+	}
+}
+
+// runBench runs drama bench's schedule on the served engine; a failure is
+// added as the bench step's result, beside the server's last lines.
+func runBench(ctx context.Context, opts *Options, variant string, client *bench.Client, corpus *bench.Corpus, sampler *bench.Sampler, served *benchrun.Served, add func(string, ...qualify.Result)) *bench.Report {
+	f := opts.F
+	f.Infof("qualify %s: bench (%d texts, %d warm-up and %d warm passes)", variant, len(corpus.Texts), opts.Warmup, opts.Passes)
+	warm := opts.Warmup
+	if warm == 0 {
+		warm = -1
+	}
+	cfg := bench.Config{Client: client, Corpus: corpus, Warmup: warm, Passes: opts.Passes, Sampler: sampler}
+	if opts.TranscribeURL != "" {
+		cfg.Transcriber = &transcribe.Client{URL: opts.TranscribeURL}
+	}
+	bar := benchrun.ProgressFor(f, &cfg)
+	rep, err := bench.Run(ctx, cfg)
+	bar.Finish()
+	if err != nil {
+		add("bench", qualify.Result{Name: "run", Detail: benchrun.AuthAdvice(f, err).Error() + "\n" + served.Tail()})
+	}
+	return rep
+}
+
+// stopServe stops drama serve and checks that none of pids is left and
+// that MemAvailable came back within tolerance GiB of its baseline.
+func stopServe(served *benchrun.Served, pids map[int]bool, base bench.Baseline, tolerance float64) qualify.Result {
 	stopErr := served.Stop()
 	list := make([]int, 0, len(pids))
 	for pid := range pids {
 		list = append(list, pid)
 	}
 	waitGone(list, 5*time.Second)
-	stopped := qualify.CheckStopped(list, base.MemAvailable, int64(opts.MemTolerance*(1<<30)))
+	stopped := qualify.CheckStopped(list, base.MemAvailable, int64(tolerance*(1<<30)))
 	if stopErr != nil && stopped.Pass {
 		stopped.Pass, stopped.Detail = false, stopErr.Error()
 	}
-	add("e2e", stopped)
+	return stopped
+}
 
-	if rep == nil || errors.Is(ctx.Err(), context.Canceled) {
-		return ctx.Err()
-	}
+// gateBench holds the bench's report to the gates, writes it into dir and
+// keeps its figures for the marker.
+func gateBench(opts *Options, p *pins.Pins, rep *bench.Report, dir string, add func(string, ...qualify.Result), out *Outcome) error {
+	f := opts.F
 	booked := int64(opts.MemoryGiB * (1 << 30))
 	if booked == 0 {
 		booked = int64(p.MemoryGiB * qualify.BookedFactor * (1 << 30))
