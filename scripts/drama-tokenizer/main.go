@@ -1,14 +1,15 @@
 // Command drama-tokenizer writes a tokenizer.json laid out as Drama 3's
-// (the Qwen3 tokenizer with Fish Audio's added tokens) into a directory,
-// which it makes when it is not there, for trying drama tokenize and drama
-// serve without the real checkpoint.
+// (the Qwen3 tokenizer with Fish Audio's added tokens) into DIR, which it
+// makes, for trying drama tokenize and drama serve without the checkpoint.
 //
 //	go run ./scripts/drama-tokenizer DIR                  # Qwen3's whole vocabulary (11 MB)
 //	go run ./scripts/drama-tokenizer -small 2000 DIR      # its first 2000 merges (small-tokenizer.json)
 //
-// small-tokenizer.json beside this file is its output for -small 2000, the
-// tokenizer the demo root carries; TestSmallTokenizerIsTheScripts holds the
-// two equal. What -small keeps: docs/tokenizer.md ("Without the checkpoint").
+// With -small N it keeps the 256 byte tokens and Qwen3's first N merges,
+// numbered from 0, then the same added tokens right after them.
+// small-tokenizer.json beside this file is its output for -small 2000 (the
+// demo root's); TestSmallTokenizerIsTheScripts holds the two equal. More:
+// docs/tokenizer.md ("Without the checkpoint").
 package main
 
 import (
