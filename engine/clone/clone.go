@@ -3,14 +3,9 @@
 // levelled, each clip one reference), encoded into codec codes by an
 // engine's voice encoder, the codes checked, and the voice built with its
 // consent and written canonically, atomically, mode 0600. drama encode and
-// drama serve's POST /v1/voices both clone through it.
-//
-// Errors are typed: an *InputError is the input's fault (retrying it will
-// not help), a *PiecesError a clip cut into several references, an
-// *ExistsError names a voice file already there, a *TranscribeError a clip
-// the transcription server could not hear, and an *EncodeError is the
-// encoder's failure or codes that do not check. The commands add their own
-// advice.
+// drama serve's POST /v1/voices both clone through it. Its errors are typed
+// (*InputError, *PiecesError, *ExistsError, *TranscribeError,
+// *EncodeError; docs/cloning.md, "Library"); the commands add the advice.
 package clone
 
 import (

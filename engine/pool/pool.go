@@ -1,16 +1,13 @@
 // Package pool puts several engines, each kept serving by its own
 // supervisor, behind one first-in first-out queue, and hands each request
 // an engine: one that holds the request's voice in its prefix cache first
-// (the engine keeps the prefixes of the last voices it spoke, least
-// recently used out first, and a cold voice costs its prefill before the
-// first audio), else any idle engine. A request never waits longer than
-// Options.AffinityWait for a warm engine while another is idle. An engine
-// that fails is restarted by its own supervisor while the others serve.
-//
-// The pool keeps the queue's rules of a single engine: at most MaxQueue
-// requests wait, the rest are refused at once (ErrQueueFull); a request
-// whose context ends leaves the queue; Drain sends every waiter away
-// (ErrDraining).
+// (a cold voice costs its prefill before the first audio), else any idle
+// engine, waiting at most Options.AffinityWait for a warm engine while
+// another is idle. An engine that fails is restarted by its own supervisor
+// while the others serve. At most MaxQueue requests wait, the rest are
+// refused at once (ErrQueueFull); a request whose context ends leaves the
+// queue; Drain sends every waiter away (ErrDraining). How requests are
+// spread over engines: docs/serve.md ("Several engines").
 package pool
 
 import (

@@ -2,17 +2,11 @@
 // runs: it opens the plugin and starts the engine, polls its health,
 // restarts it after a failure with a doubling wait between attempts, starts
 // it again on request (a catalog engine reading a newly published voice),
-// and reports its state in words fit for a client: the engine's output and
-// local paths go to the log, never into Status.
-//
-// With KeepAlive set, the supervisor also unloads an engine that has served
-// no request for that long (its process group stopped, its memory given
-// back, the plugin kept open) and loads it again when the next request
-// comes, which waits for the load.
-//
-// Every wait and every call into the engine runs under the supervisor's own
-// context, which Stop cancels: a restart in progress, a load on demand or a
-// wait between attempts ends at once.
+// unloads it after KeepAlive without a request and loads it again for the
+// next one, and reports its state in words fit for a client (the engine's
+// output and local paths go to the log, never into Status). Every wait and
+// every call into the engine runs under the supervisor's own context,
+// which Stop cancels. Restarts and keep-alive: docs/serve.md.
 package supervise
 
 import (

@@ -1,18 +1,15 @@
 // Command drama-tokenizer writes a tokenizer.json laid out as Drama 3's
-// (the Qwen3 tokenizer with Fish Audio's added tokens) into a directory,
-// for trying drama tokenize and drama serve without the real checkpoint.
-// It makes the directory when it is not there.
+// (the Qwen3 tokenizer with Fish Audio's added tokens) into DIR, which it
+// makes, for trying drama tokenize and drama serve without the checkpoint.
 //
 //	go run ./scripts/drama-tokenizer DIR                  # Qwen3's whole vocabulary (11 MB)
 //	go run ./scripts/drama-tokenizer -small 2000 DIR      # its first 2000 merges (small-tokenizer.json)
 //
 // With -small N it keeps the 256 byte tokens and Qwen3's first N merges,
-// numbered from 0, then the same added tokens (Qwen3's, Fish Audio's and
-// the 4096 semantic tokens) right after them: a byte-level BPE tokenizer
-// that drama reads as it reads the real one, whose tokens are Qwen3's
-// (longer words take more of them). small-tokenizer.json beside this file
-// is its output for -small 2000, the tokenizer the demo root carries
-// (make demo); TestSmallTokenizerIsTheScripts holds the two equal.
+// numbered from 0, then the same added tokens right after them.
+// small-tokenizer.json beside this file is its output for -small 2000 (the
+// demo root's); TestSmallTokenizerIsTheScripts holds the two equal. More:
+// docs/tokenizer.md ("Without the checkpoint").
 package main
 
 import (

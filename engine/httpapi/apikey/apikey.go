@@ -1,17 +1,12 @@
-// Package apikey is drama serve's API keys: the key file, the scope each key
-// carries, and the check of the key a request presents.
-//
-// A key file holds one key a line, "KEY [NAME] [SCOPE]", fields apart by
-// spaces or tabs; blank lines and lines whose first field begins with "#"
-// are skipped, and a field beginning with "#" ends its line. NAME (letters,
-// digits, ".", "_", "-"; at most 64) is what logs show of the key, "line-N"
-// when it is left out; SCOPE is speak (the default), voices or admin. A key
-// is 16 to 256 printable ASCII characters; a key, or a name, given twice is
-// refused. The file must not be readable or writable by every user.
-//
-// Keys are kept as their sha256 only, and a presented key is compared with
-// every key known, in constant time over the digests: how long the check
+// Package apikey is drama serve's API keys: the key file ("KEY [NAME]
+// [SCOPE]" a line), the scope each key carries (speak < voices < admin),
+// DRAMA_API_KEY's key, and the check of the key a request presents. Keys
+// are kept as their sha256 only, and a presented key is compared with
+// every key known in constant time over the digests: how long the check
 // takes tells neither the length of a key nor which key came close.
+//
+// The key file's rules, the scopes' routes and reloading: docs/serve.md
+// ("API keys").
 package apikey
 
 import (
