@@ -23,7 +23,7 @@ type Row struct {
 	B      float64 `json:"b"`
 	Ratio  float64 `json:"ratio"` // B / A; for a word error rate 0 when A is 0
 	// Changed is true when B's per-pass medians lie wholly outside A's
-	// (see the package doc); only p50 rows carry a verdict.
+	// (docs/bench.md says when); only p50 rows carry a verdict.
 	Changed bool `json:"changed"`
 	// Verdict is "slower", "faster", "same" or "" (no per-pass figures);
 	// for a word error rate "worse", "better" or "same".

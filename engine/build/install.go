@@ -117,7 +117,7 @@ type installer struct {
 }
 
 // Install builds and installs the engine that o.Sources pins and returns
-// its record. See the package documentation for the steps.
+// its record; docs/engine-build.md, "What install does", gives the steps.
 func Install(ctx context.Context, o Options) (*Record, error) {
 	s := o.Sources
 	if s == nil {

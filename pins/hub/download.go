@@ -35,7 +35,7 @@ type Target struct {
 type DownloadOptions struct {
 	// Workers is the most parallel streams over all files (default
 	// DefaultWorkers); past DefaultWorkers they are added only while they
-	// raise the measured rate (see the package documentation).
+	// raise the measured rate (docs/fetch.md says how).
 	Workers     int
 	ChunkSize   int64         // bytes per ranged GET (default DefaultChunkSize)
 	IdleTimeout time.Duration // a stream with no bytes for this long is re-issued
