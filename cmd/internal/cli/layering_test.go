@@ -67,12 +67,14 @@ var layers = []layer{
 		"github.com/sugarme/tokenizer", "golang.org/x/text"}},
 	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
 	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
+	{"engine/httpapi/httpapitest", []string{"engine", "engine/enginetest", "engine/httpapi", "engine/pool", "engine/pool/pooltest"}, nil}, // tests only
 	{"engine/serve", []string{"engine", "engine/host", "engine/native", "engine/supervise", "engine/pool", "engine/clone", "engine/prompt",
 		"engine/httpapi", "engine/httpapi/apikey", "engine/qualify", "voices/...", "internal/connlimit"}, []string{"github.com/hashicorp/go-hclog"}}, // drama serve's assembly
 	{"engine/bench", []string{"engine", "engine/native", "voices/transcribe"}, []string{"gonum.org/v1/plot"}}, // transcribes replies for the word error rate
 	{"engine/qualify", []string{"engine/bench", "pins", "voices/transcribe"}, nil},                            // its tests give the bench a transcriber
 	{"engine/supervise", []string{"engine"}, nil},
 	{"engine/pool", []string{"engine", "engine/supervise"}, nil},
+	{"engine/pool/pooltest", []string{"engine", "engine/pool", "engine/supervise"}, nil}, // tests only
 	{"engine/clone", []string{"engine", "voices", "voices/clip"}, nil},
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
