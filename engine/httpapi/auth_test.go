@@ -85,7 +85,7 @@ func bearer(key string) []string { return []string{"Authorization", "Bearer " + 
 // /health, /ready and the page's shell and assets; and nothing of it runs.
 func TestKeysRequiredOnEveryRouteButProbesAndShell(t *testing.T) {
 	store := &consentStore{}
-	ts, _, ce, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t); c.Voices = store })
+	ts, _, ce, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Keys = testKeys(t); c.Voices = store })
 	routes := [][2]string{
 		{"POST", "/v1/audio/speech"}, {"GET", "/v1/models"}, {"GET", "/v1/models/drama-3-test"}, {"GET", "/v1/voices"},
 		{"POST", "/v1/voices"}, {"DELETE", "/v1/voices/anna"}, {"GET", "/metrics"}, {"POST", "/ui/clip-check"},
@@ -127,7 +127,7 @@ func TestKeysRequiredOnEveryRouteButProbesAndShell(t *testing.T) {
 // scope needed; speak < voices < admin; the consent records of clones are
 // listed for admin keys alone.
 func TestKeyScopes(t *testing.T) {
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t); c.Voices = &consentStore{} })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Keys = testKeys(t); c.Voices = &consentStore{} })
 	for _, c := range []struct {
 		key, method, path string
 		want              int
@@ -167,7 +167,7 @@ func TestKeyScopes(t *testing.T) {
 // key's name, for a request let in and one refused for its scope, never the
 // key, and nothing for a refused key.
 func TestKeyNameReachesTheLogHookNotTheKey(t *testing.T) {
-	_, _, _, srv := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t) })
+	_, _, _, srv := startFake(t, func(_ *enginetest.Fake, c *served) { c.Keys = testKeys(t) })
 	var heard []string
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		srv.Handler().ServeHTTP(w, r.WithContext(WithKeyName(r.Context(), func(n string) { heard = append(heard, n) })))
@@ -204,7 +204,7 @@ func TestInlineReferencesNeedScopeOrFlag(t *testing.T) {
 		{"admin key", true, false, testAdminKey, 200, ""},
 		{"speak key, allowed", true, true, testSpeakKey, 200, ""},
 	} {
-		ts, _, ce, _ := startFake(t, func(_ *enginetest.Fake, cfg *Config) {
+		ts, _, ce, _ := startFake(t, func(_ *enginetest.Fake, cfg *served) {
 			cfg.AllowInlineReferences = c.allow
 			if c.keys {
 				cfg.Keys = testKeys(t)
@@ -238,7 +238,7 @@ func TestInlineReferencesNeedScopeOrFlag(t *testing.T) {
 // TestSetKeysReplacesKeys: a reload's keys take over at once; keys cannot
 // be turned on or off once the server runs.
 func TestSetKeysReplacesKeys(t *testing.T) {
-	ts, _, _, srv := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t) })
+	ts, _, _, srv := startFake(t, func(_ *enginetest.Fake, c *served) { c.Keys = testKeys(t) })
 	next, err := apikey.Parse("keys.txt", strings.NewReader("new-0123456789abcdef0123 rotated admin\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ const streamText = "Hello there, this reply is streamed as it is made."
 func TestDefaultRequestStreamsEveryFormat(t *testing.T) {
 	ff := fakeFFmpeg(t)
 	var g *gatedEngine
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) {
 		c.FFmpeg = ff
 		g = &gatedEngine{Speech: c.Engine}
 		c.Engine = g
@@ -79,7 +79,7 @@ func TestDefaultRequestStreamsEveryFormat(t *testing.T) {
 // sized reply with the finish reason as a header.
 func TestWholeRepliesForStreamFalseAndHTTP10(t *testing.T) {
 	ff := fakeFFmpeg(t)
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.FFmpeg = ff })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.FFmpeg = ff })
 	pcm := rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech", `{"input":"`+streamText+`","response_format":"pcm","stream":false}`, nil)
 	cases := []struct{ proto, extra string }{
 		{"HTTP/1.1", `,"stream":false`}, {"HTTP/1.0", ``}, {"HTTP/1.0", `,"stream":true`}, {"HTTP/1.0", `,"stream":false`},
@@ -119,7 +119,7 @@ func TestWholeRepliesForStreamFalseAndHTTP10(t *testing.T) {
 // event.
 func TestFailedSynthesisNeverLooksComplete(t *testing.T) {
 	ff := fakeFFmpeg(t)
-	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, c *Config) { f.FailAfterFirstChunk = true; c.FFmpeg = ff })
+	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, c *served) { f.FailAfterFirstChunk = true; c.FFmpeg = ff })
 	long := strings.Repeat("long text ", 60)
 	for _, extra := range []string{``, `,"stream":true`, `,"response_format":"pcm"`, `,"response_format":"mp3"`, `,"stream_format":"sse"`} {
 		body := `{"input":"` + long + `"` + extra + `}`
@@ -188,7 +188,7 @@ func TestSSEDoneCarriesUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Prompt = b })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Prompt = b })
 	r := rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech", `{"input":"`+streamText+`","response_format":"pcm","stream_format":"sse"}`, nil)
 	var samples int
 	var done struct {
@@ -225,7 +225,7 @@ func TestSSEDoneCarriesUsage(t *testing.T) {
 func TestInputChecksNameTheField(t *testing.T) {
 	// The CUDA engine states no frame limit; its plugin carries max_frames
 	// in 32 bits.
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Caps.MaxFrames = 0 })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Caps.MaxFrames = 0 })
 	for _, c := range []struct {
 		name, body, param, says string
 	}{
@@ -271,7 +271,7 @@ func TestInputChecksNameTheField(t *testing.T) {
 func TestEngineFailureHidesLogTail(t *testing.T) {
 	for _, midway := range []bool{false, true} {
 		logs := &enginetest.Buffer{}
-		ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
+		ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) {
 			c.Engine = &failingEngine{Speech: c.Engine, midway: midway}
 			c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		})
@@ -303,7 +303,7 @@ func TestEngineFailureHidesLogTail(t *testing.T) {
 // name, names mapped to served voices, and the advice for an OpenAI voice
 // name that is not mapped.
 func TestBuiltinVoiceAndAliases(t *testing.T) {
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) {
 		c.BuiltinVoice = "default"
 		c.VoiceAliases = map[string]string{"alloy": "alice", "echo": "default", "nova": "ghost"}
 	})

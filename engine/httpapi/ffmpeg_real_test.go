@@ -33,7 +33,7 @@ func realFFmpeg(t *testing.T) string {
 func TestRealFFmpegFormats(t *testing.T) {
 	ff := realFFmpeg(t)
 	var g *gatedEngine
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) {
 		c.FFmpeg = ff
 		g = &gatedEngine{Speech: c.Engine, holdAt: 11} // after 10 frames, 0.46 s of audio
 		c.Engine = g

@@ -29,7 +29,7 @@ exec cat
 
 func TestEncodedFormatsThroughFFmpeg(t *testing.T) {
 	ff := fakeFFmpeg(t)
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.FFmpeg = ff })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.FFmpeg = ff })
 	pcm := rawPost(t, ts.URL, `{"input":"Encode me.","response_format":"pcm","stream":false}`)
 	for format, ct := range map[string]string{"mp3": "audio/mpeg", "opus": "audio/opus", "flac": "audio/flac", "aac": "audio/aac"} {
 		r := rawPost(t, ts.URL, `{"input":"Encode me.","response_format":"`+format+`"}`)
@@ -45,7 +45,7 @@ func TestEncodedFormatsThroughFFmpeg(t *testing.T) {
 func TestEncoderFailureIsAnError(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ffmpeg")
 	os.WriteFile(p, []byte("#!/bin/sh\necho 'Unknown encoder libmp3lame' >&2\nexit 1\n"), 0o755)
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.FFmpeg = p })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.FFmpeg = p })
 	resp := post(t, ts.URL, `{"input":"Encode me.","response_format":"mp3"}`)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

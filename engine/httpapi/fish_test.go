@@ -104,7 +104,7 @@ func codes(frames int) [][]int {
 func startFish(t *testing.T) (string, *memStore) {
 	t.Helper()
 	store := newMemStore()
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Voices = store; c.BuiltinVoice = "default" })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Voices = store; c.BuiltinVoice = "default" })
 	return ts.URL, store
 }
 
@@ -378,7 +378,7 @@ func TestFishCreateModelConsent(t *testing.T) {
 // clone's consent is shown to admin keys only.
 func TestFishRoutesUnderKeys(t *testing.T) {
 	store := newMemStore()
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t); c.Voices = store })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Keys = testKeys(t); c.Voices = store })
 	store.voices["mine"] = VoiceInfo{ID: "mine", Name: "Mine", Origin: "clone", Consent: &VoiceConsent{Who: "Ada", Statement: "I agree."}}
 	ok := `{"text":"Keyed words.","format":"pcm"}`
 	for _, rt := range [][2]string{{"POST", "/v1/tts"}, {"GET", "/v1/tts/live"}, {"GET", "/model"}, {"GET", "/model/mine"}, {"POST", "/model"}, {"PATCH", "/model/mine"}, {"DELETE", "/model/mine"}} {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/pool/pooltest"
 )
 
 // startBound starts a server that knows the address it is bound to, as
@@ -30,11 +32,11 @@ func startBound(t *testing.T, tune func(*Config)) (*httptest.Server, *Server) {
 	}
 	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
 	ts := httptest.NewUnstartedServer(nil)
-	cfg := Config{Engine: fake, Caps: fake.Desc.Capabilities, Addr: ts.Listener.Addr().String(), Voices: &recordingStore{}}
+	cfg := Config{Caps: fake.Desc.Capabilities, Addr: ts.Listener.Addr().String(), Voices: &recordingStore{}}
 	if tune != nil {
 		tune(&cfg)
 	}
-	srv := New(cfg)
+	srv := New(pooltest.New(t, pool.Options{MaxQueue: DefaultMaxQueue}, pooltest.NewMember(fake)), cfg)
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	t.Cleanup(ts.Close)

@@ -11,6 +11,9 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/pool/pooltest"
+	"github.com/drama-tts/drama/engine/supervise"
 )
 
 // countingEngine records the most syntheses it ever saw at once.
@@ -52,21 +55,41 @@ func (s *countedStream) Close() error {
 	return s.AudioStream.Close()
 }
 
-// startFake starts a fake engine and an API server in front of it.
-func startFake(t *testing.T, tune func(*enginetest.Fake, *Config)) (*httptest.Server, *enginetest.Fake, *countingEngine, *Server) {
+// served is what startFake serves: the API's Config, and the pool's one
+// engine (the fake behind a countingEngine, which a test may wrap), the
+// pool's queue bound (8), the engine's status when a test sets one (else
+// ready), and who else is told of the engine's failures.
+type served struct {
+	Config
+	Engine   engine.Speech
+	MaxQueue int
+	Status   supervise.Status
+	Failures interface{ EngineFailed(error) }
+}
+
+// startFake starts a fake engine and an API server in front of it, over a
+// pool of that one engine.
+func startFake(t *testing.T, tune func(*enginetest.Fake, *served)) (*httptest.Server, *enginetest.Fake, *countingEngine, *Server) {
 	t.Helper()
 	fake := enginetest.NewFake()
 	fake.FrameDelay = 0
 	ce := &countingEngine{Engine: fake}
-	cfg := Config{Engine: ce, Caps: fake.Desc.Capabilities, Model: "drama-3-test", MaxQueue: 8}
+	c := served{Config: Config{Caps: fake.Desc.Capabilities, Model: "drama-3-test"}, Engine: ce, MaxQueue: 8}
 	if tune != nil {
-		tune(fake, &cfg)
+		tune(fake, &c)
 	}
 	if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
-	srv := New(cfg)
+	m := pooltest.NewMember(c.Engine)
+	if c.Status.Phase != "" {
+		m.Set(c.Status)
+	}
+	if c.Failures != nil {
+		m.OnFailure = c.Failures.EngineFailed
+	}
+	srv := New(pooltest.New(t, pool.Options{MaxQueue: c.MaxQueue}, m), c.Config)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, fake, ce, srv

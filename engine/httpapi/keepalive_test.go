@@ -14,6 +14,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/pool/pooltest"
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
@@ -37,11 +38,7 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sup.Stop(context.Background()) })
-	p, err := pool.New([]pool.Named{{Name: "cuda", Member: sup}}, pool.Options{MaxQueue: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(Config{Engine: p.Any(), Pool: p, Caps: fake.Desc.Capabilities})
+	srv := New(pooltest.New(t, pool.Options{MaxQueue: 4}, sup), Config{Caps: fake.Desc.Capabilities})
 	ts := httptestServer(t, srv)
 	enginetest.WaitFor(t, func() bool { return sup.Status().Phase == "unloaded" })
 
@@ -56,7 +53,7 @@ func TestReadyAndSpeechWhileUnloaded(t *testing.T) {
 		!strings.Contains(body.Message, "loads on the next request") || body.Engines != 1 || body.EnginesReady != 1 {
 		t.Fatalf("GET /ready while unloaded: %d %+v %v", resp.StatusCode, body, err)
 	}
-	if len(body.PerEngine) != 1 || body.PerEngine[0].Name != "cuda" || body.PerEngine[0].Phase != "unloaded" || body.PerEngine[0].Loaded {
+	if len(body.PerEngine) != 1 || body.PerEngine[0].Name != "gpu0-0" || body.PerEngine[0].Phase != "unloaded" || body.PerEngine[0].Loaded {
 		t.Fatalf("per_engine of GET /ready, one engine: %+v", body.PerEngine)
 	}
 	if resp, err := http.Get(ts + "/health"); err != nil || resp.StatusCode != http.StatusOK {

@@ -110,7 +110,7 @@ func TestLiveSpeaksSentencesAsTheyCome(t *testing.T) {
 // what POST /v1/tts refuses, or falls silent ends with a finish error.
 func TestLiveRefusals(t *testing.T) {
 	store := newMemStore()
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Voices = store; c.LiveIdle = 200 * time.Millisecond })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Voices = store; c.LiveIdle = 200 * time.Millisecond })
 	for name, c := range map[string]struct {
 		events []map[string]any
 		want   string
@@ -201,7 +201,7 @@ func TestSpeakLiveStreams(t *testing.T) {
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("%d bytes, want the two sentences' %d", out.Len(), len(want))
 	}
-	keyed, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Keys = testKeys(t) })
+	keyed, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Keys = testKeys(t) })
 	_, err := SpeakLive(context.Background(), nil, "ws"+strings.TrimPrefix(keyed.URL, "http")+"/v1/tts/live", "wrong-key-0123456789abcdef", LiveRequest{Format: "pcm"}, strings.NewReader("Hi."), io.Discard)
 	var refused *LiveRefused
 	if !errors.As(err, &refused) || refused.Response.StatusCode != 401 {

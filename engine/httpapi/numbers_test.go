@@ -9,12 +9,14 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/pool/pooltest"
 )
 
 // TestRTFCountsEngineTimeOnly: a request that waited 5 s in the queue for
 // 1 s of audio made quickly has a real-time factor near 0, not 5.
 func TestRTFCountsEngineTimeOnly(t *testing.T) {
-	s := New(Config{Engine: enginetest.NewFake()})
+	s := New(pooltest.New(t, pool.Options{}, pooltest.NewMember(enginetest.NewFake())), Config{})
 	now := time.Now()
 	obs := &observer{s: s, start: now.Add(-5 * time.Second), turn: now}
 	obs.chunk(2 * engine.SampleRate) // 1 s of s16le
@@ -32,7 +34,7 @@ func TestRTFCountsEngineTimeOnly(t *testing.T) {
 // measured time the engine's slot is held, not the time requests spent
 // queued.
 func TestRetryAfterFromDrainRate(t *testing.T) {
-	s := New(Config{Engine: enginetest.NewFake(), MaxQueue: 4})
+	s := New(pooltest.New(t, pool.Options{MaxQueue: 4}, pooltest.NewMember(enginetest.NewFake())), Config{})
 	for range 8 {
 		s.metrics.observeQueueWait(5 * time.Second) // long waits...
 		s.metrics.hold.add(300 * time.Millisecond)

@@ -43,7 +43,7 @@ func cutCount(t *testing.T, url, reason string) int {
 func TestEngineFailureMidReplyIsCountedAsCut(t *testing.T) {
 	var logs enginetest.Buffer
 	fails := &failureCount{}
-	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, c *Config) {
+	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, c *served) {
 		f.FailAfterFirstChunk = true
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		c.Failures = fails
@@ -74,7 +74,7 @@ func TestEngineFailureMidReplyIsCountedAsCut(t *testing.T) {
 func TestClientGoneMidReplyIsTheClients(t *testing.T) {
 	var logs enginetest.Buffer
 	fails := &failureCount{}
-	ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *Config) {
+	ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *served) {
 		f.FrameDelay = 5 * time.Millisecond
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		c.Failures = fails

@@ -14,34 +14,15 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/pool"
+	"github.com/drama-tts/drama/engine/pool/pooltest"
 	"github.com/drama-tts/drama/engine/supervise"
 )
 
-// poolMember is one fake engine of a pool, recording the voices it spoke
-// and the failures reported to it.
+// poolMember is one fake engine of a pool, recording the voices it spoke;
+// a failure reported to it has it restarting, as a supervisor would.
 type poolMember struct {
-	eng      *recordingEngine
-	mu       sync.Mutex
-	st       supervise.Status
-	failures int
-}
-
-func (m *poolMember) Engine() engine.Speech { return m.eng }
-func (m *poolMember) Status() supervise.Status {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.st
-}
-func (m *poolMember) set(st supervise.Status) { m.mu.Lock(); m.st = st; m.mu.Unlock() }
-func (m *poolMember) failed() int             { m.mu.Lock(); defer m.mu.Unlock(); return m.failures }
-func (m *poolMember) InUse() func()           { return nil }
-func (m *poolMember) Starts() uint64          { return 0 }
-func (m *poolMember) Loaded() bool            { return true }
-func (m *poolMember) EngineFailed(error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.failures++
-	m.st = supervise.Status{Phase: "restarting", Message: "the engine failed: restarting it"}
+	*pooltest.Member
+	eng *recordingEngine
 }
 
 type recordingEngine struct {
@@ -65,30 +46,31 @@ func (r *recordingEngine) spoke() []string {
 
 // startPool starts an API server in front of a pool of n fake engines;
 // tune, if given, changes the server's Config first.
-func startPool(t *testing.T, n int, tune ...func(*Config)) (*httptest.Server, []*poolMember, *pool.Pool) {
+func startPool(t *testing.T, n int, tune ...func(*Config)) (*httptest.Server, []poolMember, *pool.Pool) {
 	t.Helper()
-	var named []pool.Named
-	var members []*poolMember
-	for i := range n {
+	var engines []pool.Member
+	var members []poolMember
+	for range n {
 		fake := enginetest.NewFake()
 		fake.FrameDelay = 0
 		if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
-		m := &poolMember{eng: &recordingEngine{Engine: fake}, st: supervise.Status{Phase: "ready", Ready: true}}
+		eng := &recordingEngine{Engine: fake}
+		m := poolMember{Member: pooltest.NewMember(eng), eng: eng}
+		m.OnFailure = func(error) {
+			m.Set(supervise.Status{Phase: supervise.PhaseRestarting, Message: "the engine failed: restarting it"})
+		}
 		members = append(members, m)
-		named = append(named, pool.Named{Name: "gpu" + string(rune('0'+i)) + "-0", Member: m})
+		engines = append(engines, m.Member)
 	}
-	p, err := pool.New(named, pool.Options{MaxQueue: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Engine: p.Any(), Pool: p, Caps: enginetest.NewFake().Desc.Capabilities, Model: "drama-3-test"}
+	p := pooltest.New(t, pool.Options{MaxQueue: 8}, engines...)
+	cfg := Config{Caps: enginetest.NewFake().Desc.Capabilities, Model: "drama-3-test"}
 	for _, f := range tune {
 		f(&cfg)
 	}
-	srv := New(cfg)
+	srv := New(p, cfg)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, members, p
@@ -131,8 +113,8 @@ func TestPoolFailureGoesToItsEngine(t *testing.T) {
 	if code := speak(t, ts.URL, ""); code != http.StatusServiceUnavailable && code != http.StatusInternalServerError {
 		t.Fatalf("synthesis on a crashed engine: %d", code)
 	}
-	if ms[0].failed() != 1 || ms[1].failed() != 0 {
-		t.Fatalf("failures %d and %d, want 1 and 0", ms[0].failed(), ms[1].failed())
+	if ms[0].Failures() != 1 || ms[1].Failures() != 0 {
+		t.Fatalf("failures %d and %d, want 1 and 0", ms[0].Failures(), ms[1].Failures())
 	}
 	if code := speak(t, ts.URL, ""); code != 200 {
 		t.Fatalf("after one engine failed: %d, want the other to serve", code)
@@ -146,7 +128,7 @@ func TestPoolFailureGoesToItsEngine(t *testing.T) {
 // /metrics has the per-engine series beside the existing ones.
 func TestPoolReadyAndMetrics(t *testing.T) {
 	ts, ms, _ := startPool(t, 2)
-	ms[1].set(supervise.Status{Phase: "restarting"})
+	ms[1].Set(supervise.Status{Phase: "restarting"})
 	var body Readiness
 	r, err := http.Get(ts.URL + "/ready")
 	if err != nil {
@@ -158,11 +140,11 @@ func TestPoolReadyAndMetrics(t *testing.T) {
 		body.PerEngine[1].Name != "gpu1-0" || body.PerEngine[1].Phase != "restarting" {
 		t.Fatalf("/ready %d %+v", r.StatusCode, body)
 	}
-	ms[0].set(supervise.Status{Phase: "restarting"})
+	ms[0].Set(supervise.Status{Phase: "restarting"})
 	if r, _ := http.Get(ts.URL + "/ready"); r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("/ready with no engine ready: %d", r.StatusCode)
 	}
-	ms[0].set(supervise.Status{Phase: "ready", Ready: true})
+	ms[0].Set(supervise.Status{Phase: "ready", Ready: true})
 	speak(t, ts.URL, "narrator")
 	r, err = http.Get(ts.URL + "/metrics")
 	if err != nil {
@@ -183,15 +165,7 @@ func TestPoolReadyAndMetrics(t *testing.T) {
 // phase stopping while GET /health stays 200, and a request that finds an
 // engine free is still served.
 func TestReadyAfterDrain(t *testing.T) {
-	fake := enginetest.NewFake()
-	fake.FrameDelay = 0
-	if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
-	srv := New(Config{Engine: fake, Caps: fake.Desc.Capabilities, Model: "drama-3-test"})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts, _, _, srv := startFake(t, nil)
 	srv.Drain()
 	r, err := http.Get(ts.URL + "/ready")
 	if err != nil {
@@ -217,8 +191,8 @@ func TestReadyAfterDrain(t *testing.T) {
 // figures cannot disagree whoever builds the server over the pool.
 func TestRestartTotalIsTheSumOfTheEngines(t *testing.T) {
 	ts, ms, _ := startPool(t, 2)
-	ms[0].set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
-	ms[1].set(supervise.Status{Phase: "ready", Ready: true, Restarts: 2})
+	ms[0].Set(supervise.Status{Phase: "ready", Ready: true, Restarts: 1})
+	ms[1].Set(supervise.Status{Phase: "ready", Ready: true, Restarts: 2})
 	r, err := http.Get(ts.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -254,24 +228,24 @@ func TestReadyWait(t *testing.T) {
 		return r.StatusCode, string(b)
 	}
 	ts, ms, _ := startPool(t, 1)
-	ms[0].set(notReady)
+	ms[0].Set(notReady)
 	if code, body := answer(ts.URL); code != 503 || !strings.Contains(body, `"code":"engine_not_ready"`) {
 		t.Fatalf("no ReadyWait, no engine ready: %d %s", code, body)
 	}
 
 	ts, ms, _ = startPool(t, 1, func(c *Config) { c.ReadyWait = 30 * time.Millisecond })
-	ms[0].set(notReady)
+	ms[0].Set(notReady)
 	if code, body := answer(ts.URL); code != 503 || !strings.Contains(body, `"code":"engine_not_ready"`) || !strings.Contains(body, "restarting") {
 		t.Fatalf("past ReadyWait: %d %s", code, body)
 	}
 
-	ts, ms, _ = startPool(t, 2, func(c *Config) { c.ReadyWait = time.Minute })
-	ms[0].set(notReady)
-	ms[1].set(notReady)
+	ts, ms, p := startPool(t, 2, func(c *Config) { c.ReadyWait = time.Minute })
+	ms[0].Set(notReady)
+	ms[1].Set(notReady)
 	got := make(chan int, 1)
 	go func() { code, _ := answer(ts.URL); got <- code }()
-	time.Sleep(100 * time.Millisecond) // the request waits meanwhile
-	ms[1].set(supervise.Status{Phase: "ready", Ready: true})
+	enginetest.WaitFor(t, func() bool { return p.Depth() == 1 }) // the request waits in the queue
+	ms[1].Set(supervise.Status{Phase: "ready", Ready: true})
 	if code := <-got; code != 200 {
 		t.Fatalf("an engine ready within ReadyWait: %d, want 200", code)
 	}

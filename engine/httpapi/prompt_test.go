@@ -32,7 +32,7 @@ func dramaBuilder(t *testing.T, max int) *prompt.Builder {
 
 func TestPromptTooLongIs400(t *testing.T) {
 	b := dramaBuilder(t, 60)
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Prompt = b })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Prompt = b })
 	if r := post(t, ts.URL, `{"input":"Short enough."}`); r.StatusCode != http.StatusOK {
 		t.Fatalf("short prompt: %d", r.StatusCode)
 	}

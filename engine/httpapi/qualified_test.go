@@ -40,7 +40,7 @@ func rawGet(t *testing.T, url, path string) (int, []byte) {
 // the host's qualification as the source reports it at each request.
 func TestModelsReportQualification(t *testing.T) {
 	src := &markerState{q: Qualification{State: Unqualified}}
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Qualification = src })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Qualification = src })
 	type model struct {
 		ID              string   `json:"id"`
 		Qualified       *bool    `json:"qualified"`
@@ -112,7 +112,7 @@ func TestModelsWithoutQualification(t *testing.T) {
 func TestRequireQualified(t *testing.T) {
 	hint := "drama qualify --variant nvfp4 --root /srv/drama --accept-native-numerics"
 	src := &markerState{q: Qualification{State: Unqualified, Hint: hint}}
-	ts, _, ce, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Qualification, c.RequireQualified = src, true })
+	ts, _, ce, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Qualification, c.RequireQualified = src, true })
 	for _, q := range []Qualification{{State: Unqualified, Hint: hint}, {State: Stale, Hint: hint, Detail: "its marker is stale: engine binary"}} {
 		src.set(q)
 		r := rawPost(t, ts.URL, `{"input":"Hello.","stream":false}`)
@@ -133,7 +133,7 @@ func TestRequireQualified(t *testing.T) {
 	}
 
 	src.set(Qualification{State: Stale, Hint: hint})
-	ts2, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Qualification = src })
+	ts2, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Qualification = src })
 	if r := rawPost(t, ts2.URL, `{"input":"Hello.","stream":false}`); r.Status != 200 {
 		t.Fatalf("stale without RequireQualified: %d %s", r.Status, r.Body)
 	}

@@ -30,7 +30,7 @@ func (b *busyEngine) Synthesize(context.Context, engine.SynthesisRequest) (engin
 func TestBusyIsRetriedInOneLoop(t *testing.T) {
 	fake := enginetest.NewFake()
 	be := &busyEngine{Engine: fake}
-	ts, _ := startBound(t, func(c *Config) { c.Engine = be })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Engine = be })
 	addr := ts.Listener.Addr().String()
 	r := rawSend(t, addr, "POST /v1/audio/speech HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json", []byte(`{"input":"hello"}`))
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(r.Body, "engine_busy") {
@@ -44,7 +44,7 @@ func TestBusyIsRetriedInOneLoop(t *testing.T) {
 // TestNoQueue: MaxQueue < 0 (drama serve --max-queue 0) lets no request
 // wait: while one synthesis runs, the next gets 503 queue_full at once.
 func TestNoQueue(t *testing.T) {
-	ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *Config) {
+	ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *served) {
 		c.MaxQueue = -1
 		f.FrameDelay = 20 * time.Millisecond
 	})

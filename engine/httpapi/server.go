@@ -22,60 +22,25 @@ import (
 	"github.com/drama-tts/drama/voices"
 )
 
-// Status is what GET /ready reports of the engine: a supervisor's status
-// (supervise.Status, the one status type). Ready is whether a request sent
-// now is taken: an engine unloaded for idleness, or loading again on
-// demand, is ready (the request waits for the load) and not Loaded.
-type Status = supervise.Status
-
-// EngineStatus is one engine of a pool in GET /ready.
-type EngineStatus struct {
-	Name string `json:"name"`
-	Status
-	Busy bool `json:"busy"`
-}
-
-// Readiness is the body of GET /ready: the engines' state as one, how many
-// engines there are and how many of them are ready, and each engine's own
-// state under its name.
+// Readiness is the body of GET /ready: the engines' state as one (their
+// supervisors' Status, as the pool sums it), how many engines there are
+// and how many of them are ready, and each engine's own state under its
+// name. Ready is whether a request sent now is taken: an engine unloaded
+// for idleness, or loading again on demand, is ready (the request waits
+// for the load) and not Loaded.
 type Readiness struct {
-	Status
-	Engines      int            `json:"engines"`
-	EnginesReady int            `json:"engines_ready"`
-	PerEngine    []EngineStatus `json:"per_engine,omitempty"`
-}
-
-// StatusSource reports the engine's state (drama serve gives the one of
-// package engine/supervise's Supervisor). Its Message is shown to clients:
-// it names no engine output and no local path.
-type StatusSource interface {
-	Status() Status
-}
-
-// FailureReporter is told when a synthesis finds the engine failed, so the
-// engine can be restarted if it is gone. engine/supervise's Supervisor
-// implements it.
-type FailureReporter interface {
-	EngineFailed(err error)
+	supervise.Status
+	Engines      int                `json:"engines"`
+	EnginesReady int                `json:"engines_ready"`
+	PerEngine    []pool.EngineState `json:"per_engine,omitempty"`
 }
 
 // Config configures a Server.
 type Config struct {
-	// Engine answers the calls that make no speech (Describe, Voices,
-	// Encode); without Pool it also speaks. Required.
-	Engine engine.Speech
-	// Pool, when set, hands each speech request an engine (several
-	// engines behind one queue); MaxQueue, Status and Failures are then
-	// the pool's. Nil puts Engine alone behind a queue of MaxQueue.
-	Pool *pool.Pool
 	// Caps are the engine's capabilities (from Describe).
 	Caps engine.Capabilities
 	// Model is the id listed by GET /v1/models, e.g. "drama-3-nvfp4".
 	Model string
-	// MaxQueue is how many requests may wait for the engine: 0 means
-	// DefaultMaxQueue, a negative number none (a request that finds the
-	// engine busy gets a 503 at once).
-	MaxQueue int
 	// QueueTimeout is the longest a request waits in the queue (default 5 min).
 	QueueTimeout time.Duration
 	// ReadyWait is how long a speech request that finds no engine ready
@@ -84,10 +49,6 @@ type Config struct {
 	// that sends such a 503 on to another host (nothing of the request ran
 	// here) has taken this host out by then.
 	ReadyWait time.Duration
-	// Status reports readiness; nil means always ready.
-	Status StatusSource
-	// Failures is told about engine failures; may be nil.
-	Failures FailureReporter
 	// Restarter restarts the engine within a request, to load a clone
 	// into a catalog engine's catalog (see CatalogStore); may be nil.
 	Restarter Restarter
@@ -151,7 +112,8 @@ type Config struct {
 	AllowInlineReferences bool
 }
 
-// DefaultMaxQueue is the queue's bound when Config.MaxQueue is 0.
+// DefaultMaxQueue is the queue's bound drama serve gives its pool by
+// default (--max-queue).
 const DefaultMaxQueue = 32
 
 // Server is the HTTP API. Create it with New; it is safe for concurrent use.
@@ -175,14 +137,10 @@ type Server struct {
 	voicesAt     time.Time
 }
 
-// New returns a Server for cfg.
-func New(cfg Config) *Server {
-	switch {
-	case cfg.MaxQueue == 0:
-		cfg.MaxQueue = DefaultMaxQueue
-	case cfg.MaxQueue < 0:
-		cfg.MaxQueue = 0
-	}
+// New returns a Server for cfg over the engines of p: each speech request
+// waits in p's queue for one of them (p's MaxQueue bounds it), and the
+// calls that make no speech (voices, clones) go to any of them.
+func New(p *pool.Pool, cfg Config) *Server {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
@@ -197,12 +155,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, pool: cfg.Pool, log: log, cloneSlot: upload.NewSlot(10 * time.Second), refs: newRefCache(maxCachedRefs, maxCachedRefBytes)}
-	if s.pool == nil {
-		s.pool, _ = pool.New([]pool.Named{{Name: "engine", Member: single{&s.cfg}}}, pool.Options{MaxQueue: cfg.MaxQueue})
-	} else {
-		s.cfg.MaxQueue = s.pool.Options().MaxQueue
-	}
+	s := &Server{cfg: cfg, pool: p, log: log, cloneSlot: upload.NewSlot(10 * time.Second), refs: newRefCache(maxCachedRefs, maxCachedRefBytes)}
 	s.hosts = hostcheck.New(cfg.Addr, cfg.AllowHosts)
 	s.SetCapabilities(cfg.Caps)
 	if cfg.Keys.Len() > 0 {
@@ -211,33 +164,6 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(s.pool)
 	return s
 }
-
-// single is Config's one engine as a pool's member.
-type single struct{ cfg *Config }
-
-func (m single) Engine() engine.Speech { return m.cfg.Engine }
-
-func (m single) Status() supervise.Status {
-	if m.cfg.Status == nil {
-		return supervise.Status{Phase: supervise.PhaseReady, Ready: true}
-	}
-	return m.cfg.Status.Status()
-}
-
-func (m single) EngineFailed(err error) {
-	if m.cfg.Failures != nil {
-		m.cfg.Failures.EngineFailed(err)
-	}
-}
-
-// InUse holds nothing: Config's engine is never unloaded.
-func (single) InUse() func() { return nil }
-
-// Starts is 0: Config's engine is not started again by the API.
-func (single) Starts() uint64 { return 0 }
-
-// Loaded is true: Config's engine is never unloaded.
-func (single) Loaded() bool { return true }
 
 // SetCapabilities records the engine's capabilities (from Describe), which
 // decide what a request may ask for.
@@ -324,7 +250,7 @@ func requestID(ctx context.Context) string {
 }
 
 // status is the state of the engines as one: ready while any is.
-func (s *Server) status() Status { return s.pool.Status() }
+func (s *Server) status() supervise.Status { return s.pool.Status() }
 
 // handleHealth answers 200 while the server can serve or will soon (the
 // engine ready, starting or being restarted), and 503 once the engine has
@@ -360,12 +286,11 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
 	}
-	body := Readiness{Status: st, Engines: s.pool.Len()}
-	for _, e := range s.pool.Engines() {
-		if e.Status.Ready {
+	body := Readiness{Status: st, Engines: s.pool.Len(), PerEngine: s.pool.Engines()}
+	for _, e := range body.PerEngine {
+		if e.Ready {
 			body.EnginesReady++
 		}
-		body.PerEngine = append(body.PerEngine, EngineStatus{Name: e.Name, Status: e.Status, Busy: e.Busy})
 	}
 	writeJSON(w, code, body)
 }

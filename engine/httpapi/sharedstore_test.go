@@ -98,8 +98,8 @@ func TestSharedStoreOtherHosts(t *testing.T) {
 	store := &sharedStore{voices: map[string][]engine.Reference{}}
 	store.add("anna")
 	var voices VoiceStore = lookupStore{store}
-	a, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Voices = voices })
-	b, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Voices = voices })
+	a, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Voices = voices })
+	b, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Voices = voices })
 	if st, body := speakVoice(t, b.URL, "anna"); st != 200 {
 		t.Fatalf("B speaking anna: %d %s", st, body)
 	}
@@ -128,7 +128,7 @@ func TestSharedStoreOtherHosts(t *testing.T) {
 // this host or another sharing the store) is answered 409 voice_exists.
 func TestCloneOfATakenIDConflicts(t *testing.T) {
 	store := &sharedStore{voices: map[string][]engine.Reference{}}
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) { c.Voices = store })
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) { c.Voices = store })
 	var got []int
 	for range 2 {
 		ct, body := cloneForm(t, []byte("RIFF"))

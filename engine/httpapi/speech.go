@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/prompt"
+	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -169,14 +170,14 @@ func (s *Server) waitTurn(ctx context.Context, voice string, limit time.Duration
 		return nil, nil, notReady(st)
 	}
 	if errors.Is(err, pool.ErrQueueFull) {
-		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.cfg.MaxQueue)
+		return nil, nil, unavailable("queue_full", s.retryAfter(), "%d requests are already waiting for the engine: retry later", s.pool.Options().MaxQueue)
 	}
 	return nil, nil, unavailable("queue_timeout", s.retryAfter(), "waited %v for the engine without a turn: retry later", limit)
 }
 
 // notReady is the 503 of a request turned away while no engine is ready
 // (st is the engines' state then).
-func notReady(st Status) *apiError {
+func notReady(st supervise.Status) *apiError {
 	return unavailable("engine_not_ready", 5*time.Second, "the engine is not ready (%s): GET /ready tells when it is", st.Phase)
 }
 

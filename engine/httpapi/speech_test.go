@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
+	"github.com/drama-tts/drama/engine/supervise"
 )
 
 func TestWholeWAV(t *testing.T) {
@@ -71,7 +72,7 @@ func TestFinishReasons(t *testing.T) {
 }
 
 func TestFailureAfterFirstChunkHasNoTerminatingChunk(t *testing.T) {
-	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, _ *Config) { f.FailAfterFirstChunk = true })
+	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, _ *served) { f.FailAfterFirstChunk = true })
 	r := rawPost(t, ts.URL, `{"input":"`+strings.Repeat("long text ", 100)+`","stream":true,"response_format":"pcm"}`)
 	if r.Status != 200 || len(r.Body) == 0 || r.Terminated {
 		t.Fatalf("status %d, %d bytes, terminated %v: a failed stream must not look complete", r.Status, len(r.Body), r.Terminated)
@@ -171,7 +172,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestConcurrentClientsOneAtATimeFIFO(t *testing.T) {
-	ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *Config) { c.MaxQueue = 100; f.FrameDelay = 100 * time.Microsecond })
+	ts, _, ce, _ := startFake(t, func(f *enginetest.Fake, c *served) { c.MaxQueue = 100; f.FrameDelay = 100 * time.Microsecond })
 	ce.order = make(chan string, 200)
 	const clients = 100
 	var wg sync.WaitGroup
@@ -200,7 +201,7 @@ func TestConcurrentClientsOneAtATimeFIFO(t *testing.T) {
 }
 
 func TestQueueBoundGives503WithRetryAfter(t *testing.T) {
-	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, c *Config) { c.MaxQueue = 2; f.FrameDelay = 20 * time.Millisecond })
+	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, c *served) { c.MaxQueue = 2; f.FrameDelay = 20 * time.Millisecond })
 	const clients = 8
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -226,7 +227,7 @@ func TestQueueBoundGives503WithRetryAfter(t *testing.T) {
 }
 
 func TestCancelMidStreamThenNextSucceeds(t *testing.T) {
-	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, _ *Config) { f.FrameDelay = 5 * time.Millisecond })
+	ts, _, _, _ := startFake(t, func(f *enginetest.Fake, _ *served) { f.FrameDelay = 5 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/audio/speech", strings.NewReader(`{"input":"`+strings.Repeat("many words ", 100)+`","stream":true}`))
 	resp, err := http.DefaultClient.Do(req)
@@ -245,16 +246,12 @@ func TestCancelMidStreamThenNextSucceeds(t *testing.T) {
 	}
 }
 
-type fixedStatus Status
-
-func (f fixedStatus) Status() Status { return Status(f) }
-
 func TestReadyHealthModelsMetrics(t *testing.T) {
-	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *Config) {
-		c.Status = fixedStatus{Phase: "loading", Progress: 0.4}
+	ts, _, _, _ := startFake(t, func(_ *enginetest.Fake, c *served) {
+		c.Status = supervise.Status{Phase: "loading", Progress: 0.4}
 	})
 	resp, _ := http.Get(ts.URL + "/ready")
-	var st Status
+	var st supervise.Status
 	json.NewDecoder(resp.Body).Decode(&st)
 	resp.Body.Close()
 	if resp.StatusCode != 503 || st.Phase != "loading" || st.Progress != 0.4 {

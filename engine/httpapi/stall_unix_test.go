@@ -54,7 +54,7 @@ func TestStalledClientIsCut(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var logs enginetest.Buffer
 			fails := &failureCount{}
-			_, _, ce, srv := startFake(t, func(f *enginetest.Fake, c *Config) {
+			_, _, ce, srv := startFake(t, func(f *enginetest.Fake, c *served) {
 				f.FramesPerRune = 20 // about 8 MB of audio: far more than the socket buffers hold
 				c.StallTimeout = 300 * time.Millisecond
 				c.FFmpeg = ff
@@ -153,7 +153,7 @@ func (e *takenEngine) Synthesize(ctx context.Context, req engine.SynthesisReques
 // send buffer grows to megabytes, all of it made before the timeout starts.
 func TestStalledClientBoundsAudioAhead(t *testing.T) {
 	var te *takenEngine
-	_, _, _, srv := startFake(t, func(f *enginetest.Fake, c *Config) {
+	_, _, _, srv := startFake(t, func(f *enginetest.Fake, c *served) {
 		f.FramesPerRune = 20 // about 8 MB of audio
 		c.StallTimeout = 300 * time.Millisecond
 		te = &takenEngine{Speech: c.Engine}

@@ -95,7 +95,7 @@ type VoiceStore interface {
 }
 
 func (s *Server) engineVoiceList(ctx context.Context) ([]VoiceInfo, error) {
-	list, err := s.cfg.Engine.Voices(ctx)
+	list, err := s.pool.Any().Voices(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -490,18 +490,20 @@ func (p *Pool) Depth() int {
 // Len is the number of engines.
 func (p *Pool) Len() int { return len(p.slots) }
 
-// EngineState is one engine as the pool reports it.
+// EngineState is one engine as the pool reports it (drama serve's GET
+// /ready lists them under per_engine, GET /metrics by engine): its name,
+// its supervisor's Status, whether it serves a request now, and what the
+// pool handed it.
 type EngineState struct {
-	Name   string           `json:"name"`
-	Status supervise.Status `json:"status"`
-	Busy   bool             `json:"busy"`
-	Loaded bool             `json:"loaded"`
+	Name string `json:"name"`
+	supervise.Status
+	Busy bool `json:"busy"`
 	// Voices are the voices it holds warm, most recent first.
 	Voices []string `json:"-"`
 	// Served counts the requests it was handed; WarmHits those that found
 	// their voice warm.
-	Served   uint64 `json:"served"`
-	WarmHits uint64 `json:"warm_hits"`
+	Served   uint64 `json:"-"`
+	WarmHits uint64 `json:"-"`
 }
 
 // Engines reports every engine, in the pool's order.
@@ -510,7 +512,7 @@ func (p *Pool) Engines() []EngineState {
 	defer p.mu.Unlock()
 	out := make([]EngineState, len(p.slots))
 	for i, s := range p.slots {
-		out[i] = EngineState{Name: s.name, Status: s.m.Status(), Busy: s.busy, Loaded: s.m.Loaded(),
+		out[i] = EngineState{Name: s.name, Status: s.m.Status(), Busy: s.busy,
 			Voices: slices.Clone(s.warmLocked()), Served: s.served, WarmHits: s.warmHits}
 	}
 	return out

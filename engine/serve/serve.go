@@ -264,9 +264,9 @@ func New(ctx context.Context, cfg Config, engines []Engine, addr string) (*Serve
 		e.Sup.Prepare = catalog.prepare
 		e.Sup.KeepAlive = supervisorKeepAlive(cfg.KeepAlive)
 	}
-	a.Engine, a.Pool, a.Restarter, a.FFmpeg, a.Logger, a.Voices, a.Addr = p.Any(), p, p, ffmpeg, logger, catalog, addr
+	a.Restarter, a.FFmpeg, a.Logger, a.Voices, a.Addr = p, ffmpeg, logger, catalog, addr
 	a.Uploads.Dir = uploads
-	api := httpapi.New(a)
+	api := httpapi.New(p, a)
 	access := cmp.Or(cfg.AccessLog, slog.New(slog.DiscardHandler))
 	srv := &http.Server{
 		Handler:           httpapi.AccessLog(access, api.Handler()),

@@ -23,9 +23,7 @@ const (
 // only after that waiter's hold began, so that the engine stays loaded
 // between them. done may be called more than once.
 func (s *Supervisor) InUse() (done func()) {
-	s.mu.Lock()
-	s.inUse++
-	s.mu.Unlock()
+	s.update(func(st *state) { st.inUse++ })
 	return s.doneFunc()
 }
 
@@ -36,58 +34,61 @@ func (s *Supervisor) doneFunc() func() {
 
 // release ends one use; the last one starts the idle countdown.
 func (s *Supervisor) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.inUse--
-	s.lastUse = time.Now()
-	if s.inUse == 0 {
-		s.armIdle()
-	}
+	s.update(func(st *state) {
+		st.inUse--
+		st.lastUse = time.Now()
+		if st.inUse == 0 {
+			s.armIdle(st)
+		}
+	})
 }
 
-// armIdle starts (or starts again) the countdown to idleUnload; mu is held.
-func (s *Supervisor) armIdle() {
-	if s.KeepAlive == 0 || s.stopped {
+// armIdle starts (or starts again) the countdown to idleUnload in st.
+func (s *Supervisor) armIdle(st *state) {
+	if s.KeepAlive == 0 || st.stopped {
 		return
 	}
 	d := max(s.KeepAlive, 0)
-	if s.idle == nil {
-		s.idle = time.AfterFunc(d, s.idleUnload)
+	if st.idle == nil {
+		st.idle = time.AfterFunc(d, s.idleUnload)
 		return
 	}
-	s.idle.Reset(d)
+	st.idle.Reset(d)
 }
 
 // idleUnload stops the engine when it is loaded, no request uses it and
 // none has for KeepAlive. The plugin stays open: loading again is a start
 // of the engine, as a restart is.
 func (s *Supervisor) idleUnload() {
-	s.mu.Lock()
-	if s.stopped || s.inUse > 0 || s.shift != nil || s.unloaded || s.restarting || s.eng == nil || !s.status.Loaded {
-		s.mu.Unlock()
+	var t *transition
+	var eng engine.Engine
+	s.update(func(st *state) {
+		if st.stopped || st.inUse > 0 || st.shift != nil || st.unloaded || st.restarting || st.eng == nil || !st.status.Loaded {
+			return
+		}
+		if left := s.KeepAlive - time.Since(st.lastUse); left > 0 {
+			st.idle.Reset(left)
+			return
+		}
+		t = &transition{done: make(chan struct{})}
+		st.shift = t
+		eng = st.eng
+		st.status = Status{Phase: PhaseUnloading, Ready: true, Message: msgUnloading, Restarts: st.status.Restarts}
+		s.loops.Add(1)
+	})
+	if t == nil {
 		return
 	}
-	if left := s.KeepAlive - time.Since(s.lastUse); left > 0 {
-		s.idle.Reset(left)
-		s.mu.Unlock()
-		return
-	}
-	t := &transition{done: make(chan struct{})}
-	s.shift = t
-	eng := s.eng
-	s.status = Status{Phase: PhaseUnloading, Ready: true, Message: msgUnloading, Restarts: s.status.Restarts}
-	s.loops.Add(1)
-	s.mu.Unlock()
 	defer s.loops.Done()
 
 	res, err := eng.Stop(s.ctx, engine.StopRequest{})
-	s.mu.Lock()
-	s.shift = nil
-	if !s.stopped {
-		s.unloaded = true
-		s.status = Status{Phase: PhaseUnloaded, Ready: true, Message: msgUnloaded, Restarts: s.status.Restarts}
-	}
-	s.mu.Unlock()
+	s.update(func(st *state) {
+		st.shift = nil
+		if !st.stopped {
+			st.unloaded = true
+			st.status = Status{Phase: PhaseUnloaded, Ready: true, Message: msgUnloaded, Restarts: st.status.Restarts}
+		}
+	})
 	close(t.done)
 	if err != nil {
 		// the plugin did not answer: the next load finds out and goes
@@ -103,28 +104,8 @@ func (s *Supervisor) idleUnload() {
 // the load). Unlike Status().Loaded it is true while the engine starts or
 // restarts.
 func (s *Supervisor) Loaded() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.unloaded && s.shift == nil
-}
-
-// settle waits for a load or unload under way to end, and for any that
-// began meanwhile; it returns with mu held and none under way, or with
-// ctx's error and mu not held.
-func (s *Supervisor) settle(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		t := s.shift
-		if t == nil {
-			return nil
-		}
-		s.mu.Unlock()
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	st := s.view()
+	return !st.unloaded && st.shift == nil
 }
 
 // use returns the current engine for one call, loading it first when it
@@ -133,40 +114,42 @@ func (s *Supervisor) settle(ctx context.Context) error {
 func (s *Supervisor) use(ctx context.Context) (eng engine.Engine, done func(), err error) {
 	done = s.InUse() // a caller waiting for a load keeps it from unloading again
 	for {
-		s.mu.Lock()
-		switch {
-		case s.stopped:
-			s.mu.Unlock()
+		var shift *transition
+		s.update(func(st *state) {
+			switch {
+			case st.stopped:
+				err = errNoEngine
+			case st.shift != nil || st.unloaded:
+				if st.shift == nil {
+					s.beginLoad(st)
+				}
+				// wait for this transition itself: a load that fails at
+				// once is seen to fail, not taken for a loaded engine
+				shift = st.shift
+			case st.eng == nil:
+				err = errNoEngine
+			default:
+				eng = st.eng
+				st.calls++
+			}
+		})
+		if err != nil {
 			done()
-			return nil, nil, errNoEngine
-		case s.shift != nil || s.unloaded:
-			if s.shift == nil {
-				s.beginLoad()
-			}
-			// wait for this transition itself: a load that fails at once
-			// is seen to fail, not taken for a loaded engine
-			t := s.shift
-			s.mu.Unlock()
-			select {
-			case <-t.done:
-			case <-ctx.Done():
-				done()
-				return nil, nil, ctx.Err()
-			}
-			if t.err != nil {
-				done()
-				return nil, nil, t.err
-			}
-			continue
-		case s.eng == nil:
-			s.mu.Unlock()
-			done()
-			return nil, nil, errNoEngine
+			return nil, nil, err
 		}
-		eng = s.eng
-		s.calls++
-		s.mu.Unlock()
-		return eng, s.callDone(done), nil
+		if shift == nil {
+			return eng, s.callDone(done), nil
+		}
+		select {
+		case <-shift.done:
+		case <-ctx.Done():
+			done()
+			return nil, nil, ctx.Err()
+		}
+		if shift.err != nil {
+			done()
+			return nil, nil, shift.err
+		}
 	}
 }
 
@@ -176,26 +159,25 @@ func (s *Supervisor) callDone(release func()) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.mu.Lock()
-			s.calls--
-			if s.calls == 0 && s.callsEnded != nil {
-				close(s.callsEnded)
-				s.callsEnded = nil
-			}
-			s.mu.Unlock()
+			s.update(func(st *state) {
+				st.calls--
+				if st.calls == 0 && st.callsEnded != nil {
+					close(st.callsEnded)
+					st.callsEnded = nil
+				}
+			})
 			release()
 		})
 	}
 }
 
-// beginLoad starts loading an unloaded engine in the background; mu is
-// held.
-func (s *Supervisor) beginLoad() {
+// beginLoad starts loading an unloaded engine in the background, from st.
+func (s *Supervisor) beginLoad(st *state) {
 	t := &transition{load: true, done: make(chan struct{})}
-	s.shift = t
-	s.status = Status{Phase: PhaseLoading, Ready: true, Message: msgOnDemand, Restarts: s.status.Restarts}
+	st.shift = t
+	st.status = Status{Phase: PhaseLoading, Ready: true, Message: msgOnDemand, Restarts: st.status.Restarts}
 	s.loops.Add(1)
-	go s.load(t, s.eng)
+	go s.load(t, st.eng)
 }
 
 // load starts eng again (Prepare first), bounded by the start request's
@@ -206,21 +188,27 @@ func (s *Supervisor) load(t *transition, eng engine.Engine) {
 	began := time.Now()
 	s.log().Info("loading the engine on demand")
 	err := s.startEngine(s.ctx, eng)
-	s.mu.Lock()
-	s.shift = nil
+	restart := false
+	s.update(func(st *state) {
+		st.shift = nil
+		switch {
+		case err == nil:
+			st.unloaded = false
+			s.markReady(st, false)
+		case st.stopped:
+			t.err = errNoEngine
+		default:
+			t.err = engine.NotReadyf("the engine did not load (%s): it is being restarted; retry shortly", Summary(err))
+			st.unloaded = false
+			s.beginRestart(st, "after a failed load", "did not load", err)
+			restart = true
+		}
+	})
 	switch {
 	case err == nil:
-		s.unloaded = false
-		s.mu.Unlock()
-		s.becameReady(false)
 		s.log().Info("loaded the engine on demand", "took", time.Since(began).Round(time.Millisecond).String())
-	case s.stopped:
-		t.err = errNoEngine
-		s.mu.Unlock()
-	default:
-		t.err = engine.NotReadyf("the engine did not load (%s): it is being restarted; retry shortly", Summary(err))
-		s.unloaded = false
-		s.restartAfter("after a failed load", "did not load", err)
+	case restart:
+		s.restartBegun("did not load", err)
 	}
 	close(t.done)
 }
@@ -228,18 +216,16 @@ func (s *Supervisor) load(t *transition, eng engine.Engine) {
 // cachedVoices returns the voices the loaded engine last listed, while it
 // is unloaded, so that listing voices does not load it.
 func (s *Supervisor) cachedVoices() ([]engine.Voice, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if (s.unloaded || s.shift != nil) && s.voices != nil {
-		return slices.Clone(s.voices), true
+	st := s.view()
+	if (st.unloaded || st.shift != nil) && st.voices != nil {
+		return slices.Clone(st.voices), true
 	}
 	return nil, false
 }
 
 func (s *Supervisor) keepVoices(v []engine.Voice) {
-	s.mu.Lock()
-	s.voices = slices.Clone(v)
-	s.mu.Unlock()
+	v = slices.Clone(v)
+	s.update(func(st *state) { st.voices = v })
 }
 
 // usedStream ends its use of the engine when it is closed: a stream open

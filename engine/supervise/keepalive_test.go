@@ -150,7 +150,7 @@ func TestALongStreamKeepsTheEngineLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := k.lastPID(t)
-	time.Sleep(50 * time.Millisecond) // 25 keep-alive times with the stream open and unread
+	k.sup.idleTimerFires() // the keep-alive time passes with the stream open and unread
 	if s := k.sup.State(); s != StateReady || !enginetest.Alive(pid) {
 		t.Fatalf("state %s with a stream open, process alive %v: the idle timer cut a request in flight", s, enginetest.Alive(pid))
 	}
@@ -170,7 +170,8 @@ func TestALongStreamKeepsTheEngineLoaded(t *testing.T) {
 func TestInUseHoldsTheEngine(t *testing.T) {
 	k := newKeptAlive(t, 2*time.Millisecond)
 	done := k.sup.InUse()
-	time.Sleep(30 * time.Millisecond)
+	speak(t, k.sup, "held") // loaded, should the timer have come first
+	k.sup.idleTimerFires()  // the keep-alive time passes while it is held
 	if s := k.sup.State(); s != StateReady {
 		t.Fatalf("state %s while in use, want ready", s)
 	}
@@ -197,10 +198,7 @@ func TestUnloadAtOnce(t *testing.T) {
 func TestNoKeepAliveNeverArmsTheTimer(t *testing.T) {
 	k := newKeptAlive(t, 0)
 	speak(t, k.sup, "stay")
-	k.sup.mu.Lock()
-	idle := k.sup.idle
-	k.sup.mu.Unlock()
-	if idle != nil || k.sup.State() != StateReady {
+	if idle := k.sup.view().idle; idle != nil || k.sup.State() != StateReady {
 		t.Fatalf("keep-alive 0 armed an idle timer (state %s)", k.sup.State())
 	}
 }
@@ -284,13 +282,18 @@ func TestAWaitingRequestMayLeave(t *testing.T) {
 	}
 }
 
+// idleTimerFires runs what the idle timer runs once the keep-alive time
+// has passed since the last use: the engine unloads unless a request
+// holds it.
+func (s *Supervisor) idleTimerFires() {
+	s.update(func(st *state) { st.lastUse = time.Now().Add(-2 * max(s.KeepAlive, time.Millisecond)) })
+	s.idleUnload()
+}
+
 // idleUnloadNow unloads the engine as the idle timer would.
 func (s *Supervisor) idleUnloadNow(t *testing.T) {
 	t.Helper()
-	s.mu.Lock()
-	s.lastUse = time.Now().Add(-2 * s.KeepAlive)
-	s.mu.Unlock()
-	s.idleUnload()
+	s.idleTimerFires()
 	if st := s.State(); st != StateUnloaded {
 		t.Fatalf("state %s after an idle unload", st)
 	}
@@ -385,7 +388,9 @@ func TestRestartWaitsForTheStreamsUnderWay(t *testing.T) {
 		}
 		later <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// the synthesis asked for during the restart waits for it, holding the
+	// engine beside the stream under way
+	enginetest.WaitFor(t, func() bool { return k.sup.view().inUse == 2 })
 	if n := k.starts.Load(); n != 1 {
 		t.Fatalf("the engine started %d times with a stream open, want 1: the restart cut it", n)
 	}

@@ -119,7 +119,14 @@ type Supervisor struct {
 	cancel context.CancelCauseFunc
 	loops  sync.WaitGroup // the restart in the background, if any
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	st state // read and changed through view and update alone
+}
+
+// state is what a supervisor knows of its engine: one value, guarded by
+// the supervisor's mu, read whole by view and changed by update, so that
+// every lock is released in the function that took it.
+type state struct {
 	eng        engine.Engine
 	closeEng   func()
 	status     Status
@@ -145,6 +152,21 @@ type Supervisor struct {
 	starts uint64 // times the engine became ready (see Starts)
 }
 
+// view returns a copy of the state.
+func (s *Supervisor) view() state {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+// update changes the state through f, under mu; f takes no lock and
+// waits for nothing.
+func (s *Supervisor) update(f func(st *state)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.st)
+}
+
 // transition is a load on demand, an unload or a restart asked for under
 // way; done is closed when it ends, and err then says why a load or the
 // restart failed.
@@ -159,7 +181,7 @@ type transition struct {
 func New(open Opener, req engine.StartRequest, onEvent func(engine.LifecycleEvent)) *Supervisor {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Supervisor{open: open, req: req, onEvent: onEvent, MaxRestarts: DefaultMaxRestarts, Backoff: DefaultBackoff,
-		MaxBackoff: DefaultMaxBackoff, status: Status{Phase: PhaseStarting}, ctx: ctx, cancel: cancel}
+		MaxBackoff: DefaultMaxBackoff, st: state{status: Status{Phase: PhaseStarting}}, ctx: ctx, cancel: cancel}
 }
 
 // bound returns ctx, ended also when the supervisor stops.
@@ -197,9 +219,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		s.setStatus(Status{Phase: PhaseFailed, Message: "the engine plugin did not open: " + Summary(err)})
 		return err
 	}
-	s.mu.Lock()
-	s.eng, s.closeEng = eng, closeEng
-	s.mu.Unlock()
+	s.update(func(st *state) { st.eng, st.closeEng = eng, closeEng })
 	if err := s.startEngine(ctx, eng); err != nil {
 		s.setStatus(Status{Phase: PhaseFailed, Message: "the engine did not start: " + Summary(err)})
 		return err
@@ -208,20 +228,23 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	return nil
 }
 
-// becameReady marks the engine ready and loaded and, with KeepAlive set and
-// no request using it, starts the idle countdown.
+// becameReady marks the engine ready and loaded (see markReady).
 func (s *Supervisor) becameReady(restarted bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.status.Restarts
+	s.update(func(st *state) { s.markReady(st, restarted) })
+}
+
+// markReady marks the engine ready and loaded in st and, with KeepAlive
+// set and no request using it, starts the idle countdown.
+func (s *Supervisor) markReady(st *state, restarted bool) {
+	n := st.status.Restarts
 	if restarted {
 		n++
 	}
-	s.status = Status{Phase: PhaseReady, Ready: true, Loaded: true, Restarts: n}
-	s.starts++
-	s.lastUse = time.Now()
-	if s.inUse == 0 {
-		s.armIdle()
+	st.status = Status{Phase: PhaseReady, Ready: true, Loaded: true, Restarts: n}
+	st.starts++
+	st.lastUse = time.Now()
+	if st.inUse == 0 {
+		s.armIdle(st)
 	}
 }
 
@@ -237,6 +260,16 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 	return eng.Start(ctx, req, s.event)
 }
 
+// restartAsked is a restart asked for (Restart) as begun under mu: its
+// transition, the engine it starts again, the status to go back to, and,
+// when calls into the engine run, the channel closed once they have ended.
+type restartAsked struct {
+	t      *transition
+	eng    engine.Engine
+	before Status
+	ended  chan struct{}
+}
+
 // Restart starts the running engine again now (Prepare first) and returns
 // when it serves again or has failed; a failure hands over to the restart
 // loop of EngineFailed. A catalog engine reads a newly published voice
@@ -247,123 +280,138 @@ func (s *Supervisor) startEngine(ctx context.Context, eng engine.Engine) error {
 // answers not ready while a restart after a failure runs, or once Stop
 // has run.
 func (s *Supervisor) Restart(ctx context.Context) error {
-	if err := s.settle(ctx); err != nil {
-		return err
-	}
-	// mu is held
-	if s.unloaded && !s.stopped {
-		// the load runs Prepare: it is the restart asked for
-		s.mu.Unlock()
-		_, done, err := s.use(ctx)
-		if err == nil {
-			done()
+	var r restartAsked
+	for {
+		var shift *transition
+		var load bool
+		var err error
+		s.update(func(st *state) { shift, load, err = s.askRestart(st, &r) })
+		switch {
+		case err != nil:
+			return err
+		case load:
+			// the load runs Prepare: it is the restart asked for
+			_, done, err := s.use(ctx)
+			if err == nil {
+				done()
+			}
+			return err
+		case shift == nil:
+			return s.runRestartAsked(ctx, r)
 		}
-		return err
+		// a load or unload under way ends first
+		select {
+		case <-shift.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+}
+
+// askRestart begins the restart Restart asks for in st (into r), or says
+// what comes first: a load or unload under way to wait for (shift), a load
+// in its place (an engine unloaded for idleness), or a refusal.
+func (s *Supervisor) askRestart(st *state, r *restartAsked) (shift *transition, load bool, err error) {
 	switch {
-	case s.stopped:
-		s.mu.Unlock()
-		return engine.NotReadyf("the server is stopping")
-	case s.restarting:
-		why := s.why
-		s.mu.Unlock()
-		return engine.NotReadyf("the engine is being restarted %s: retry shortly", why)
-	case s.eng == nil:
-		s.mu.Unlock()
-		return engine.NotReadyf("the engine is not running")
+	case st.shift != nil:
+		return st.shift, false, nil
+	case st.unloaded && !st.stopped:
+		return nil, true, nil
+	case st.stopped:
+		return nil, false, engine.NotReadyf("the server is stopping")
+	case st.restarting:
+		return nil, false, engine.NotReadyf("the engine is being restarted %s: retry shortly", st.why)
+	case st.eng == nil:
+		return nil, false, engine.NotReadyf("the engine is not running")
 	}
-	t := &transition{done: make(chan struct{})}
-	s.shift = t
-	s.restarting, s.why = true, "to load a new voice"
-	eng, before := s.eng, s.status
-	s.status = Status{Phase: PhaseRestarting, Message: "loading a new voice", Restarts: s.status.Restarts}
-	var ended chan struct{}
-	if s.calls > 0 {
-		s.status.Message = "loading a new voice once the requests under way end"
-		ended = make(chan struct{})
-		s.callsEnded = ended
+	r.t = &transition{done: make(chan struct{})}
+	st.shift = r.t
+	st.restarting, st.why = true, "to load a new voice"
+	r.eng, r.before = st.eng, st.status
+	st.status = Status{Phase: PhaseRestarting, Message: "loading a new voice", Restarts: st.status.Restarts}
+	if st.calls > 0 {
+		st.status.Message = "loading a new voice once the requests under way end"
+		r.ended = make(chan struct{})
+		st.callsEnded = r.ended
 	}
-	s.mu.Unlock()
+	return nil, false, nil
+}
+
+// runRestartAsked runs the restart askRestart began, once the calls under
+// way have ended.
+func (s *Supervisor) runRestartAsked(ctx context.Context, r restartAsked) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	if ended != nil {
+	if r.ended != nil {
 		select {
-		case <-ended:
+		case <-r.ended:
 		case <-ctx.Done():
 			// the engine was not touched: the calls that waited go on
-			s.mu.Lock()
-			s.shift, s.restarting, s.callsEnded = nil, false, nil
-			s.status = before
-			s.mu.Unlock()
-			close(t.done)
+			s.update(func(st *state) {
+				st.shift, st.restarting, st.callsEnded = nil, false, nil
+				st.status = r.before
+			})
+			close(r.t.done)
 			return context.Cause(ctx)
 		}
 	}
 	s.setStatus(Status{Phase: PhaseRestarting, Message: "loading a new voice"})
-	err := s.startEngine(ctx, eng)
-	s.mu.Lock()
-	s.shift, s.restarting = nil, false
-	if err != nil {
-		// an engine that still serves (Prepare failed before it was
-		// touched) keeps serving; one that does not is restarted
-		s.status = before
-	}
-	s.mu.Unlock()
+	err := s.startEngine(ctx, r.eng)
+	s.update(func(st *state) {
+		st.shift, st.restarting = nil, false
+		if err == nil {
+			s.markReady(st, false)
+		} else {
+			// an engine that still serves (Prepare failed before it was
+			// touched) keeps serving; one that does not is restarted
+			st.status = r.before
+		}
+	})
 	if err != nil {
 		s.EngineFailed(err)
-		s.mu.Lock()
-		if s.restarting {
-			t.err = engine.NotReadyf("the engine did not start again (%s): it is being restarted; retry shortly", Summary(err))
-		}
-		s.mu.Unlock()
-		close(t.done)
-		return err
+		s.update(func(st *state) {
+			if st.restarting {
+				r.t.err = engine.NotReadyf("the engine did not start again (%s): it is being restarted; retry shortly", Summary(err))
+			}
+		})
 	}
-	s.becameReady(false)
-	close(t.done)
-	return nil
+	close(r.t.done)
+	return err
 }
 
 func (s *Supervisor) event(ev engine.LifecycleEvent) {
 	if ev.Phase != engine.PhaseReady {
-		s.mu.Lock()
-		s.status.Phase, s.status.Progress, s.status.Message, s.status.Ready, s.status.Loaded = Phase(ev.Phase.String()), max(ev.Progress, 0), Brief(ev.Message), false, false
-		if s.shift != nil && s.shift.load {
-			// a load on demand: requests wait for it rather than being
-			// turned away
-			s.status.Ready = true
-			s.status.Message = msgOnDemand
-		}
-		s.mu.Unlock()
+		s.update(func(st *state) {
+			st.status.Phase, st.status.Progress, st.status.Message, st.status.Ready, st.status.Loaded = Phase(ev.Phase.String()), max(ev.Progress, 0), Brief(ev.Message), false, false
+			if st.shift != nil && st.shift.load {
+				// a load on demand: requests wait for it rather than being
+				// turned away
+				st.status.Ready = true
+				st.status.Message = msgOnDemand
+			}
+		})
 	}
 	if s.onEvent != nil {
 		s.onEvent(ev)
 	}
 }
 
-func (s *Supervisor) setStatus(st Status) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st.Restarts = s.status.Restarts
-	s.status = st
+// setStatus replaces the status, keeping its count of restarts.
+func (s *Supervisor) setStatus(next Status) {
+	s.update(func(st *state) {
+		next.Restarts = st.status.Restarts
+		st.status = next
+	})
 }
 
 // Status reports the engine's state.
-func (s *Supervisor) Status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status
-}
+func (s *Supervisor) Status() Status { return s.view().status }
 
 // Starts counts the times the engine became ready: at Start, and after
 // each restart, Restart and load on demand. Each of them begins with the
 // engine's prefix cache empty; engine/pool forgets the voices an engine
 // held warm when the count moves on.
-func (s *Supervisor) Starts() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.starts
-}
+func (s *Supervisor) Starts() uint64 { return s.view().starts }
 
 // State reports the engine's state in one word.
 func (s *Supervisor) State() State {
@@ -375,7 +423,7 @@ func (s *Supervisor) State() State {
 		return StateUnloaded
 	case PhaseFailed:
 		return StateFailed
-	case "stopped":
+	case PhaseStopped:
 		return StateStopped
 	}
 	return StateLoading
@@ -390,23 +438,32 @@ func (s *Supervisor) EngineFailed(cause error) {
 	if s.isStopped() || !s.Loaded() || s.healthy() {
 		return
 	}
-	s.mu.Lock()
-	if s.restarting || s.stopped || s.unloaded || s.shift != nil {
-		s.mu.Unlock()
-		return
+	begun := false
+	s.update(func(st *state) {
+		if st.restarting || st.stopped || st.unloaded || st.shift != nil {
+			return
+		}
+		s.beginRestart(st, "after a failure", "failed", cause)
+		begun = true
+	})
+	if begun {
+		s.restartBegun("failed", cause)
 	}
-	s.restartAfter("after a failure", "failed", cause)
 }
 
-// restartAfter restarts the engine in the background after cause: the
-// status and the log say that the engine "what" (failed, did not load),
-// with cause's summary, and a request that meets the restart is told why
-// it runs. mu is held; it is released here.
-func (s *Supervisor) restartAfter(why, what string, cause error) {
-	s.restarting, s.why = true, why
-	s.status = Status{Phase: PhaseRestarting, Message: "the engine " + what + " (" + Summary(cause) + "): restarting it", Restarts: s.status.Restarts}
+// beginRestart marks st restarting after cause: the status says that the
+// engine "what" (failed, did not load), with cause's summary, and a
+// request that meets the restart is told why it runs. The caller calls
+// restartBegun next, once the update has ended.
+func (s *Supervisor) beginRestart(st *state, why, what string, cause error) {
+	st.restarting, st.why = true, why
+	st.status = Status{Phase: PhaseRestarting, Message: "the engine " + what + " (" + Summary(cause) + "): restarting it", Restarts: st.status.Restarts}
 	s.loops.Add(1)
-	s.mu.Unlock()
+}
+
+// restartBegun logs cause and runs the restart beginRestart marked, in
+// the background.
+func (s *Supervisor) restartBegun(what string, cause error) {
 	s.logFailure("the engine "+what+"; restarting it", cause)
 	go s.restart()
 }
@@ -419,7 +476,7 @@ func (s *Supervisor) restartAfter(why, what string, cause error) {
 // on at MaxBackoff.
 func (s *Supervisor) restart() {
 	defer s.loops.Done()
-	defer func() { s.mu.Lock(); s.restarting = false; s.mu.Unlock() }()
+	defer s.update(func(st *state) { st.restarting = false })
 	wait := s.Backoff
 	for attempt := 1; ; attempt++ {
 		if s.ctx.Err() != nil {
@@ -452,9 +509,7 @@ func (s *Supervisor) restart() {
 
 // healthy reports whether the current engine says it is ready.
 func (s *Supervisor) healthy() bool {
-	s.mu.Lock()
-	eng := s.eng
-	s.mu.Unlock()
+	eng := s.view().eng
 	if eng == nil {
 		return false
 	}
@@ -486,10 +541,7 @@ func (s *Supervisor) Watch(ctx context.Context, interval time.Duration) {
 
 func (s *Supervisor) restartOnce() error {
 	ctx := s.ctx
-	s.mu.Lock()
-	eng := s.eng
-	s.mu.Unlock()
-	if eng != nil {
+	if eng := s.view().eng; eng != nil {
 		_, _ = eng.Stop(ctx, engine.StopRequest{})
 		err := s.startEngine(ctx, eng)
 		if err == nil || ctx.Err() != nil {
@@ -503,46 +555,45 @@ func (s *Supervisor) restartOnce() error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	if s.stopped {
-		// Stop ran while the plugin was opening and has closed what it
-		// knew of: this one would be left running.
-		s.mu.Unlock()
+	stopped := false
+	s.update(func(st *state) {
+		// Stop may have run while the plugin was opening and closed what
+		// it knew of: this one would be left running
+		if stopped = st.stopped; !stopped {
+			st.eng, st.closeEng = newEng, closeEng
+		}
+	})
+	if stopped {
 		closeEng()
 		return ErrStopped
 	}
-	s.eng, s.closeEng = newEng, closeEng
-	s.mu.Unlock()
 	return s.startEngine(ctx, newEng)
 }
 
 func (s *Supervisor) closeCurrent() {
-	s.mu.Lock()
-	closeEng := s.closeEng
-	s.eng, s.closeEng = nil, nil
-	s.mu.Unlock()
+	var closeEng func()
+	s.update(func(st *state) {
+		closeEng = st.closeEng
+		st.eng, st.closeEng = nil, nil
+	})
 	if closeEng != nil {
 		closeEng()
 	}
 }
 
-func (s *Supervisor) isStopped() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stopped
-}
+func (s *Supervisor) isStopped() bool { return s.view().stopped }
 
 // Stop cancels a start or restart in progress and any wait between
 // attempts, waits (within ctx) for the restart loop to end, stops the
 // engine and closes the plugin; no restart follows.
 func (s *Supervisor) Stop(ctx context.Context) {
-	s.mu.Lock()
-	s.stopped = true
-	s.status = Status{Phase: PhaseStopped, Restarts: s.status.Restarts}
-	if s.idle != nil {
-		s.idle.Stop()
-	}
-	s.mu.Unlock()
+	s.update(func(st *state) {
+		st.stopped = true
+		st.status = Status{Phase: PhaseStopped, Restarts: st.status.Restarts}
+		if st.idle != nil {
+			st.idle.Stop()
+		}
+	})
 	s.cancel(ErrStopped)
 	ended := make(chan struct{})
 	go func() { s.loops.Wait(); close(ended) }()
@@ -550,10 +601,7 @@ func (s *Supervisor) Stop(ctx context.Context) {
 	case <-ended:
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	eng := s.eng
-	s.mu.Unlock()
-	if eng != nil {
+	if eng := s.view().eng; eng != nil {
 		_, _ = eng.Stop(ctx, engine.StopRequest{})
 	}
 	s.closeCurrent()
@@ -573,12 +621,10 @@ var errNoEngine = engine.NotReadyf("the engine is not running")
 type supervised struct{ s *Supervisor }
 
 func (p supervised) current() (engine.Engine, error) {
-	p.s.mu.Lock()
-	defer p.s.mu.Unlock()
-	if p.s.eng == nil {
-		return nil, errNoEngine
+	if eng := p.s.view().eng; eng != nil {
+		return eng, nil
 	}
-	return p.s.eng, nil
+	return nil, errNoEngine
 }
 
 func (p supervised) Describe(ctx context.Context) (engine.Description, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/servecmd"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 )
 
 // manifest is the part of docs/deploy/kubernetes.yaml the test reads.
@@ -208,7 +209,7 @@ func TestKubernetesManifests(t *testing.T) {
 	// the probes against drama serve's real routes, as they answer while
 	// serving and while draining
 	fake := enginetest.NewFake()
-	api := httpapi.New(httpapi.Config{Engine: fake, Addr: "0.0.0.0:" + port})
+	api := httpapitest.Over(t, fake, httpapi.Config{Addr: "0.0.0.0:" + port})
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
 	get := func(path string) int {

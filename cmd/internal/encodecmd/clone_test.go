@@ -14,6 +14,7 @@ import (
 	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 	"github.com/drama-tts/drama/voices"
 )
 
@@ -46,7 +47,7 @@ func (s cloneStore) Clone(ctx context.Context, req httpapi.CloneRequest) (httpap
 func TestEncodeThroughHTTPAPIServer(t *testing.T) {
 	eng := &testEngine{Fake: enginetest.NewFake(), Encoder: &clonetest.Encoder{}}
 	dir := t.TempDir()
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: eng, Voices: cloneStore{eng: eng, dir: dir}}).Handler())
+	srv := httptest.NewServer(httpapitest.Over(t, eng, httpapi.Config{Voices: cloneStore{eng: eng, dir: dir}}).Handler())
 	defer srv.Close()
 	e := newEnv(t)
 	e.opts.Clips, e.opts.Server = []string{shortClip(t) + ":" + sentence}, srv.URL

@@ -14,17 +14,17 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
-	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 )
 
 // sayServer serves the API over the fake engine and records the inputs.
 func sayServer(t *testing.T) (*httptest.Server, *[]string) {
 	t.Helper()
-	api := fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler()
+	api := httpapitest.Fake(t, enginetest.NewFake(), httpapi.Config{}).Handler()
 	var inputs []string
-	ts := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httpapitest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct{ Input string }
 		json.Unmarshal(body, &req)
@@ -118,8 +118,8 @@ func requireKey(key, forbidden string, next http.Handler) http.Handler {
 }
 
 func TestSaySendsAPIKey(t *testing.T) {
-	api := fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler()
-	ts := httpServer(t, requireKey("dk-good", "dk-voices-only", api))
+	api := httpapitest.Fake(t, enginetest.NewFake(), httpapi.Config{}).Handler()
+	ts := httpapitest.Serve(t, requireKey("dk-good", "dk-voices-only", api))
 	dir := t.TempDir()
 	say := func(key string) error {
 		ios, _, _, _ := cmdtest.IOStreams()
@@ -145,13 +145,13 @@ func TestSaySendsAPIKey(t *testing.T) {
 // port of the same host: the key stays with the origin it was given for.
 func TestSayKeyNotSentToOtherPort(t *testing.T) {
 	var leaked []string
-	other := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	other := httpapitest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a := r.Header.Get("Authorization"); a != "" {
 			leaked = append(leaked, a)
 		}
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
-	ts := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httpapitest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	ios, _, _, _ := cmdtest.IOStreams()
@@ -163,7 +163,7 @@ func TestSayKeyNotSentToOtherPort(t *testing.T) {
 }
 
 func TestSaySavesAWAVWithRealSizes(t *testing.T) {
-	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
+	ts := httpapitest.Serve(t, httpapitest.Fake(t, enginetest.NewFake(), httpapi.Config{}).Handler())
 	ios, _, out, errOut := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios)
 	outFile := filepath.Join(t.TempDir(), "hello.wav")
@@ -185,7 +185,7 @@ func TestSaySavesAWAVWithRealSizes(t *testing.T) {
 func TestSayRefusesATruncatedStream(t *testing.T) {
 	fake := enginetest.NewFake()
 	fake.FailAfterFirstChunk = true
-	ts := httpServer(t, fakeAPI(t, fake, httpapi.Config{}).Handler())
+	ts := httpapitest.Serve(t, httpapitest.Fake(t, fake, httpapi.Config{}).Handler())
 	ios, _, _, _ := cmdtest.IOStreams()
 	dir := t.TempDir()
 	err := run(context.Background(), &Options{F: cmdtest.Factory(ios), Text: strings.Repeat("long words ", 50), Output: filepath.Join(dir, "x.wav"), Server: ts.URL})
@@ -199,24 +199,4 @@ func TestSayRefusesATruncatedStream(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unknown voice") {
 		t.Fatalf("API error: %v", err)
 	}
-}
-
-// fakeAPI is the HTTP API, with cfg's settings, over fake, which it starts
-// for the test's length.
-func fakeAPI(t *testing.T, fake *enginetest.Fake, cfg httpapi.Config) *httpapi.Server {
-	t.Helper()
-	if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
-	cfg.Engine, cfg.Caps = fake, fake.Desc.Capabilities
-	return httpapi.New(cfg)
-}
-
-// httpServer serves h on a loopback port for the test's length.
-func httpServer(t *testing.T, h http.Handler) *httptest.Server {
-	t.Helper()
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts
 }

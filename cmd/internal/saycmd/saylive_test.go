@@ -13,6 +13,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 )
 
 // sentencesPCM is what POST /v1/tts speaks for each sentence, in order.
@@ -39,7 +40,7 @@ func sentencesPCM(t *testing.T, url string, sentences ...string) []byte {
 // by sentence, into a WAV file with exact sizes or to standard output as
 // WAV or raw PCM; what it cannot do is a usage error naming the flag.
 func TestSayLive(t *testing.T) {
-	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
+	ts := httpapitest.Serve(t, httpapitest.Fake(t, enginetest.NewFake(), httpapi.Config{}).Handler())
 	want := sentencesPCM(t, ts.URL, "First words.", "Then more, über alles.")
 	text := "First words. Then more, über alles.\n"
 	out := filepath.Join(t.TempDir(), "live.wav")

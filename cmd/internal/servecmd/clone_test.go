@@ -16,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/engine/clone/clonetest"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 	"github.com/drama-tts/drama/engine/httpapi/upload/uploadtest"
 	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/internal/model"
@@ -53,7 +54,7 @@ func TestCloneWithoutTheVariantSaysWhatIsMissing(t *testing.T) {
 // curl -d without -H sends a form's Content-Type: the 415 names the header
 // to send.
 func TestSpeechWithoutJSONContentTypeNamesTheHeader(t *testing.T) {
-	ts := httpServer(t, fakeAPI(t, enginetest.NewFake(), httpapi.Config{}).Handler())
+	ts := httpapitest.Serve(t, httpapitest.Fake(t, enginetest.NewFake(), httpapi.Config{}).Handler())
 	resp, err := http.Post(ts.URL+"/v1/audio/speech", "application/x-www-form-urlencoded", strings.NewReader(`{"input":"Hello."}`))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,26 +111,6 @@ func apiOver(t *testing.T, sup *supervise.Supervisor, caps engine.Capabilities) 
 	_, api, addr := serveOver(t, serveOptions(t, "", ""), sup, t.TempDir(), engine.Install{})
 	api.SetCapabilities(caps)
 	return "http://" + addr
-}
-
-// fakeAPI is the HTTP API, with cfg's settings, over fake, which it starts
-// for the test's length.
-func fakeAPI(t *testing.T, fake *enginetest.Fake, cfg httpapi.Config) *httpapi.Server {
-	t.Helper()
-	if err := fake.Start(context.Background(), engine.StartRequest{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fake.Stop(context.Background(), engine.StopRequest{}) })
-	cfg.Engine, cfg.Caps = fake, fake.Desc.Capabilities
-	return httpapi.New(cfg)
-}
-
-// httpServer serves h on a loopback port for the test's length.
-func httpServer(t *testing.T, h http.Handler) *httptest.Server {
-	t.Helper()
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts
 }
 
 // rawRequest sends line ("METHOD PATH") with body over a connection of

@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi/apikey"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 	"github.com/drama-tts/drama/engine/serve"
 )
 
@@ -132,7 +133,7 @@ func TestAccessLogNamesTheKeyNeverTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.API.SetCapabilities(fake.Desc.Capabilities)
-	ts := httpServer(t, s.HTTP.Handler)
+	ts := httpapitest.Serve(t, s.HTTP.Handler)
 	send := func(method, path, key, body string) int {
 		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
 		if key != "" {

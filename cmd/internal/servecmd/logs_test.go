@@ -19,6 +19,7 @@ import (
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
+	"github.com/drama-tts/drama/engine/httpapi/httpapitest"
 	"github.com/drama-tts/drama/engine/serve"
 	"github.com/drama-tts/drama/internal/safetext"
 )
@@ -228,7 +229,7 @@ func TestAccessLogSaysHowTheReplyEnded(t *testing.T) {
 	} {
 		var buf enginetest.Buffer
 		l := &logs{base: slog.NewJSONHandler(&buf, nil)}
-		ts := httptest.NewServer(httpapi.AccessLog(l.from(sourceAccess), fakeAPI(t, c.fake, httpapi.Config{}).Handler()))
+		ts := httptest.NewServer(httpapi.AccessLog(l.from(sourceAccess), httpapitest.Fake(t, c.fake, httpapi.Config{}).Handler()))
 		conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 		if err != nil {
 			t.Fatal(err)

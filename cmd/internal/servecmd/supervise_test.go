@@ -39,7 +39,7 @@ func TestEngineCrashAndRecovery(t *testing.T) {
 		t.Fatalf("after the restart: %d", code)
 	}
 	_, ready := get(t, url+"/ready")
-	var st httpapi.Status
+	var st supervise.Status
 	if err := json.Unmarshal([]byte(ready), &st); err != nil || !st.Ready || st.Restarts != 1 {
 		t.Fatalf("ready after restart: %v %s", err, ready)
 	}
