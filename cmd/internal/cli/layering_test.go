@@ -68,7 +68,7 @@ var layers = []layer{
 	{"engine/httpapi", []string{"engine", "engine/prompt", "engine/pool", "engine/supervise", "engine/httpapi/webui", "engine/httpapi/apikey", "engine/httpapi/upload", "voices/...", "internal/hostcheck"}, []string{"github.com/go-json-experiment/json", "github.com/vmihailenco/msgpack/v5", "github.com/coder/websocket"}},
 	{"engine/httpapi/apikey", nil, nil}, // the key file and the check of a key: the standard library alone
 	{"engine/serve", []string{"engine", "engine/host", "engine/native", "engine/supervise", "engine/pool", "engine/clone", "engine/prompt",
-		"engine/httpapi", "engine/httpapi/apikey", "engine/qualify", "voices/...", "internal/connlimit"}, []string{"github.com/hashicorp/go-hclog"}}, // drama serve's assembly
+		"engine/httpapi", "engine/httpapi/apikey", "engine/qualify", "pins", "voices/...", "internal/connlimit", "internal/hostcheck"}, []string{"github.com/hashicorp/go-hclog"}}, // drama serve's assembly
 	{"engine/bench", []string{"engine", "engine/native", "voices/transcribe"}, []string{"gonum.org/v1/plot"}}, // transcribes replies for the word error rate
 	{"engine/qualify", []string{"engine/bench", "pins", "voices/transcribe"}, nil},                            // its tests give the bench a transcriber
 	{"engine/supervise", []string{"engine"}, nil},
