@@ -27,6 +27,59 @@ type Planned struct {
 // free memory.
 const PerGPUAuto = -1
 
+// ParseGPUs reads GPU indexes as nvidia-smi numbers them, comma-separated
+// ("0,1"), each once; "" is none (the GPUs the environment gives).
+func ParseGPUs(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, errors.New("want GPU indexes as nvidia-smi numbers them, comma-separated, e.g. 0,1")
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("GPU %d given twice", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ParsePerGPU reads the engines on each GPU: a number from 1, or auto
+// (PerGPUAuto).
+func ParsePerGPU(s string) (int, error) {
+	if s == "auto" {
+		return PerGPUAuto, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, errors.New("want a number from 1, or auto (as many as fit in each GPU's free memory)")
+	}
+	return n, nil
+}
+
+// Tuning is what the native engine is tuned with: long-form segments of
+// LongFormChars characters, each conditioned on LongFormHistory earlier
+// ones (with LongForm), and PrefixCache voice prefixes kept cached.
+type Tuning struct {
+	LongForm                                    bool
+	LongFormChars, LongFormHistory, PrefixCache int
+}
+
+// Apply adds the tuning to req's parameters and environment (the native
+// engine turns them into its server's flags).
+func (t Tuning) Apply(req *engine.StartRequest) {
+	if t.LongForm {
+		req.Params = map[string]string{
+			native.ParamLongFormChars:   strconv.Itoa(t.LongFormChars),
+			native.ParamLongFormHistory: strconv.Itoa(t.LongFormHistory),
+		}
+	}
+	req.Env = append(req.Env, fmt.Sprintf("%s=%d", native.EnvPrefixCache, t.PrefixCache))
+}
+
 // PlanOptions say how many engines to run, and where.
 type PlanOptions struct {
 	// GPUs are the GPU indexes to run engines on; none: the GPUs the

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 
 	"github.com/drama-tts/drama/engine/httpapi"
@@ -64,4 +66,21 @@ func (q *Qualification) Check() (httpapi.Qualification, string) {
 func (q *Qualification) Qualification() httpapi.Qualification {
 	out, _ := q.Check()
 	return out
+}
+
+// Log says at start whether the host is qualified: at info level, or at
+// warn when required (speech is answered 503 until it is), with the drama
+// qualify command that qualifies it.
+func (q *Qualification) Log(ctx context.Context, logger *slog.Logger, required bool) {
+	st, reason := q.Check()
+	if st.State == httpapi.Qualified {
+		logger.Info("qualified on this host", "variant", q.Want.Variant)
+		return
+	}
+	level := slog.LevelInfo
+	if required {
+		level = slog.LevelWarn
+		reason += "; speech requests are answered 503 until it is (--require-qualified)"
+	}
+	logger.Log(ctx, level, "not qualified on this host: run "+st.Hint, "qualification", st.State, "reason", reason)
 }

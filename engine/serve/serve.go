@@ -2,9 +2,14 @@
 // the engines planned (Plan), a plugin and a supervisor each behind one
 // pool, the HTTP API over them with its voice store (shared with other
 // hosts or not) and, for a catalog engine, the catalog written before each
-// start, the listener, the start, and the drain at the end. The command
-// gives it flags read into a Config, its logs and its hooks; Run gives
-// back typed errors (*ListenError, *StartError) the command adds advice to.
+// start, the listener, the start, and the drain at the end. Before Run,
+// the command makes the checks this package also owns: the voices'
+// directories (CheckVoices) and the variant's files against its pins
+// (VerifyFiles). The command gives it flags read into a Config (the
+// keep-alive, the GPUs and the engines per GPU read by ParseKeepAlive,
+// ParseGPUs and ParsePerGPU), its logs and its hooks; Run and the checks
+// give back typed errors (*ListenError, *StartError, *SettingError,
+// *FilesError) the command adds advice to.
 package serve
 
 import (
@@ -31,6 +36,7 @@ import (
 	"github.com/drama-tts/drama/engine/pool"
 	"github.com/drama-tts/drama/engine/supervise"
 	"github.com/drama-tts/drama/internal/connlimit"
+	"github.com/drama-tts/drama/internal/hostcheck"
 	"github.com/drama-tts/drama/internal/model"
 	"github.com/drama-tts/drama/voices/store"
 	"github.com/drama-tts/drama/voices/transcribe"
@@ -137,24 +143,9 @@ type Server struct {
 // another and serves.
 func Run(ctx context.Context, cfg Config) error {
 	logger := cfg.Log
-	open := func(ctx context.Context) (engine.Engine, func(), error) {
-		p, err := host.Open(ctx, cfg.Plugin, host.Options{Logger: cfg.PluginLog})
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, func() { _ = p.Close(context.Background(), cfg.Grace) }, nil
-	}
-	var starts []*StartLog
-	var engines []Engine
-	for _, pe := range cfg.Engines {
-		log := cfg.EngineLog
-		if len(cfg.Engines) > 1 {
-			log = log.With("engine", pe.Name)
-		}
-		sl := NewStartLog(log)
-		sup := supervise.New(open, pe.Req, sl.Event)
-		sup.Logger = log
-		starts, engines = append(starts, sl), append(engines, Engine{Name: pe.Name, Sup: sup})
+	starts, engines := supervisors(cfg)
+	if !OnLoopback(cfg.Addr) {
+		logger.Warn("serving beyond loopback: the Fish Audio Community License allows no hosted service without a separate licence from Fish Audio")
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -185,31 +176,12 @@ func Run(ctx context.Context, cfg Config) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(ln) }()
 	logger.Info("listening; /ready answers 503 until the engine is ready", "addr", "http://"+addr)
-
-	if len(engines) > 1 {
-		logger.Info("starting engines one after another", "engines", len(engines), "dispatch", string(cfg.Pool.Policy))
-	}
-	if err := s.Pool.Start(ctx, func(name string) {
-		if len(engines) > 1 {
-			logger.Info("engine ready", "engine", name)
-		}
-	}); err != nil {
+	if err := s.start(ctx, cfg, starts, addr); err != nil {
 		s.Shutdown(cfg.Grace)
 		if ctx.Err() != nil {
 			return nil
 		}
 		return &StartError{Err: err}
-	}
-	for _, sl := range starts {
-		sl.Ready()
-	}
-	if err := s.describe(ctx); err != nil {
-		logger.Warn("could not read the engine's capabilities (Describe): requests are checked as if it had none", "err", err)
-	}
-	s.Pool.Watch(ctx, time.Second)
-	logger.Info("ready", "addr", "http://"+addr, "variant", cfg.Install.Variant, "engines", len(engines), "keep_alive", keepAliveWords(cfg.KeepAlive))
-	if cfg.OnReady != nil {
-		cfg.OnReady(addr)
 	}
 	select {
 	case <-ctx.Done():
@@ -219,6 +191,68 @@ func Run(ctx context.Context, cfg Config) error {
 	case err := <-errc:
 		return err
 	}
+}
+
+// OnLoopback reports whether addr (host:port) is on the loopback
+// interface: the only address the model's licence lets drama serve listen
+// on without a separate licence for a hosted service.
+func OnLoopback(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	return hostcheck.Loopback(host)
+}
+
+// supervisors puts each planned engine under a supervisor of its own,
+// opening a plugin per start, with the log of its start.
+func supervisors(cfg Config) ([]*StartLog, []Engine) {
+	open := func(ctx context.Context) (engine.Engine, func(), error) {
+		p, err := host.Open(ctx, cfg.Plugin, host.Options{Logger: cfg.PluginLog})
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func() { _ = p.Close(context.Background(), cfg.Grace) }, nil
+	}
+	var starts []*StartLog
+	var engines []Engine
+	for _, pe := range cfg.Engines {
+		log := cfg.EngineLog
+		if len(cfg.Engines) > 1 {
+			log = log.With("engine", pe.Name)
+		}
+		sl := NewStartLog(log)
+		sup := supervise.New(open, pe.Req, sl.Event)
+		sup.Logger = log
+		starts, engines = append(starts, sl), append(engines, Engine{Name: pe.Name, Sup: sup})
+	}
+	return starts, engines
+}
+
+// start starts the engines one after another and, once all are ready,
+// reads their capabilities and watches them; the error is the pool's
+// start's.
+func (s *Server) start(ctx context.Context, cfg Config, starts []*StartLog, addr string) error {
+	logger, n := cfg.Log, len(starts)
+	if n > 1 {
+		logger.Info("starting engines one after another", "engines", n, "dispatch", string(cfg.Pool.Policy))
+	}
+	if err := s.Pool.Start(ctx, func(name string) {
+		if n > 1 {
+			logger.Info("engine ready", "engine", name)
+		}
+	}); err != nil {
+		return err
+	}
+	for _, sl := range starts {
+		sl.Ready()
+	}
+	if err := s.describe(ctx); err != nil {
+		logger.Warn("could not read the engine's capabilities (Describe): requests are checked as if it had none", "err", err)
+	}
+	s.Pool.Watch(ctx, time.Second)
+	logger.Info("ready", "addr", "http://"+addr, "variant", cfg.Install.Variant, "engines", n, "keep_alive", keepAliveWords(cfg.KeepAlive))
+	if cfg.OnReady != nil {
+		cfg.OnReady(addr)
+	}
+	return nil
 }
 
 // New builds the server over engines, bound to addr, not yet serving and
@@ -379,27 +413,4 @@ func reloadKeys(cfg Config, api *httpapi.Server) {
 		return
 	}
 	cfg.Log.Info("API keys reloaded", "file", cfg.KeyFile, "keys", keys.Len(), "names", strings.Join(keys.Names(), ","))
-}
-
-// supervisorKeepAlive is Config.KeepAlive as supervise.Supervisor.KeepAlive
-// takes it.
-func supervisorKeepAlive(d time.Duration) time.Duration {
-	switch {
-	case d < 0:
-		return 0 // never unload
-	case d == 0:
-		return supervise.UnloadAtOnce
-	}
-	return d
-}
-
-// keepAliveWords says what the keep-alive does, for the log.
-func keepAliveWords(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "the engine stays loaded"
-	case d == 0:
-		return "the engine unloads when each request ends; the next request loads it"
-	}
-	return "the engine unloads after " + d.String() + " without a request; the next request loads it"
 }

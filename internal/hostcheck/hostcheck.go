@@ -60,7 +60,7 @@ func (c *Checker) Allowed(hostport string) bool {
 	case bound == "" || (bip != nil && bip.IsUnspecified()):
 		return ip != nil || host == "localhost" || c.machineName(host)
 	case strings.EqualFold(bound, "localhost"):
-		return host == "localhost" || (ip != nil && ip.IsLoopback())
+		return Loopback(host)
 	case bip == nil:
 		return strings.EqualFold(bound, host)
 	case ip != nil:
@@ -77,6 +77,16 @@ func (c *Checker) machineName(host string) bool {
 		}
 	}
 	return false
+}
+
+// Loopback reports whether host (no port) names this machine's loopback
+// interface: localhost, or a loopback IP address.
+func Loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // HostOnly strips the port (and an IPv6 literal's brackets) from a Host

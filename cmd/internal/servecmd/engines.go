@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
@@ -17,40 +14,8 @@ import (
 	"github.com/drama-tts/drama/engine/serve"
 )
 
-// parseGPUs reads --gpus: GPU indexes, comma-separated, each once.
-func parseGPUs(s string) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, cmdutil.FlagErrorf("--gpus %s: want GPU indexes as nvidia-smi numbers them, comma-separated, e.g. --gpus 0,1", s)
-		}
-		if slices.Contains(out, n) {
-			return nil, cmdutil.FlagErrorf("--gpus %s: GPU %d given twice", s, n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// perGPUAuto is --engines-per-gpu auto as parseEnginesPerGPU reads it.
+// perGPUAuto is --engines-per-gpu auto as serve.ParsePerGPU reads it.
 const perGPUAuto = serve.PerGPUAuto
-
-// parseEnginesPerGPU reads --engines-per-gpu: a number from 1, or auto
-// (perGPUAuto).
-func parseEnginesPerGPU(s string) (int, error) {
-	if s == "auto" {
-		return perGPUAuto, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, cmdutil.FlagErrorf("--engines-per-gpu %s: want a number from 1, or auto (as many as fit in each GPU's free memory)", s)
-	}
-	return n, nil
-}
 
 // checkAuto makes the checks --engines-per-gpu auto needs before it can
 // measure: --gpus given, a memory estimate for the variant, nvidia-smi
@@ -120,16 +85,16 @@ func dispatchOptions(opts *Options) pool.Options {
 }
 
 // checkEngines reads --gpus and --engines-per-gpu into o.gpus and
-// o.perGPU, for planEngines; the Metal engine runs one engine, the GPU's
+// o.perGPU (serve.ParseGPUs, serve.ParsePerGPU), for planEngines; the Metal engine runs one engine, the GPU's
 // unified memory being the host's.
 func (o *Options) checkEngines() error {
-	gpus, err := parseGPUs(o.GPUs)
+	gpus, err := serve.ParseGPUs(o.GPUs)
 	if err != nil {
-		return err
+		return cmdutil.FlagErrorf("--gpus %s: %v", o.GPUs, err)
 	}
-	per, err := parseEnginesPerGPU(o.EnginesPerGPU)
+	per, err := serve.ParsePerGPU(o.EnginesPerGPU)
 	if err != nil {
-		return err
+		return cmdutil.FlagErrorf("--engines-per-gpu %s: %v", o.EnginesPerGPU, err)
 	}
 	if engineName(o.Engine) == "metal" && (len(gpus) > 0 || per != 1) { // auto included
 		return cmdutil.FlagErrorf("--gpus and --engines-per-gpu: the metal engine runs one engine; leave them out")

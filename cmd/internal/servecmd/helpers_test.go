@@ -63,11 +63,17 @@ func supervisedFake(frameDelay time.Duration) (*enginetest.Fake, *supervise.Supe
 // server, its API and the address; both stop at the test's end.
 func serveOver(t *testing.T, opts *Options, sup *supervise.Supervisor, root string, install engine.Install) (*serve.Server, *httpapi.Server, string) {
 	t.Helper()
+	return serveOverLogs(t, opts, discardLogs(), sup, root, install)
+}
+
+// serveOverLogs is serveOver with drama serve's records written to l.
+func serveOverLogs(t *testing.T, opts *Options, l *logs, sup *supervise.Supervisor, root string, install engine.Install) (*serve.Server, *httpapi.Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newServer(t, opts, discardLogs(), root, install, []serve.Engine{{Name: "engine-0", Sup: sup}}, ln.Addr().String())
+	s := newServer(t, opts, l, root, install, []serve.Engine{{Name: "engine-0", Sup: sup}}, ln.Addr().String())
 	if err := s.Pool.Start(context.Background(), nil); err != nil {
 		ln.Close()
 		t.Fatal(err)

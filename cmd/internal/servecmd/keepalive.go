@@ -1,47 +1,29 @@
 package servecmd
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/drama-tts/drama/engine/serve"
 )
 
-// keepAliveFlag is --keep-alive, read as ollama reads its keep-alive: a
-// duration (5m, 1h30m) or a number of seconds, 0 to unload the engine when
-// each request ends, and a negative value, or "forever", to keep it
-// loaded for as long as drama serve runs (the default).
+// keepAliveFlag is --keep-alive, read by serve.ParseKeepAlive: a duration
+// or seconds, 0 to unload the engine when each request ends, forever (the
+// default) or a negative value to keep it loaded.
 type keepAliveFlag struct{ d *time.Duration }
 
-// keepForever is the --keep-alive value that never unloads the engine.
-const keepForever = "forever"
-
 func (k keepAliveFlag) String() string {
-	if k.d == nil || *k.d < 0 {
-		return keepForever
+	if k.d == nil {
+		return serve.KeepForever
 	}
-	return k.d.String()
+	return serve.FormatKeepAlive(*k.d)
 }
 
 func (k keepAliveFlag) Set(v string) error {
-	v = strings.TrimSpace(v)
-	if strings.EqualFold(v, keepForever) {
-		*k.d = -1
-		return nil
+	d, err := serve.ParseKeepAlive(v)
+	if err == nil {
+		*k.d = d
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		*k.d = time.Duration(n) * time.Second
-		if n < 0 {
-			*k.d = -1
-		}
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return fmt.Errorf("want a duration (10m, 1h), seconds (600), 0 (unload after each request) or forever")
-	}
-	*k.d = max(d, -1)
-	return nil
+	return err
 }
 
 func (keepAliveFlag) Type() string { return "duration" }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/serverec"
@@ -153,13 +153,8 @@ type Options struct {
 	AllowInlineReferences bool
 }
 
-// NewCmd returns `drama serve`.
-func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{F: f}
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Serve an OpenAI-compatible speech API through the engine plugin",
-		Long: strings.TrimSpace(`
+// serveLong is drama serve's help.
+const serveLong = `
 Launch the engine plugin for this OS (cuda on Linux, metal on macOS), start
 the native engine with the variant's flags, and serve the speech API once it
 is ready: POST /v1/audio/speech, GET /v1/models[/{id}], GET|POST /v1/voices,
@@ -229,8 +224,10 @@ negative value, keeps the engine loaded.
 SIGINT or SIGTERM drains the server: GET /ready answers 503 at once (GET
 /health stays 200), queued requests get 503 with Retry-After, the requests
 in flight finish within --grace, then it stops accepting, stops the engine
-and exits with status 0 once everything is gone.`),
-		Example: strings.TrimSpace(`
+and exits with status 0 once everything is gone.`
+
+// serveExample are drama serve's examples, each of which works as written.
+const serveExample = `
 $ drama serve --variant nvfp4
 $ drama serve --engine-bin ./bin/tensorfold-standin     # no GPU: the stand-in engine
 $ drama serve --voice-alias alloy=default                # OpenAI's "alloy" speaks the built-in voice
@@ -238,8 +235,17 @@ $ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0,1                  
 $ drama serve --engine-bin ./bin/tensorfold-standin --gpus 0 --engines-per-gpu 3   # three engines on GPU 0
 $ curl -s --fail localhost:8793/v1/audio/speech -H 'Content-Type: application/json' -d '{"input":"Hello.","stream":false}' -o hello.wav
 $ drama serve --keep-alive 10m                           # unload the engine after 10 minutes without a request
-$ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # keys.txt: KEY NAME SCOPE a line, chmod 600`),
-		Args: cobra.NoArgs,
+$ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # keys.txt: KEY NAME SCOPE a line, chmod 600`
+
+// NewCmd returns `drama serve`.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "Serve an OpenAI-compatible speech API through the engine plugin",
+		Long:    strings.TrimSpace(serveLong),
+		Example: strings.TrimSpace(serveExample),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
 				return err
@@ -252,63 +258,87 @@ $ drama serve --addr 0.0.0.0:8793 --allow-remote --api-key-file keys.txt   # key
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Engine, "engine", defaultEngine(), "engine plugin: cuda, metal, or a plugin binary's path")
-	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "address to listen on")
-	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence); needs an API key (DRAMA_API_KEY, --api-key-file) or --no-auth")
-	fl.StringVar(&opts.APIKeyFile, "api-key-file", "", "file of API keys, one a line: KEY [NAME] [SCOPE] (scope speak, voices or admin); not readable by every user; re-read on SIGHUP")
-	fl.BoolVar(&opts.NoAuth, "no-auth", false, "with --allow-remote, serve without API keys: only when a proxy in front authenticates every request")
-	fl.BoolVar(&opts.AllowInlineReferences, "allow-inline-references", false, "let speech requests carry their own references (raw codes): without keys any request, with keys those of scope speak too")
-	fl.IntVar(&opts.MaxQueue, "max-queue", httpapi.DefaultMaxQueue, "requests that may wait for the engine (0: none; a busy engine answers 503 at once)")
-	fl.DurationVar(&opts.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
-	fl.DurationVar(&opts.ReadyWait, "ready-wait", time.Second, "how long a request that finds no engine ready waits for one before its 503 (0: none)")
-	fl.StringVar(&opts.PluginDir, "plugin-dir", "", "directory searched first for engine plugins")
-	fl.StringVar(&opts.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
-	fl.BoolVar(&opts.AllowEngine, "allow-engine-mismatch", false, "start an engine binary whose sha256 differs from <root>/engine/engine.sha256")
-	fl.StringVar(&opts.VoicesDir, "voices", "", "directory of voice files the engine serves")
-	fl.StringVar(&opts.VoiceStore, "voice-store", "", "directory of the cloned voices, on a file system every drama serve behind the balancer shares (default <root>/voices)")
-	fl.DurationVar(&opts.VoiceStoreRescan, "voice-store-rescan", store.DefaultRescan, "how often the voice store is rescanned where inotify cannot see other hosts' clones and deletes (NFS, CephFS, FUSE)")
-	fl.BoolVar(&opts.voiceStoreNoNotify, "voice-store-no-notify", false, "rescan the voice store at --voice-store-rescan even where inotify works")
-	_ = fl.MarkHidden("voice-store-no-notify") // for measuring rescans
-	fl.StringVar(&opts.DefaultVoice, "default-voice", "", "voice used when a request names none")
-	fl.IntVar(&opts.MaxFrames, "max-frames", 0, "frame limit per synthesis (0: the engine's default)")
-	fl.BoolVar(&opts.LongForm, "long-form", false, "split long texts into segments (CUDA)")
-	fl.IntVar(&opts.LongFormChars, "long-form-chars", native.DefaultLongFormChars, "with --long-form: the segment length in characters")
-	fl.IntVar(&opts.LongFormHistory, "long-form-history", native.DefaultLongFormHistory, "with --long-form: earlier segments each segment is conditioned on")
-	fl.IntVar(&opts.PrefixCache, "prefix-cache", 2, "voice prefixes the engine keeps cached (0: off)")
-	fl.StringVar(&opts.Verify, "verify", "size", "check the variant's files against its pins before the engine starts: size, sha256 (instant for files unchanged since their last full check) or none")
-	fl.StringVar(&opts.GPULock, "gpu-lock", "", "lock file the GPU jobs of this host share: held while the engine is loaded")
-	fl.DurationVar(&opts.GPULockWait, "gpu-lock-wait", 2*time.Minute, "how long to wait for --gpu-lock before giving up")
-	opts.KeepAlive = -1
-	fl.Var(keepAliveFlag{&opts.KeepAlive}, "keep-alive", "unload the engine after this long without a request (e.g. 10m; 0: after each request; forever: never); the next request loads it")
-	fl.BoolVar(&opts.RequireQualified, "require-qualified", false, "answer speech requests 503 unless drama qualify's marker holds for this host, the pins and the engine binary")
-	fl.BoolVar(&opts.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
-	fl.StringVar(&opts.Admission, "admission", "own", "memory admission: own, external or off")
-	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
-	fl.DurationVar(&opts.Grace, "grace", 10*time.Second, "at SIGTERM, how long the requests in flight may finish (GET /ready answers 503 meanwhile) before they are cut; the engine gets as long to stop")
-	fl.DurationVar(&opts.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
-	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
-	fl.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
-	fl.Int64Var(&opts.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
-	fl.Int64Var(&opts.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
-	fl.DurationVar(&opts.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
-	fl.DurationVar(&opts.UploadTimeout, "upload-timeout", httpapi.DefaultUploadTimeout, "longest a whole clone or clip-check upload may take before a 408; it is received before it waits for --clone-wait")
-	fl.IntVar(&opts.MaxConns, "max-conns", DefaultMaxConns, "most connections open at once; at the bound an idle one gives way to a new client, and only when every one is answering a request is a new one refused (503)")
-	fl.StringVar(&opts.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
-	fl.BoolVar(&opts.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
-	fl.StringArrayVar(&opts.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
-	fl.StringVar(&opts.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
-	fl.StringVar(&opts.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
-	fl.StringVar(&opts.GPUs, "gpus", "", "GPU indexes to run engines on, e.g. 0,1: each engine sees its GPU alone (CUDA_VISIBLE_DEVICES)")
-	fl.StringVar(&opts.EnginesPerGPU, "engines-per-gpu", "1", "engines on each GPU of --gpus, or auto: as many as fit in its free memory (nvidia-smi)")
-	fl.StringVar(&opts.Dispatch, "dispatch", string(pool.Affinity), "how a request picks an engine: affinity (one holding its voice first) or round-robin")
-	fl.DurationVar(&opts.AffinityWait, "affinity-wait", pool.DefaultAffinityWait, "longest a request waits for a busy engine holding its voice while another is idle (0: none)")
-	fl.IntVar(&opts.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
+	opts.serverFlags(fl)
+	opts.engineFlags(fl)
+	opts.enginesFlags(fl)
+	opts.voiceFlags(fl)
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"cuda", "metal"}, cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("verify", cobra.FixedCompletions([]string{"size", "sha256", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("dispatch", cobra.FixedCompletions([]string{string(pool.Affinity), string(pool.RoundRobin)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("engines-per-gpu", cobra.FixedCompletions([]string{"1", "2", "auto"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("admission", cobra.FixedCompletions([]string{"own", "external", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// serverFlags are the flags of the listener, its keys, guards and limits,
+// and of the log.
+func (o *Options) serverFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.Addr, "addr", DefaultAddr, "address to listen on")
+	fl.BoolVar(&o.AllowRemote, "allow-remote", false, "allow an address other than loopback (see the licence); needs an API key (DRAMA_API_KEY, --api-key-file) or --no-auth")
+	fl.StringVar(&o.APIKeyFile, "api-key-file", "", "file of API keys, one a line: KEY [NAME] [SCOPE] (scope speak, voices or admin); not readable by every user; re-read on SIGHUP")
+	fl.BoolVar(&o.NoAuth, "no-auth", false, "with --allow-remote, serve without API keys: only when a proxy in front authenticates every request")
+	fl.BoolVar(&o.AllowInlineReferences, "allow-inline-references", false, "let speech requests carry their own references (raw codes): without keys any request, with keys those of scope speak too")
+	fl.IntVar(&o.MaxQueue, "max-queue", httpapi.DefaultMaxQueue, "requests that may wait for the engine (0: none; a busy engine answers 503 at once)")
+	fl.DurationVar(&o.QueueTimeout, "queue-timeout", 5*time.Minute, "longest wait in the queue")
+	fl.DurationVar(&o.ReadyWait, "ready-wait", time.Second, "how long a request that finds no engine ready waits for one before its 503 (0: none)")
+	fl.DurationVar(&o.Grace, "grace", 10*time.Second, "at SIGTERM, how long the requests in flight may finish (GET /ready answers 503 meanwhile) before they are cut; the engine gets as long to stop")
+	fl.DurationVar(&o.StallTimeout, "stall-timeout", httpapi.DefaultStallTimeout, "cut a client that accepts no audio for this long, cancelling its synthesis")
+	fl.StringArrayVar(&o.AllowOrigins, "allow-origin", nil, "web origin (e.g. https://app.example) whose pages may call the API, with CORS; repeatable; * for any")
+	fl.StringArrayVar(&o.AllowHosts, "allow-host", nil, "another name clients may give in Host (e.g. tts.lan); repeatable; * for any")
+	fl.Int64Var(&o.MaxClipBytes, "max-clip-bytes", httpapi.DefaultMaxClipBytes, "largest clip file in POST /v1/voices")
+	fl.Int64Var(&o.MaxUpload, "max-upload-bytes", httpapi.DefaultMaxUploadBytes, "largest POST /v1/voices request")
+	fl.DurationVar(&o.CloneWait, "clone-wait", httpapi.DefaultCloneWait, "how long a clone waits for the one running before a 429 (0: none)")
+	fl.DurationVar(&o.UploadTimeout, "upload-timeout", httpapi.DefaultUploadTimeout, "longest a whole clone or clip-check upload may take before a 408; it is received before it waits for --clone-wait")
+	fl.IntVar(&o.MaxConns, "max-conns", DefaultMaxConns, "most connections open at once; at the bound an idle one gives way to a new client, and only when every one is answering a request is a new one refused (503)")
+	fl.StringVar(&o.LogFile, "log-file", "", "also write every log record to this file as JSON lines (appended)")
+}
+
+// engineFlags are the flags of the engine: its plugin and binary, its
+// settings, and the checks before it starts.
+func (o *Options) engineFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.Engine, "engine", defaultEngine(), "engine plugin: cuda, metal, or a plugin binary's path")
+	fl.StringVar(&o.PluginDir, "plugin-dir", "", "directory searched first for engine plugins")
+	fl.StringVar(&o.EngineBin, "engine-bin", "", "native engine binary (default $DRAMA_ENGINE_BIN, else <root>/engine/<binary>, else PATH)")
+	fl.BoolVar(&o.AllowEngine, "allow-engine-mismatch", false, "start an engine binary whose sha256 differs from <root>/engine/engine.sha256")
+	fl.IntVar(&o.MaxFrames, "max-frames", 0, "frame limit per synthesis (0: the engine's default)")
+	fl.BoolVar(&o.LongForm, "long-form", false, "split long texts into segments (CUDA)")
+	fl.IntVar(&o.LongFormChars, "long-form-chars", native.DefaultLongFormChars, "with --long-form: the segment length in characters")
+	fl.IntVar(&o.LongFormHistory, "long-form-history", native.DefaultLongFormHistory, "with --long-form: earlier segments each segment is conditioned on")
+	fl.IntVar(&o.PrefixCache, "prefix-cache", 2, "voice prefixes the engine keeps cached (0: off)")
+	fl.StringVar(&o.Verify, "verify", "size", "check the variant's files against its pins before the engine starts: size, sha256 (instant for files unchanged since their last full check) or none")
+	fl.BoolVar(&o.RequireQualified, "require-qualified", false, "answer speech requests 503 unless drama qualify's marker holds for this host, the pins and the engine binary")
+	fl.BoolVar(&o.NoGuidance, "no-guidance", false, "serve nvfp4 without classifier-free guidance")
+	fl.StringVar(&o.Admission, "admission", "own", "memory admission: own, external or off")
+	fl.DurationVar(&o.ReadyTimeout, "ready-timeout", 900*time.Second, "deadline for the engine to become ready")
+	fl.IntVar(&o.MaxPrompt, "max-prompt-tokens", 0, "longest prompt in tokens (0: the model's context from config.json less a reserve for the reply)")
+}
+
+// enginesFlags are the flags of how many engines run, where, for how
+// long, and how a request picks one.
+func (o *Options) enginesFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.GPULock, "gpu-lock", "", "lock file the GPU jobs of this host share: held while the engine is loaded")
+	fl.DurationVar(&o.GPULockWait, "gpu-lock-wait", 2*time.Minute, "how long to wait for --gpu-lock before giving up")
+	o.KeepAlive = -1
+	fl.Var(keepAliveFlag{&o.KeepAlive}, "keep-alive", "unload the engine after this long without a request (e.g. 10m; 0: after each request; forever: never); the next request loads it")
+	fl.StringVar(&o.GPUs, "gpus", "", "GPU indexes to run engines on, e.g. 0,1: each engine sees its GPU alone (CUDA_VISIBLE_DEVICES)")
+	fl.StringVar(&o.EnginesPerGPU, "engines-per-gpu", "1", "engines on each GPU of --gpus, or auto: as many as fit in its free memory (nvidia-smi)")
+	fl.StringVar(&o.Dispatch, "dispatch", string(pool.Affinity), "how a request picks an engine: affinity (one holding its voice first) or round-robin")
+	fl.DurationVar(&o.AffinityWait, "affinity-wait", pool.DefaultAffinityWait, "longest a request waits for a busy engine holding its voice while another is idle (0: none)")
+}
+
+// voiceFlags are the flags of the voices served: the engine's, the
+// clones' store, the built-in voice's name and the aliases.
+func (o *Options) voiceFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.VoicesDir, "voices", "", "directory of voice files the engine serves")
+	fl.StringVar(&o.VoiceStore, "voice-store", "", "directory of the cloned voices, on a file system every drama serve behind the balancer shares (default <root>/voices)")
+	fl.DurationVar(&o.VoiceStoreRescan, "voice-store-rescan", store.DefaultRescan, "how often the voice store is rescanned where inotify cannot see other hosts' clones and deletes (NFS, CephFS, FUSE)")
+	fl.BoolVar(&o.voiceStoreNoNotify, "voice-store-no-notify", false, "rescan the voice store at --voice-store-rescan even where inotify works")
+	_ = fl.MarkHidden("voice-store-no-notify") // for measuring rescans
+	fl.StringVar(&o.DefaultVoice, "default-voice", "", "voice used when a request names none")
+	fl.StringVar(&o.BuiltinVoice, "builtin-voice", httpapi.DefaultBuiltinVoice, "name the model's built-in voice is served under (the engine's voice when a request names none)")
+	fl.BoolVar(&o.NoBuiltinVoice, "no-builtin-voice", false, "serve the built-in voice under no name")
+	fl.StringArrayVar(&o.VoiceAliases, "voice-alias", nil, "NAME=VOICE: answer requests for NAME (e.g. OpenAI's alloy) with a served voice; repeat for each name")
+	fl.StringVar(&o.TranscribeURL, "transcribe-url", "", "OpenAI-compatible speech recognition server (/v1/audio/transcriptions) that transcribes clips sent without their words")
 }
 
 func defaultEngine() string {
@@ -319,11 +349,10 @@ func defaultEngine() string {
 }
 
 func (o *Options) validate() error {
-	host, _, err := net.SplitHostPort(o.Addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		return cmdutil.FlagErrorf("--addr %q: want HOST:PORT, e.g. %s", o.Addr, DefaultAddr)
 	}
-	if !isLoopback(host) && !o.AllowRemote {
+	if !serve.OnLoopback(o.Addr) && !o.AllowRemote {
 		return cmdutil.FlagErrorf("--addr %s is not a loopback address: the Fish Audio Community License allows no hosted service without a separate licence; pass --allow-remote if your use is covered", o.Addr)
 	}
 	if err := o.loadKeys(); err != nil {
@@ -334,6 +363,8 @@ func (o *Options) validate() error {
 		return cmdutil.FlagErrorf("--max-queue must be 0 or more")
 	case o.Admission != "own" && o.Admission != "external" && o.Admission != "off":
 		return cmdutil.FlagErrorf("--admission %q: want own, external or off", o.Admission)
+	case o.DefaultVoice != "" && o.VoicesDir == "":
+		return cmdutil.FlagErrorf("--default-voice %s: the engine has only the voices of --voices DIR: give --voices with the directory that holds %s.json", o.DefaultVoice, o.DefaultVoice)
 	case o.MaxFrames < 0:
 		return cmdutil.FlagErrorf("--max-frames must be 0 or more")
 	case o.Verify != "size" && o.Verify != "sha256" && o.Verify != "none":
@@ -451,14 +482,6 @@ func (o *Options) parseVoiceNames() error {
 	return nil
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func run(ctx context.Context, opts *Options) error {
 	f := opts.F
 	root, err := f.Root()
@@ -504,24 +527,12 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	q := newQualification(ctx, opts, req)
 	opts.qualification = q
-	if st, reason := q.Check(); st.State != httpapi.Qualified {
-		level := slog.LevelInfo
-		if opts.RequireQualified {
-			level = slog.LevelWarn
-			reason += "; speech requests are answered 503 until it is (--require-qualified)"
-		}
-		logger.Log(ctx, level, "not qualified on this host: run "+st.Hint, "qualification", st.State, "reason", reason)
-	} else {
-		logger.Info("qualified on this host", "variant", req.Variant)
-	}
+	q.Log(ctx, logger, opts.RequireQualified)
 	unlock, err := takeGPULock(ctx, opts, logger)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if opts.AllowRemote && !isLoopbackAddr(opts.Addr) {
-		logger.Warn("serving beyond loopback: the Fish Audio Community License allows no hosted service without a separate licence from Fish Audio")
-	}
 	if standIn && req.Admission == engine.AdmissionOwn && !slices.Contains(opts.Given, "--admission") {
 		req.Admission = engine.AdmissionOff
 		logger.Info("the engine binary is the stand-in: it loads no model, so memory admission is off", "engine_bin", req.EngineBin)
@@ -538,11 +549,6 @@ func admissionHint(f *cmdutil.Factory, opts *Options, err error) error {
 	return fmt.Errorf("%w\nto let an outer scheduler decide: %s\nto skip the check:              %s", err,
 		f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--admission", "external")...)...),
 		f.Suggest(append([]string{"serve"}, cmdutil.WithFlag(opts.Given, "--admission", "off")...)...))
-}
-
-func isLoopbackAddr(addr string) bool {
-	host, _, _ := net.SplitHostPort(addr)
-	return isLoopback(host)
 }
 
 // startRequest describes the install and the engine's settings.
@@ -563,7 +569,7 @@ func startRequest(f *cmdutil.Factory, opts *Options, root string) (engine.StartR
 		NoGuidance: opts.NoGuidance, Admission: engine.Admission(opts.Admission), ReadyTimeout: opts.ReadyTimeout,
 		RuntimeDir: serverec.RuntimeDir(root),
 	}
-	engineSettings(opts, &req)
+	serve.Tuning{LongForm: opts.LongForm, LongFormChars: opts.LongFormChars, LongFormHistory: opts.LongFormHistory, PrefixCache: opts.PrefixCache}.Apply(&req)
 	return req, nil
 }
 

@@ -2,6 +2,7 @@ package servecmd
 
 import (
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -10,7 +11,8 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
-	"github.com/drama-tts/drama/engine/serve"
+	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 func metric(t *testing.T, addr, name string) string {
@@ -48,13 +50,7 @@ func TestShutdownAnswersTheQueue503(t *testing.T) {
 			lines[i], retry[i] = l, h.Get("Retry-After")
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for metric(t, addr, "drama_queue_depth") != "3" {
-		if time.Now().After(deadline) {
-			t.Fatal("the three requests never queued")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	enginetest.WaitFor(t, func() bool { return metric(t, addr, "drama_queue_depth") == "3" }) // the three requests queued
 	srv.Shutdown(300 * time.Millisecond)
 	wg.Wait()
 	for i := range lines {
@@ -111,7 +107,10 @@ func TestGuardAndLimitFlags(t *testing.T) {
 // 200, the request in flight finishes whole, and only then does the
 // listener close, well within --grace.
 func TestShutdownDrainsForALoadBalancer(t *testing.T) {
-	srv, _, addr := serveFake(t, "--grace 30s")
+	var access enginetest.Buffer
+	fake, sup := supervisedFake(20 * time.Millisecond)
+	srv, _, addr := serveOverLogs(t, serveOptions(t, "", "--grace 30s"), &logs{base: slog.NewJSONHandler(&access, nil)}, sup, t.TempDir(), engine.Install{})
+	srv.API.SetCapabilities(fake.Desc.Capabilities)
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	type result struct {
 		finish string
@@ -144,17 +143,10 @@ func TestShutdownDrainsForALoadBalancer(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	enginetest.WaitFor(t, func() bool { // GET /ready after SIGTERM: 503, phase stopping
 		code, body := get("/ready")
-		if code == 503 && strings.Contains(body, `"phase":"stopping"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET /ready after SIGTERM: %d %s, want 503 phase stopping", code, body)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return code == 503 && strings.Contains(body, `"phase":"stopping"`)
+	})
 	select {
 	case <-stopped:
 		t.Fatal("shutdown returned while a request was in flight")
@@ -169,8 +161,11 @@ func TestShutdownDrainsForALoadBalancer(t *testing.T) {
 	}
 	// a balancer that has not seen /ready turn 503 yet hands over the next
 	// request soon after this one ends: it is served, not refused, and its
-	// connection closes after it even though the client keeps connections
-	time.Sleep(serve.DrainQuiet / 5)
+	// connection closes after it even though the client keeps connections.
+	// It is sent once the server has logged the end of the one in flight
+	// (the access line is written after the request stops counting), so
+	// the server is idle and within DrainQuiet of its last request.
+	enginetest.WaitFor(t, func() bool { return strings.Contains(access.String(), `"path":"/v1/audio/speech"`) })
 	keepAlive := &http.Client{Transport: &http.Transport{}}
 	resp, err := keepAlive.Post("http://"+addr+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"next","stream":false}`))
 	if err != nil {
