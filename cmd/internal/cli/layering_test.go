@@ -27,12 +27,14 @@ var (
 	cliModules = []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/cheggaaa/pb/v3",
 		"github.com/mattn/go-isatty", "github.com/hashicorp/go-hclog", "go.yaml.in/yaml/v3", "golang.org/x/sys"}
 	domain = []string{"pins/...", "pth/...", "safetensors/...", "voices/...", "engine/..."}
-	// leaves import the standard library alone (atomicfile: and proc), and
-	// every package may import them: atomic files, the model's facts, what
-	// /proc/PID/stat says of a process, a pause that gives way to a
-	// context, the escaping of outside text for printing, and the redirect
-	// policy that keeps a credential with its origin.
-	leaves = []string{"internal/atomicfile", "internal/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe"}
+	// leaves import the standard library alone (atomicfile: and proc;
+	// filehash: and safetext), and every package may import them: atomic
+	// files, the model's facts, what /proc/PID/stat says of a process, a
+	// pause that gives way to a context, the escaping of outside text for
+	// printing, the redirect policy that keeps a credential with its
+	// origin, and the hash of a whole file with the reader of sha256sum's
+	// format.
+	leaves = []string{"internal/atomicfile", "internal/model", "internal/proc", "internal/wait", "internal/safetext", "internal/httpsafe", "internal/filehash"}
 )
 
 // layers is the import table. Keep it in step with docs/ARCHITECTURE.md.
@@ -40,8 +42,8 @@ var layers = []layer{
 	{"cmd/drama", append([]string{"cmd/internal/..."}, domain...), nil},                                                                    // main imports cli alone; its end-to-end tests use fixtures
 	{"cmd/internal", append([]string{"cmd/internal/...", "internal/connlimit", "internal/emutest"}, domain...), cliModules},                // emutest: realclient, tests only
 	{"cmd/internal/cmdutil/cmdtest", []string{"cmd/internal/cmdutil", "cmd/internal/cmdutil/cmdtest"}, []string{"github.com/spf13/cobra"}}, // tests only
-	{"pins", nil, []string{"golang.org/x/sys"}},                                                                                            // mapped reads for hashing
-	{"internal/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}},                                                       // an owner's start time names its temporaries; sync_file_range starts writeback
+	{"pins", nil, nil}, // the domain's bottom floor: leaves alone
+	{"internal/atomicfile", []string{"internal/proc"}, []string{"golang.org/x/sys"}}, // an owner's start time names its temporaries; sync_file_range starts writeback
 	{"internal/proc", nil, nil},
 	{"internal/wait", nil, nil},
 	{"internal/hostcheck", nil, nil}, // the Host check drama serve and drama mirror serve share
@@ -50,6 +52,7 @@ var layers = []layer{
 	{"internal/httpsafe", nil, nil},
 	{"internal/emutest", nil, nil}, // tests only
 	{"internal/model", nil, nil},
+	{"internal/filehash", []string{"internal/safetext"}, []string{"golang.org/x/sys"}}, // mapped reads for hashing; a bad line of a sums file quoted safely
 	{"pins/hub", []string{"pins", "pins/hub", "pins/hub/mirror", "internal/hostcheck"}, []string{"golang.org/x/sys"}},
 	{"pth", nil, []string{"github.com/nlpodyssey/gopickle"}},
 	{"pth/convert", []string{"pth", "safetensors", "safetensors/dtype"}, []string{"golang.org/x/sys"}},
@@ -77,7 +80,7 @@ var layers = []layer{
 	{"engine/build", []string{"pins", "engine/build/..."}, nil},
 	{"plugins", []string{"engine/..."}, nil},
 	{"scripts", domain, nil},
-	{"scripts/hash-variants", []string{"pins"}, []string{"golang.org/x/sys"}}, // times pins.HashFile against other ways of reading
+	{"scripts/hash-variants", nil, []string{"golang.org/x/sys"}}, // times filehash.SHA256 against other ways of reading
 }
 
 // under reports whether pkg is p or below it.
@@ -177,6 +180,9 @@ func TestImportTableRefuses(t *testing.T) {
 		{"internal/wait", module + "internal/proc"},
 		{"internal/safetext", module + "internal/wait"},
 		{"internal/httpsafe", module + "internal/wait"},
+		{"internal/filehash", module + "pins"},
+		{"internal/filehash", module + "internal/atomicfile"},
+		{"internal/safetext", module + "internal/filehash"},
 	} {
 		l, ok := layerOf(c[0])
 		if !ok || allowed(l, c[0], c[1]) {

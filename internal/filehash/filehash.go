@@ -1,4 +1,11 @@
-package pins
+// Package filehash is drama's one hasher of a whole file (SHA256: on Linux
+// through read-only mappings, a window at a time, so that a worker hashing a
+// file in the page cache spends its core on sha256 alone) and its one reader
+// of sha256sum's format (ReadSums, ParseSums): the checksum beside a plugin,
+// the engine's record, a recipe's patch series. It imports the standard
+// library, x/sys (the mappings) and internal/safetext (a bad line quoted
+// safely), and every package may import it.
+package filehash
 
 import (
 	"context"
@@ -10,12 +17,12 @@ import (
 	"os"
 )
 
-// hashBufSize is the read size of HashFile where it reads (and the step in
+// hashBufSize is the read size of SHA256 where it reads (and the step in
 // which a mapped file is hashed): large steps keep the per-step overhead
 // well under the hashing cost.
 const hashBufSize = 1 << 20
 
-// HashFile returns the sha256 (lower-case hex) and size of a file, reading
+// SHA256 returns the sha256 (lower-case hex) and size of a file, reading
 // it once. progress, if not nil, is called with the bytes hashed after each
 // block. It stops early with ctx's error when ctx is done.
 //
@@ -24,7 +31,7 @@ const hashBufSize = 1 << 20
 // worker hashing a file in the page cache spends its core on sha256 alone
 // and never gives it up to the scheduler in the middle of a read. A file
 // that shrinks while it is hashed gives an error naming the offset.
-func HashFile(ctx context.Context, name string, progress func(n int64)) (sum string, size int64, err error) {
+func SHA256(ctx context.Context, name string, progress func(n int64)) (sum string, size int64, err error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return "", 0, err

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package pins
+package filehash
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"os"
 )
 
-// hashMapped never maps on this system: HashFile reads the file.
+// hashMapped never maps on this system: SHA256 reads the file.
 func hashMapped(context.Context, *os.File, hash.Hash, func(int64)) (int64, bool, error) {
 	return 0, false, nil
 }

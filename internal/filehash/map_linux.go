@@ -1,4 +1,4 @@
-package pins
+package filehash
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// minMapSize is the smallest file HashFile maps: below it a single read
+// minMapSize is the smallest file SHA256 maps: below it a single read
 // costs less than setting up and tearing down a mapping.
 const minMapSize = 4 << 20
 

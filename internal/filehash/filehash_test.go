@@ -1,4 +1,4 @@
-package pins
+package filehash
 
 import (
 	"context"
@@ -22,17 +22,17 @@ func writeRandom(t *testing.T, name string, n int) []byte {
 	return b
 }
 
-// TestHashFileSizes checks HashFile's digest and size against crypto/sha256
+// TestSHA256Sizes checks SHA256's digest and size against crypto/sha256
 // on both sides of the size from which files are mapped, with the progress
 // calls adding up to the size.
-func TestHashFileSizes(t *testing.T) {
+func TestSHA256Sizes(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []int{0, 1, hashBufSize - 1, hashBufSize + 1, 4<<20 - 1, 4 << 20, 4<<20 + 12345, 9 << 20} {
 		name := filepath.Join(dir, "f")
 		b := writeRandom(t, name, n)
 		want := sha256.Sum256(b)
 		var seen int64
-		sum, size, err := HashFile(context.Background(), name, func(k int64) { seen += k })
+		sum, size, err := SHA256(context.Background(), name, func(k int64) { seen += k })
 		if err != nil {
 			t.Fatalf("%d bytes: %v", n, err)
 		}
@@ -42,15 +42,15 @@ func TestHashFileSizes(t *testing.T) {
 	}
 }
 
-// TestHashFileShrinks truncates a file while it is hashed: HashFile must
+// TestSHA256Shrinks truncates a file while it is hashed: SHA256 must
 // return an error (not crash on the fault past the new end) or, at least,
 // never report the old size.
-func TestHashFileShrinks(t *testing.T) {
+func TestSHA256Shrinks(t *testing.T) {
 	emutest.SkipEmulated(t, "qemu-user reports a read of a mapped file past its end as a fault at address 0, which Go raises as a nil dereference, not as the fault the mapped hash recovers from")
 	name := filepath.Join(t.TempDir(), "f")
 	writeRandom(t, name, 16<<20)
 	var seen int64
-	_, size, err := HashFile(context.Background(), name, func(k int64) {
+	_, size, err := SHA256(context.Background(), name, func(k int64) {
 		if seen += k; seen == hashBufSize {
 			if err := os.Truncate(name, 2*hashBufSize); err != nil {
 				t.Error(err)
@@ -63,15 +63,15 @@ func TestHashFileShrinks(t *testing.T) {
 	t.Logf("size %d, error %v", size, err)
 }
 
-// TestHashFileGrows appends to a file while it is hashed: the digest and
+// TestSHA256Grows appends to a file while it is hashed: the digest and
 // size cover what is there at the end, as a reader to EOF would see.
-func TestHashFileGrows(t *testing.T) {
+func TestSHA256Grows(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f")
 	b := writeRandom(t, name, 8<<20)
 	tail := make([]byte, 3<<20)
 	rand.Read(tail)
 	var seen int64
-	sum, size, err := HashFile(context.Background(), name, func(k int64) {
+	sum, size, err := SHA256(context.Background(), name, func(k int64) {
 		if seen += k; seen == hashBufSize {
 			f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
@@ -87,12 +87,12 @@ func TestHashFileGrows(t *testing.T) {
 	}
 }
 
-// TestHashFileCancelled stops at the next block once ctx is done.
-func TestHashFileCancelled(t *testing.T) {
+// TestSHA256Cancelled stops at the next block once ctx is done.
+func TestSHA256Cancelled(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f")
 	writeRandom(t, name, 16<<20)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, size, err := HashFile(ctx, name, func(int64) { cancel() })
+	_, size, err := SHA256(ctx, name, func(int64) { cancel() })
 	if err == nil || size != hashBufSize {
 		t.Fatalf("cancelled after the first block: size %d, error %v", size, err)
 	}
