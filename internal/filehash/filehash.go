@@ -1,6 +1,7 @@
-// Package filehash is drama's one hasher of a whole file (SHA256: on Linux
-// through read-only mappings, a window at a time, so that a worker hashing a
-// file in the page cache spends its core on sha256 alone) and its one reader
+// Package filehash is drama's one hasher of a whole file (SHA256 by name,
+// SHA256At for a file held open: on Linux through read-only mappings, a
+// window at a time, so that a worker hashing a file in the page cache
+// spends its core on sha256 alone) and its one reader
 // of sha256sum's format (ReadSums, ParseSums): the checksum beside a plugin,
 // the engine's record, a recipe's patch series. It imports the standard
 // library, x/sys (the mappings) and internal/safetext (a bad line quoted
@@ -24,7 +25,7 @@ const hashBufSize = 1 << 20
 
 // SHA256 returns the sha256 (lower-case hex) and size of a file, reading
 // it once. progress, if not nil, is called with the bytes hashed after each
-// block. It stops early with ctx's error when ctx is done.
+// block. It stops early with ctx's cause (context.Cause) when ctx is done.
 //
 // Where the system allows it, the file is mapped into memory and hashed in
 // place: no copy into a buffer and no read system call per block, so a
@@ -38,7 +39,7 @@ func SHA256(ctx context.Context, name string, progress func(n int64)) (sum strin
 	}
 	defer f.Close()
 	h := sha256.New()
-	size, mapped, err := hashMapped(ctx, f, h, progress)
+	size, mapped, err := hashMapped(ctx, f, -1, h, progress)
 	if err == nil && mapped {
 		// Bytes appended since the mapping was made are read as they
 		// would have been without it.
@@ -56,14 +57,43 @@ func SHA256(ctx context.Context, name string, progress func(n int64)) (sum strin
 	return hex.EncodeToString(h.Sum(nil)), size, nil
 }
 
-// hashRead hashes f from its current offset to the end with read calls.
-func hashRead(ctx context.Context, f *os.File, h hash.Hash, progress func(n int64)) (size int64, err error) {
+// SHA256At returns the sha256 (lower-case hex) of the first size bytes of
+// r: for a caller that holds a file open and hashes the very bytes it
+// reads, where SHA256 opens one by name. An *os.File is hashed as SHA256
+// hashes it, in place through mappings where the system allows it; any
+// other reader with ReadAt. progress and ctx are as for SHA256. Fewer than
+// size bytes is an error naming the offset where they ended.
+func SHA256At(ctx context.Context, r io.ReaderAt, size int64, progress func(n int64)) (string, error) {
+	h := sha256.New()
+	var done int64
+	var err error
+	name := "the file"
+	if f, ok := r.(*os.File); ok {
+		name = f.Name()
+		done, _, err = hashMapped(ctx, f, size, h, progress)
+	}
+	if err == nil {
+		var n int64
+		n, err = hashRead(ctx, io.NewSectionReader(r, done, size-done), h, progress)
+		done += n
+		if err == nil && done < size {
+			err = fmt.Errorf("%w: want %d bytes", io.ErrUnexpectedEOF, size)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s at offset %d: %w", name, done, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashRead hashes r from where it is to its end with read calls.
+func hashRead(ctx context.Context, r io.Reader, h hash.Hash, progress func(n int64)) (size int64, err error) {
 	buf := make([]byte, hashBufSize)
 	for {
-		if err := ctx.Err(); err != nil {
-			return size, err
+		if ctx.Err() != nil {
+			return size, context.Cause(ctx)
 		}
-		n, rerr := f.Read(buf)
+		n, rerr := r.Read(buf)
 		if n > 0 {
 			h.Write(buf[:n])
 			size += int64(n)

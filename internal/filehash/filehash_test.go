@@ -1,12 +1,16 @@
 package filehash
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/drama-tts/drama/internal/emutest"
@@ -95,5 +99,65 @@ func TestSHA256Cancelled(t *testing.T) {
 	_, size, err := SHA256(ctx, name, func(int64) { cancel() })
 	if err == nil || size != hashBufSize {
 		t.Fatalf("cancelled after the first block: size %d, error %v", size, err)
+	}
+}
+
+// TestSHA256At hashes the first size bytes of an open file (mapped from
+// 4 MiB on where the system allows it) and of a reader that is not a
+// file, on both sides of the mapping's threshold, a prefix of a longer
+// file included.
+func TestSHA256At(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	b := writeRandom(t, name, 9<<20+4321)
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, n := range []int{0, 1, hashBufSize + 1, 4<<20 - 1, 4<<20 + 12345, 9 << 20, len(b)} {
+		want := sha256.Sum256(b[:n])
+		for _, r := range []io.ReaderAt{f, bytes.NewReader(b)} {
+			var seen int64
+			sum, err := SHA256At(context.Background(), r, int64(n), func(k int64) { seen += k })
+			if err != nil || sum != hex.EncodeToString(want[:]) || seen != int64(n) {
+				t.Errorf("%T, first %d bytes: got %s, %v, progress %d; want %x", r, n, sum, err, seen, want)
+			}
+		}
+	}
+}
+
+// TestSHA256AtShort asks for more bytes than the reader has: an error
+// naming the file and the offset where its bytes ended, never a digest.
+func TestSHA256AtShort(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	writeRandom(t, name, 3<<20)
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum, err := SHA256At(context.Background(), f, 3<<20+1, nil)
+	if err == nil || !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "at offset 3145728") {
+		t.Errorf("3 MiB read as 3 MiB and a byte: %s, %v; want an error naming %s and offset 3145728", sum, err, name)
+	}
+	emutest.SkipEmulated(t, "qemu-user reports a read of a mapped file past its end as a fault at address 0, which Go raises as a nil dereference, not as the fault the mapped hash recovers from")
+	if sum, err := SHA256At(context.Background(), f, 9<<20, nil); err == nil {
+		t.Errorf("3 MiB read as 9 MiB (mapped where it can be): %s, no error", sum)
+	}
+}
+
+// TestSHA256AtCancelled stops with the cause ctx was cancelled with.
+func TestSHA256AtCancelled(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	writeRandom(t, name, 16<<20)
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	why := errors.New("the conversion failed")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	if _, err := SHA256At(ctx, f, 16<<20, func(int64) { cancel(why) }); !errors.Is(err, why) {
+		t.Fatalf("cancelled after the first block: %v, want %v", err, why)
 	}
 }
