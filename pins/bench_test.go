@@ -9,23 +9,6 @@ import (
 	"testing"
 )
 
-// BenchmarkHashFile measures HashFile on a 256 MiB file in the page cache.
-func BenchmarkHashFile(b *testing.B) {
-	name := filepath.Join(b.TempDir(), "f")
-	data := make([]byte, 256<<20)
-	rand.Read(data)
-	if err := os.WriteFile(name, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for b.Loop() {
-		if _, _, err := HashFile(context.Background(), name, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkVerifySize17 measures a size-level verify of a 17-file
 // directory with a verified-state record, in process.
 func BenchmarkVerifySize17(b *testing.B) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // Make returns complete pins for the files under dir: base's fields with
@@ -31,7 +33,7 @@ func Make(ctx context.Context, dir string, base Pins, progress func(int64)) (*Pi
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				sum, size, err := HashFile(ctx, filepath.Join(dir, filepath.FromSlash(names[i])), progress)
+				sum, size, err := filehash.SHA256(ctx, filepath.Join(dir, filepath.FromSlash(names[i])), progress)
 				files[i], errs[i] = File{Path: names[i], Size: size, SHA256: sum}, err
 			}
 		}()

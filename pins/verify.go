@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // Level is how thoroughly Verify checks a file.
@@ -249,7 +251,7 @@ func (v *verifier) hashOne(ctx context.Context, f File, id fileIdentity, res Res
 			v.opt.Progress(n)
 		}
 	}
-	sum, n, err := HashFile(ctx, filepath.Join(v.dir, filepath.FromSlash(f.Path)), progress)
+	sum, n, err := filehash.SHA256(ctx, filepath.Join(v.dir, filepath.FromSlash(f.Path)), progress)
 	switch {
 	case err != nil:
 		res.Status, res.Error = StatusUnreadable, err.Error()

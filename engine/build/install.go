@@ -1,7 +1,6 @@
 package build
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -157,7 +157,7 @@ func (in *installer) step(name, status, detail string) {
 func (in *installer) run(ctx context.Context) (*Record, error) {
 	s := in.s
 	// Everything that needs no download comes first.
-	if err := in.checkOperatorPatches(); err != nil {
+	if err := in.checkOperatorPatches(ctx); err != nil {
 		return nil, err
 	}
 	in.step("toolchain", "start", "")
@@ -186,10 +186,10 @@ func (in *installer) run(ctx context.Context) (*Record, error) {
 	if err := in.fetch(ctx, s.Recipe, in.recipe, &in.rec.Recipe, true); err != nil {
 		return nil, err
 	}
-	if err := in.checkFiles(); err != nil {
+	if err := in.checkFiles(ctx); err != nil {
 		return nil, err
 	}
-	if err := in.checkSeries(); err != nil {
+	if err := in.checkSeries(ctx); err != nil {
 		return nil, err
 	}
 	if err := in.fetch(ctx, s.Upstream, in.upstream, &in.rec.Upstream, false); err != nil {
@@ -222,7 +222,7 @@ func toolsLine(t Tools) string {
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-func (in *installer) checkOperatorPatches() error {
+func (in *installer) checkOperatorPatches(ctx context.Context) error {
 	if len(in.o.Patches) > 0 && !pins.IsCommit(in.o.Head) {
 		return fmt.Errorf("engine build: operator patches need the HEAD they give, as a full 40-hex commit (got %q)", in.o.Head)
 	}
@@ -230,7 +230,7 @@ func (in *installer) checkOperatorPatches() error {
 		if !hex64.MatchString(p.SHA256) {
 			return fmt.Errorf("engine build: patch %s: want its sha256 as 64 lower-case hex digits, got %q", p.File, p.SHA256)
 		}
-		got, err := fileSHA256(p.File)
+		got, _, err := filehash.SHA256(ctx, p.File, nil)
 		if err != nil {
 			return fmt.Errorf("engine build: patch %s: %w", p.File, err)
 		}
@@ -284,12 +284,12 @@ func (in *installer) fetch(ctx context.Context, repo pins.Repo, dir string, rr *
 	return nil
 }
 
-func (in *installer) checkFiles() error {
+func (in *installer) checkFiles(ctx context.Context) error {
 	in.step("files", "start", fmt.Sprintf("%d pinned files", len(in.s.Recipe.Files)))
 	completed := 0
 	for _, f := range in.s.Recipe.Files {
 		p := filepath.Join(in.recipe, filepath.FromSlash(f.Path))
-		got, err := fileSHA256(p)
+		got, _, err := filehash.SHA256(ctx, p, nil)
 		if errors.Is(err, os.ErrNotExist) {
 			return &FileError{What: "pinned file", Path: f.Path, Want: f.SHA256, Repo: in.s.Recipe.Name, Commit: in.s.Recipe.Commit,
 				Fix: fmt.Sprintf("%s at %s does not have it: the pins and the commit disagree", in.s.Recipe.Name, in.s.Recipe.Commit)}
@@ -315,48 +315,37 @@ func (in *installer) checkFiles() error {
 	return nil
 }
 
-func (in *installer) checkSeries() error {
+func (in *installer) checkSeries(ctx context.Context) error {
 	if in.s.Series == "" {
 		return nil
 	}
 	in.step("series", "start", in.s.Series)
 	sumsPath := filepath.Join(in.recipe, filepath.FromSlash(in.s.Series))
-	f, err := os.Open(sumsPath)
+	sums, err := filehash.ReadSums(sumsPath)
+	if errors.Is(err, filehash.ErrSumsFormat) {
+		return fmt.Errorf("engine build: patch series: %w: %w", err, ErrMismatch)
+	}
 	if err != nil {
 		return fmt.Errorf("engine build: patch series: %w", err)
 	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
+	for _, sum := range sums {
+		if !pins.ValidPath(sum.Name) {
+			return fmt.Errorf("engine build: %s line %d: %w: %q is not a clean relative path", sumsPath, sum.Line, ErrMismatch, sum.Name)
 		}
-		if len(fields) != 2 || !hex64.MatchString(fields[0]) {
-			return fmt.Errorf("engine build: %s line %d: %w: want \"<sha256>  <patch>\"", sumsPath, line, ErrMismatch)
-		}
-		name := strings.TrimPrefix(fields[1], "*")
-		if !pins.ValidPath(name) {
-			return fmt.Errorf("engine build: %s line %d: %w: %q is not a clean relative path", sumsPath, line, ErrMismatch, name)
-		}
-		p := filepath.Join(filepath.Dir(sumsPath), filepath.FromSlash(name))
-		got, err := fileSHA256(p)
+		p := filepath.Join(filepath.Dir(sumsPath), filepath.FromSlash(sum.Name))
+		got, _, err := filehash.SHA256(ctx, p, nil)
 		if errors.Is(err, os.ErrNotExist) {
-			return &FileError{What: "upstream patch", Path: p, Want: fields[0], Fix: "the series lists a patch the recipe does not have"}
+			return &FileError{What: "upstream patch", Path: p, Want: sum.SHA256, Fix: "the series lists a patch the recipe does not have"}
 		}
 		if err != nil {
 			return fmt.Errorf("engine build: %w", err)
 		}
-		if got != fields[0] {
-			return &FileError{What: "upstream patch", Path: p, Want: fields[0], Got: got,
+		if got != sum.SHA256 {
+			return &FileError{What: "upstream patch", Path: p, Want: sum.SHA256, Got: got,
 				Fix: "the patch is not the one " + in.s.Series + " lists: the recipe checkout is not the pinned one"}
 		}
-		n++
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("engine build: %s: %w", sumsPath, err)
-	}
+	n := len(sums)
 	in.step("series", "done", fmt.Sprintf("%d patches match %s", n, in.s.Series))
 	return nil
 }
@@ -461,7 +450,7 @@ func (in *installer) outDir() string { return filepath.Join(in.work, "out") }
 // each binary's sha256.
 func (in *installer) build(ctx context.Context) (map[string]string, error) {
 	out := in.outDir()
-	if in.st.Build == in.buildKey() && in.outMatches() {
+	if in.st.Build == in.buildKey() && in.outMatches(ctx) {
 		in.step("build", "skipped", "built by an earlier run")
 		return in.st.Binaries, nil
 	}
@@ -487,7 +476,7 @@ func (in *installer) build(ctx context.Context) (map[string]string, error) {
 			return nil, &BuildError{Step: "build", Log: in.logPath, Tail: tail(in.logPath),
 				Err: fmt.Errorf("it exited successfully without making the executable %s in %s", b, out)}
 		}
-		sum, err := fileSHA256(p)
+		sum, _, err := filehash.SHA256(ctx, p, nil)
 		if err != nil {
 			return nil, fmt.Errorf("engine build: %w", err)
 		}
@@ -511,13 +500,13 @@ func (in *installer) build(ctx context.Context) (map[string]string, error) {
 	return bins, nil
 }
 
-func (in *installer) outMatches() bool {
+func (in *installer) outMatches(ctx context.Context) bool {
 	for _, b := range in.s.Build.Binaries {
 		want, ok := in.st.Binaries[b]
 		if !ok {
 			return false
 		}
-		if got, err := fileSHA256(filepath.Join(in.outDir(), b)); err != nil || got != want {
+		if got, _, err := filehash.SHA256(ctx, filepath.Join(in.outDir(), b), nil); err != nil || got != want {
 			return false
 		}
 	}

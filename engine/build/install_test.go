@@ -1,6 +1,7 @@
 package build_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,15 +13,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/build/buildtest"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/pins"
 )
 
 // childEnv makes the test binary run one Install and exit (the kill -9
-// test's child).
+// test's child), printing each step it starts as "step NAME".
 const childEnv = "BUILD_TEST_CHILD"
 
 func TestMain(m *testing.M) {
@@ -43,7 +44,12 @@ func child(cfg string) int {
 	if err != nil {
 		return 2
 	}
-	o := build.Options{Root: c.Root, Source: c.Source, Zig: c.Zig, NVCC: c.NVCC, Sources: s, Env: os.Environ()}
+	o := build.Options{Root: c.Root, Source: c.Source, Zig: c.Zig, NVCC: c.NVCC, Sources: s, Env: os.Environ(),
+		Step: func(e build.StepEvent) {
+			if e.Status == "start" {
+				os.Stdout.WriteString("step " + e.Step + "\n")
+			}
+		}}
 	if _, err := build.Install(context.Background(), o); err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 1
@@ -351,20 +357,23 @@ func TestInstallResumesAfterKillMidBuild(t *testing.T) {
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg), buildtest.PauseEnv+"="+pause, "GIT_CONFIG_GLOBAL=/dev/null")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(pause); err == nil {
-			break
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The fetches take what they take; from the build's start the fixture
+	// reaches its pause at once.
+	for sc := bufio.NewScanner(stdout); sc.Text() != "step build"; {
+		if !sc.Scan() {
+			cmd.Wait()
+			t.Fatalf("the install ended before its build step: %s", stderr.String())
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the build never reached its pause: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	enginetest.WaitFor(t, func() bool { _, err := os.Stat(pause); return err == nil })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -378,12 +387,14 @@ func TestInstallResumesAfterKillMidBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pause file %q: %v", pidData, err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	gone := false
+	defer func() {
+		if !gone {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the build (pid %d) outlived drama's kill -9", pid)
+			t.Errorf("the build (pid %d) outlived drama's kill -9", pid)
 		}
-	}
+	}()
+	enginetest.WaitFor(t, func() bool { gone = syscall.Kill(pid, 0) != nil; return gone })
 	half := filepath.Join(build.WorkDir(o.Root, "full"), "out", "tensorfold-native")
 	halfData, err := os.ReadFile(half)
 	if err != nil {
@@ -421,17 +432,24 @@ func TestInstallInterruptedBuildIsNotRecorded(t *testing.T) {
 	o, _ := options(t, fx, fx.Sources(t, fx.Good))
 	pause := filepath.Join(t.TempDir(), "paused")
 	o.Env = append(o.Env, buildtest.PauseEnv+"="+pause)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for {
-			if _, err := os.Stat(pause); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+	building := make(chan struct{})
+	o.Step = func(e build.StepEvent) {
+		if e.Step == "build" && e.Status == "start" {
+			close(building)
 		}
-	}()
-	_, err := build.Install(ctx, o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := build.Install(ctx, o); done <- err }()
+	select {
+	case <-building:
+	case err := <-done:
+		t.Fatalf("the install ended before its build step: %v", err)
+	}
+	enginetest.WaitFor(t, func() bool { _, err := os.Stat(pause); return err == nil })
+	cancel()
+	err := <-done
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted install: %v, want context.Canceled", err)
 	}

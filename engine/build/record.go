@@ -2,17 +2,16 @@ package build
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/drama-tts/drama/internal/atomicfile"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/pins"
 )
 
@@ -165,16 +164,23 @@ type BinaryState struct {
 }
 
 // Check hashes every binary the record names and compares it with the
-// record, and the record's engine.sha256 with its engine.json.
+// record, and the record's engine.sha256 with its engine.json. An
+// engine.sha256 that is not in sha256sum's format disagrees with every
+// binary.
 func Check(dir string, r *Record) ([]BinaryState, error) {
-	sums, err := readSums(filepath.Join(dir, SumsName))
-	if err != nil {
-		return nil, err
+	sums, err := filehash.ReadSums(filepath.Join(dir, SumsName))
+	var bad error
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, filehash.ErrSumsFormat):
+		bad = err
+	case err != nil:
+		return nil, fmt.Errorf("engine build: %w", err)
 	}
 	var out []BinaryState
 	for _, b := range r.Binaries {
 		s := BinaryState{Name: b.Name, Path: filepath.Join(dir, b.Name), Want: b.SHA256, State: StateOK}
-		got, err := fileSHA256(s.Path)
+		got, _, err := filehash.SHA256(context.Background(), s.Path, nil)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			s.State, s.Detail = StateMissing, "no such file"
@@ -185,46 +191,89 @@ func Check(dir string, r *Record) ([]BinaryState, error) {
 		default:
 			s.Got = got
 		}
-		if sum, ok := sums[b.Name]; !ok || sum != b.SHA256 {
+		if sum, ok := sumFor(sums, b.Name); bad != nil || !ok || sum != b.SHA256 {
 			if s.State == StateOK {
 				s.State = StateChanged
 			}
-			s.Detail = strings.TrimPrefix(s.Detail+"; ", "; ") + SumsName + " disagrees with " + RecordName
+			why := SumsName + " disagrees with " + RecordName
+			if bad != nil {
+				why = bad.Error()
+			}
+			s.Detail = strings.TrimPrefix(s.Detail+"; ", "; ") + why
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-func readSums(p string) (map[string]string, error) {
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("engine build: %w", err)
-	}
-	m := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 {
-			m[strings.TrimPrefix(f[1], "*")] = strings.ToLower(f[0])
+// sumFor returns the digest of the line of sums that names the file name.
+func sumFor(sums []filehash.Sum, name string) (string, bool) {
+	for _, s := range sums {
+		if s.Name == name {
+			return s.SHA256, true
 		}
 	}
-	return m, nil
+	return "", false
 }
 
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
+// RecordError is an engine binary's sha256 that its record does not give:
+// the record is missing where Install leaves one, not in sha256sum's
+// format, or names no such binary. It wraps ErrBadRecord, and
+// os.ErrNotExist for a missing record.
+type RecordError struct {
+	Path    string // the engine.sha256 read
+	Binary  string // the engine binary it was read for
+	Variant string // the variant Install put the binary in; "" for the record beside the root's engine
+	Err     error  // why; its message names Path
+}
+
+// Error says what is wrong with the record, naming it.
+func (e *RecordError) Error() string { return "engine build: " + e.Err.Error() }
+
+// Unwrap returns the cause and ErrBadRecord.
+func (e *RecordError) Unwrap() []error { return []error{e.Err, ErrBadRecord} }
+
+// RootSums is the record of an engine binary drama did not install: the
+// one at <root>/engine/engine.sha256 that `sha256sum BINARY >` writes.
+func RootSums(root string) string { return filepath.Join(root, "engine", SumsName) }
+
+// PinnedSHA256 returns the sha256 (lower-case hex) that the engine binary
+// bin is held to. A binary Install put in Dir(root, variant) is held to the
+// engine.sha256 beside it, which must be there and name the binary's file
+// (when not, the install did not finish). Any other binary, and bin "", is
+// held to RootSums(root), its first line: "" and no error when there is
+// none, which means no check. A record that does not give the digest is a
+// *RecordError.
+func PinnedSHA256(root, bin string) (string, error) {
+	dir := filepath.Dir(bin)
+	if bin != "" && filepath.Clean(filepath.Dir(dir)) == filepath.Clean(filepath.Join(root, "engine")) {
+		p, variant, name := filepath.Join(dir, SumsName), filepath.Base(dir), filepath.Base(bin)
+		sums, err := filehash.ReadSums(p)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, filehash.ErrSumsFormat) {
+			return "", &RecordError{Path: p, Binary: bin, Variant: variant, Err: err}
+		}
+		if err != nil {
+			return "", fmt.Errorf("engine build: %w", err)
+		}
+		sum, ok := sumFor(sums, name)
+		if !ok {
+			return "", &RecordError{Path: p, Binary: bin, Variant: variant, Err: fmt.Errorf("%s: no sha256 for %s", p, name)}
+		}
+		return sum, nil
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	p := RootSums(root)
+	sums, err := filehash.ReadSums(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case errors.Is(err, filehash.ErrSumsFormat):
+		return "", &RecordError{Path: p, Binary: bin, Err: err}
+	case err != nil:
+		return "", fmt.Errorf("engine build: %w", err)
+	case len(sums) == 0:
+		return "", &RecordError{Path: p, Binary: bin, Err: fmt.Errorf("%s: no sha256 in it", p)}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return sums[0].SHA256, nil
 }
 
 // Complete fills the empty digests of s from the lock beside an earlier

@@ -2,7 +2,6 @@ package enginetest
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/host"
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // ServeEnv names the variable that turns a re-executed test binary into a
@@ -56,11 +56,11 @@ func TestBinaryPlugin(t testing.TB, name string) string {
 // would.
 func WriteChecksum(t testing.TB, path string) {
 	t.Helper()
-	sum, err := host.FileSHA256(path)
+	sum, _, err := filehash.SHA256(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := hex.EncodeToString(sum) + "  " + filepath.Base(path) + "\n"
+	line := sum + "  " + filepath.Base(path) + "\n"
 	if err := os.WriteFile(path+host.ChecksumSuffix, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}

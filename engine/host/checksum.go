@@ -1,16 +1,14 @@
 package host
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // ChecksumSuffix is appended to a plugin binary's path to name its checksum
@@ -103,62 +101,23 @@ func ReadChecksum(binary string) ([]byte, error) {
 // parseChecksum finds the line naming binary's base name.
 func parseChecksum(binary string, data []byte) ([]byte, error) {
 	base := filepath.Base(binary)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		sum, name, err := splitSumLine(line)
-		if err != nil {
-			return nil, &ChecksumError{Binary: binary, Status: ChecksumMalformed, Line: n, Err: err}
-		}
-		if filepath.Base(name) == base {
-			return sum, nil
-		}
+	sums, err := filehash.ParseSums(binary+ChecksumSuffix, data)
+	var le *filehash.LineError
+	if errors.As(err, &le) {
+		return nil, &ChecksumError{Binary: binary, Status: ChecksumMalformed, Line: le.Line, Err: le.Err}
 	}
-	return nil, &ChecksumError{Binary: binary, Status: ChecksumMalformed, Line: n,
+	if err != nil {
+		return nil, &ChecksumError{Binary: binary, Status: ChecksumUnreadable, Err: err}
+	}
+	last := 0
+	for _, s := range sums {
+		if filepath.Base(s.Name) == base {
+			return hex.DecodeString(s.SHA256)
+		}
+		last = s.Line
+	}
+	return nil, &ChecksumError{Binary: binary, Status: ChecksumMalformed, Line: last,
 		Err: fmt.Errorf("no line names %s", base)}
-}
-
-// splitSumLine splits one sha256sum line into its digest and file name.
-func splitSumLine(line string) ([]byte, string, error) {
-	hexSum, rest, ok := strings.Cut(line, " ")
-	if !ok || len(hexSum) != 64 {
-		return nil, "", fmt.Errorf("want \"<64 hex digits>  <file>\", got %q", trunc(line))
-	}
-	sum, err := hex.DecodeString(hexSum)
-	if err != nil {
-		return nil, "", fmt.Errorf("digest: want 64 hex digits, got %q", hexSum)
-	}
-	name := strings.TrimPrefix(strings.TrimPrefix(rest, " "), "*")
-	if name == "" {
-		return nil, "", fmt.Errorf("want a file name after the digest, got %q", trunc(line))
-	}
-	return sum, name, nil
-}
-
-func trunc(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "..."
-	}
-	return s
-}
-
-// FileSHA256 returns the sha256 of the file at path.
-func FileSHA256(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil, err
-	}
-	return h.Sum(nil), nil
 }
 
 // Verify checks binary against its checksum file and returns the digest.
@@ -168,15 +127,15 @@ func Verify(binary string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := FileSHA256(binary)
+	got, _, err := filehash.SHA256(context.Background(), binary, nil)
 	if err != nil {
 		return nil, &ChecksumError{Binary: binary, Status: ChecksumUnreadable, Err: err}
 	}
-	if !bytes.Equal(want, got) {
+	if hex.EncodeToString(want) != got {
 		return nil, &ChecksumError{Binary: binary, Status: ChecksumMismatch,
-			Want: hex.EncodeToString(want), Got: hex.EncodeToString(got), Err: ErrChecksumMismatch}
+			Want: hex.EncodeToString(want), Got: got, Err: ErrChecksumMismatch}
 	}
-	return got, nil
+	return want, nil
 }
 
 // StatusOf returns the status of a Verify error (ChecksumOK for nil).

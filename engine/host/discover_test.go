@@ -96,7 +96,11 @@ func TestParseChecksum(t *testing.T) {
 			t.Errorf("parse %q = %x, %v", ok, got, err)
 		}
 	}
-	for _, bad := range []string{"", sum, sum[:63] + "  drama-engine-x", strings.Repeat("zz", 32) + "  drama-engine-x", sum + "  "} {
+	for _, bad := range []string{"", sum, sum[:63] + "  drama-engine-x", strings.Repeat("zz", 32) + "  drama-engine-x", sum + "  ",
+		// The line naming the binary is not the only one read: a second
+		// line for it, or a terminal escape on another, spoils the file.
+		sum + "  drama-engine-x\n" + strings.Repeat("aa", 32) + "  drama-engine-x\n",
+		sum + "  drama-engine-x\n" + strings.Repeat("aa", 32) + "  drama-engine-y\x1b[2J\n"} {
 		_, err := parseChecksum("/p/drama-engine-x", []byte(bad))
 		if !errors.Is(err, ErrChecksumMalformed) {
 			t.Errorf("parse %q err = %v, want malformed", bad, err)

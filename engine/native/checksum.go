@@ -1,13 +1,12 @@
 package native
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // ErrChecksum is wrapped by a ChecksumError.
@@ -27,25 +26,11 @@ func (e *ChecksumError) Error() string {
 // Unwrap returns ErrChecksum.
 func (e *ChecksumError) Unwrap() error { return ErrChecksum }
 
-// FileSHA256 returns the hex sha256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("native: engine binary: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("native: engine binary %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // CheckBinary compares the file's sha256 with want (hex, any case).
 func CheckBinary(path, want string) error {
-	got, err := FileSHA256(path)
+	got, _, err := filehash.SHA256(context.Background(), path, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("native: engine binary: %w", err)
 	}
 	if !strings.EqualFold(got, strings.TrimSpace(want)) {
 		return &ChecksumError{Path: path, Want: strings.ToLower(strings.TrimSpace(want)), Got: got}

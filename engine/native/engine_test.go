@@ -171,9 +171,7 @@ func TestStartStopsPlantedLeftover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Stop(context.Background(), engine.StopRequest{})
-	if !waitGone(left.Process.Pid, 3*time.Second) {
-		t.Error("the planted leftover engine still runs")
-	}
+	waitGone(t, left.Process.Pid, "the planted leftover engine")
 	if !strings.Contains(strings.Join(msgs, "\n"), "stopped a leftover engine") {
 		t.Errorf("events %q: want a message about the leftover", msgs)
 	}

@@ -8,6 +8,9 @@ import (
 // ProcIdentity exposes procIdentity to the tests.
 var ProcIdentity = procIdentity
 
+// SameExe exposes sameExe to the tests.
+var SameExe = sameExe
+
 // LaunchRetryingPort exposes launchRetryingPort to the tests.
 var LaunchRetryingPort = launchRetryingPort
 

@@ -13,12 +13,13 @@ import (
 
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/native/standin"
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 func TestCheckBinary(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "bin")
 	os.WriteFile(p, []byte("engine"), 0o755)
-	sum, err := native.FileSHA256(p)
+	sum, _, err := filehash.SHA256(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/native/nativetest"
 )
@@ -54,17 +55,22 @@ func startHelper(t *testing.T, runtimeFile string) (*exec.Cmd, int) {
 	return cmd, pid
 }
 
-func waitGone(pid int, d time.Duration) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if !alive(pid) {
-			return true
+// waitGone waits until pid no longer runs (enginetest.WaitFor's deadline);
+// a pid that outlives it is killed and the test fails, saying what.
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	gone := false
+	defer func() {
+		if !gone {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s: pid %d still runs", what, pid)
 		}
-	}
-	return false
+	}()
+	enginetest.WaitFor(t, func() bool { gone = !alive(pid); return gone })
 }
 
 // TestKill9LeavesNoOrphan kills the supervisor with SIGKILL: the parent-death
-// signal must take the engine with it within 2 s, every time.
+// signal must take the engine with it, every time.
 func TestKill9LeavesNoOrphan(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux only")
@@ -77,10 +83,7 @@ func TestKill9LeavesNoOrphan(t *testing.T) {
 		cmd, pid := startHelper(t, "")
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		if !waitGone(pid, 2*time.Second) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("trial %d: engine pid %d outlived its killed supervisor", i, pid)
-		}
+		waitGone(t, pid, fmt.Sprintf("trial %d: the engine outlived its killed supervisor", i))
 	}
 }
 
@@ -129,6 +132,8 @@ func TestRecycledPIDNeverSignalled(t *testing.T) {
 			t.Errorf("%s: leftover %+v, %v: want found, not stopped, with a reason", name, left, err)
 		}
 	}
+	// A signal sent takes a moment to end its process: this pause is the
+	// window in which a wrongly signalled one would be seen to end.
 	time.Sleep(100 * time.Millisecond)
 	if !alive(other.Process.Pid) || !alive(same.Process.Pid) {
 		t.Error("a process with a recycled pid was signalled")
@@ -158,7 +163,15 @@ func startOrphanLike(t *testing.T) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // let exec finish so its exe is the stand-in
+	// Until exec finishes the child's executable is this test binary.
+	want, err := filepath.EvalSymlinks(standinBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enginetest.WaitFor(t, func() bool {
+		exe, _, err := native.ProcIdentity(cmd.Process.Pid)
+		return err == nil && native.SameExe(want, exe)
+	})
 	return cmd
 }
 

@@ -1,12 +1,8 @@
 package convert
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"hash"
 	"os"
-	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 )
@@ -66,62 +62,4 @@ func dropCache(path string) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 	}
-}
-
-// mapWindow is how much of the source hashMapped maps at a time; each
-// window is unmapped once hashed, so the resident set grows by at most this
-// much, not by the source's size.
-const mapWindow = 8 << 20
-
-// hashMapped hashes the first size bytes of f through read-only mappings
-// of mapWindow bytes, one after the other: no copy into a buffer and no
-// read call per block, which is most of what hashing a cached file costs
-// besides sha256 itself. ok is false, with nothing hashed, when the file
-// cannot be mapped; a fault in a mapping (the file was truncated
-// meanwhile) is an error, not a crash.
-func hashMapped(ctx context.Context, f *os.File, size int64, h hash.Hash) (ok bool, err error) {
-	if size < 1<<20 {
-		return false, nil
-	}
-	for off := int64(0); off < size; off += mapWindow {
-		if err := ctx.Err(); err != nil {
-			return true, context.Cause(ctx)
-		}
-		m, err := unix.Mmap(int(f.Fd()), off, int(min(mapWindow, size-off)), unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			if off == 0 {
-				return false, nil
-			}
-			return true, fmt.Errorf("convert: hash source: map offset %d: %w", off, err)
-		}
-		err = hashWindow(ctx, m, h)
-		unix.Munmap(m)
-		if err != nil {
-			return true, fmt.Errorf("convert: hash source: %w (in the %d bytes from offset %d)", err, len(m), off)
-		}
-	}
-	return true, nil
-}
-
-// hashWindow hashes the mapped bytes m; a fault in the mapping panics in
-// this goroutine instead of ending the process, and becomes an error.
-func hashWindow(ctx context.Context, m []byte, h hash.Hash) (err error) {
-	unix.Madvise(m, unix.MADV_SEQUENTIAL)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); fault {
-				err = errors.New("the file became shorter while it was being hashed")
-				return
-			}
-			panic(r)
-		}
-	}()
-	for off := 0; off < len(m); off += ChunkSize {
-		if err := ctx.Err(); err != nil {
-			return context.Cause(ctx)
-		}
-		h.Write(m[off:min(off+ChunkSize, len(m))])
-	}
-	return nil
 }

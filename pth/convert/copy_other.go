@@ -3,9 +3,7 @@
 package convert
 
 import (
-	"context"
 	"errors"
-	"hash"
 	"os"
 )
 
@@ -21,6 +19,3 @@ func blockSize(*os.File) int64 { return 4096 }
 
 // dropCache does nothing on this system.
 func dropCache(string) {}
-
-// hashMapped reports false: the caller reads the file.
-func hashMapped(context.Context, *os.File, int64, hash.Hash) (bool, error) { return false, nil }

@@ -2,8 +2,6 @@ package convert
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"github.com/drama-tts/drama/internal/atomicfile"
 	"io"
@@ -12,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/safetensors"
 )
 
@@ -179,26 +178,11 @@ type hashResult struct {
 }
 
 // hashFile returns the sha256 of the first size bytes of r, in place
-// through a mapping when r is a file that can be mapped.
+// through mappings when r is a file that can be mapped.
 func hashFile(ctx context.Context, r io.ReaderAt, size int64) hashResult {
-	h := sha256.New()
-	if f, isFile := r.(*os.File); isFile {
-		if ok, err := hashMapped(ctx, f, size, h); err != nil {
-			return hashResult{err: err}
-		} else if ok {
-			return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
-		}
+	sum, err := filehash.SHA256At(ctx, r, size, nil)
+	if err != nil {
+		return hashResult{err: fmt.Errorf("convert: hash source: %w", err)}
 	}
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < size; off += int64(len(buf)) {
-		if err := ctx.Err(); err != nil {
-			return hashResult{err: context.Cause(ctx)}
-		}
-		n := min(int64(len(buf)), size-off)
-		if _, err := r.ReadAt(buf[:n], off); err != nil {
-			return hashResult{err: fmt.Errorf("convert: hash source: %w", err)}
-		}
-		h.Write(buf[:n])
-	}
-	return hashResult{sum: hex.EncodeToString(h.Sum(nil))}
+	return hashResult{sum: sum}
 }

@@ -1,13 +1,13 @@
 // Command hash-variants times ways of reading files for sha256 with N
 // workers at once, the question behind verify's mapped reads: drama's own
-// pins.HashFile (8 MiB mappings read in order, MADV_SEQUENTIAL), read(2)
+// filehash.SHA256 (8 MiB mappings read in order, MADV_SEQUENTIAL), read(2)
 // into a buffer, or read-only mappings of another window size, with the
 // kernel told the window is read in order or asked to fill its page tables
 // in one call (MADV_POPULATE_READ). It prints the rate and the CPU seconds
 // (all, and system) per GB.
 //
 //	go build -o bin/hash-variants ./scripts/hash-variants
-//	bin/hash-variants -workers 16 FILE...              # pins.HashFile
+//	bin/hash-variants -workers 16 FILE...              # filehash.SHA256
 //	bin/hash-variants -mode mmap -window 64 -populate FILE...
 //	bin/hash-variants -mode read FILE...
 package main
@@ -29,11 +29,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/drama-tts/drama/pins"
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 func main() {
-	mode := flag.String("mode", "drama", "drama (pins.HashFile), mmap or read")
+	mode := flag.String("mode", "drama", "drama (filehash.SHA256), mmap or read")
 	window := flag.Int("window", 8, "MiB mapped at a time (mmap)")
 	populate := flag.Bool("populate", false, "MADV_POPULATE_READ each window instead of MADV_SEQUENTIAL (mmap)")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "files hashed at once")
@@ -54,7 +54,7 @@ func main() {
 	hashOne := func(name string) (int64, error) {
 		switch *mode {
 		case "drama":
-			_, n, err := pins.HashFile(context.Background(), name, nil)
+			_, n, err := filehash.SHA256(context.Background(), name, nil)
 			return n, err
 		case "read":
 			return hashRead(name)
@@ -145,7 +145,7 @@ func hashMapped(name string, window int64, advice int) (int64, error) {
 	return done, nil
 }
 
-// hashSteps writes m to h in 1 MiB steps, the step of pins.HashFile.
+// hashSteps writes m to h in 1 MiB steps, the step of filehash.SHA256.
 func hashSteps(h hash.Hash, m []byte) {
 	for off := 0; off < len(m); off += 1 << 20 {
 		h.Write(m[off:min(off+1<<20, len(m))])

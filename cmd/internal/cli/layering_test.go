@@ -253,6 +253,9 @@ func TestImportTableRefuses(t *testing.T) {
 		{"internal/wait", module + "internal/proc"},
 		{"internal/safetext", module + "internal/wait"},
 		{"internal/httpsafe", module + "internal/wait"},
+		{"internal/filehash", module + "pins"},
+		{"internal/filehash", module + "internal/atomicfile"},
+		{"internal/safetext", module + "internal/filehash"},
 	} {
 		l, ok := tab.layerOf(c[0])
 		if !ok || tab.permits(l, c[0], c[1]) != "" {

@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"debug/buildinfo"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/host"
 )
 
@@ -86,26 +86,7 @@ func isRegular(p string) bool {
 // EngineRecord reads the engine binary's pinned sha256 from
 // <root>/engine/engine.sha256 (sha256sum's format); none means no check. A
 // malformed record is a verification error (exit 3).
-func EngineRecord(root string) (string, error) {
-	p := filepath.Join(root, "engine", "engine.sha256")
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 || len(fields[0]) != 64 || !isHex(fields[0]) {
-		return "", MismatchError(fmt.Errorf("%s: want \"<sha256>  <file>\" as sha256sum writes it: rewrite it with `sha256sum <engine binary> > %s`", p, p))
-	}
-	return strings.ToLower(fields[0]), nil
-}
-
-func isHex(s string) bool {
-	_, err := hex.DecodeString(s)
-	return err == nil
-}
+func EngineRecord(root string) (string, error) { return EngineRecordFor(root, "") }
 
 // RecordEngineCommand returns the shell command line that records bin as
 // the engine binary of root, as EngineRecord reads it: it makes
@@ -113,7 +94,7 @@ func isHex(s string) bool {
 // sha256sum's format.
 func RecordEngineCommand(bin, root string) string {
 	dir := filepath.Join(root, "engine")
-	record := filepath.Join(dir, "engine.sha256")
+	record := build.RootSums(root)
 	cmd := "sha256sum " + ShellQuote(bin) + " > " + ShellQuote(record)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		cmd = "mkdir -p " + ShellQuote(dir) + " && " + cmd
@@ -137,34 +118,24 @@ func IsStandIn(bin string) bool {
 	return err == nil && info.Path == StandInPackage
 }
 
-// EngineRecordFor reads the pinned sha256 of the engine binary bin. A
-// binary that drama engine install put in <root>/engine/<variant>/ is
-// checked against the engine.sha256 beside it, which must exist and name it
-// (a missing record there is a verification error: the install did not
-// finish); any other binary against <root>/engine/engine.sha256, as
-// EngineRecord reads it.
+// EngineRecordFor reads the pinned sha256 of the engine binary bin, as
+// build.PinnedSHA256 finds it: a binary that drama engine install put in
+// <root>/engine/<variant>/ is checked against the engine.sha256 beside it,
+// which must exist and name it (a missing record there is a verification
+// error: the install did not finish); any other binary against
+// <root>/engine/engine.sha256, as EngineRecord reads it. A record that
+// does not give the sha256 is a verification error (exit 3) saying how to
+// write it again.
 func EngineRecordFor(root, bin string) (string, error) {
-	dir := filepath.Dir(bin)
-	if bin == "" || filepath.Clean(filepath.Dir(dir)) != filepath.Clean(filepath.Join(root, "engine")) {
-		return EngineRecord(root)
+	sum, err := build.PinnedSHA256(root, bin)
+	var re *build.RecordError
+	switch {
+	case !errors.As(err, &re):
+		return sum, err
+	case re.Variant != "" && errors.Is(err, os.ErrNotExist):
+		return "", MismatchError(fmt.Errorf("%s has no record %s: the install did not finish: run `drama engine install --variant %s`", bin, re.Path, re.Variant))
+	case re.Variant != "":
+		return "", MismatchError(fmt.Errorf("%w: run `drama engine install --variant %s`", err, re.Variant))
 	}
-	p := filepath.Join(dir, "engine.sha256")
-	variant := filepath.Base(dir)
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", MismatchError(fmt.Errorf("%s has no record %s: the install did not finish: run `drama engine install --variant %s`", bin, p, variant))
-	}
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 2 && strings.TrimPrefix(fields[1], "*") == filepath.Base(bin) {
-			if len(fields[0]) != 64 || !isHex(fields[0]) {
-				break
-			}
-			return strings.ToLower(fields[0]), nil
-		}
-	}
-	return "", MismatchError(fmt.Errorf("%s: no sha256 for %s: run `drama engine install --variant %s`", p, filepath.Base(bin), variant))
+	return "", MismatchError(fmt.Errorf("%w: rewrite it with `sha256sum <engine binary> > %s`", err, re.Path))
 }

@@ -38,6 +38,10 @@ func TestEngineBinaryAndRecord(t *testing.T) {
 	if _, err := EngineRecord(root); ExitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "sha256sum") {
 		t.Fatalf("64 characters that are not hex: %v", err)
 	}
+	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ab", 32)+"  tensorfold-native\x1b[2J\n"), 0o644)
+	if _, err := EngineRecord(root); ExitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "line 1: ") || strings.Contains(err.Error(), "\x1b") {
+		t.Fatalf("a terminal escape in the name: %v", err)
+	}
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("AB", 32)+"  tensorfold-native\n"), 0o644)
 	if sum, _ := EngineRecord(root); sum != strings.Repeat("ab", 32) {
 		t.Fatalf("record: %q", sum)
@@ -69,6 +73,13 @@ func TestEngineBinaryAndRecordOfAnInstalledVariant(t *testing.T) {
 		[]byte(strings.Repeat("cd", 32)+"  drama3-voice\n"+strings.Repeat("ab", 32)+"  tensorfold-native\n"), 0o644)
 	if sum, err := EngineRecordFor(root, bin); err != nil || sum != strings.Repeat("ab", 32) {
 		t.Fatalf("record beside the binary: %q %v", sum, err)
+	}
+	// A record that names the binary twice holds it to neither digest.
+	os.WriteFile(filepath.Join(root, "engine", "nvfp4", "engine.sha256"),
+		[]byte(strings.Repeat("ab", 32)+"  tensorfold-native\n"+strings.Repeat("cd", 32)+"  tensorfold-native\n"), 0o644)
+	if _, err := EngineRecordFor(root, bin); ExitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "line 2: ") ||
+		!strings.Contains(err.Error(), "drama engine install --variant nvfp4") {
+		t.Fatalf("record naming the binary twice: %v", err)
 	}
 	// A binary elsewhere keeps the root's record.
 	os.WriteFile(filepath.Join(root, "engine", "engine.sha256"), []byte(strings.Repeat("ef", 32)+"  tensorfold-native\n"), 0o644)

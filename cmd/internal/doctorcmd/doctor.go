@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/internal/atomicfile"
+	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/internal/safetext"
 
 	"github.com/spf13/cobra"
@@ -321,12 +322,12 @@ func (d *doctor) engineBinary(plugin string) {
 	case record == "":
 		d.add(check, Note, bin+", no sha256 recorded, so drama serve does not check it", "record it: "+cmdutil.RecordEngineCommand(bin, d.root))
 	default:
-		sum, err := host.FileSHA256(bin)
+		sum, _, err := filehash.SHA256(context.Background(), bin, nil)
 		switch {
 		case err != nil:
 			d.add(check, Problem, bin+": "+err.Error(), "make the binary readable")
-		case hex.EncodeToString(sum) != record:
-			d.add(check, Problem, fmt.Sprintf("%s: sha256 %s, want %s as %s records", bin, hex.EncodeToString(sum)[:12], record[:12], recPath),
+		case sum != record:
+			d.add(check, Problem, fmt.Sprintf("%s: sha256 %s, want %s as %s records", bin, sum[:12], record[:12], recPath),
 				"put back the recorded binary, or if you trust this one: "+cmdutil.RecordEngineCommand(bin, d.root))
 		default:
 			d.add(check, OK, fmt.Sprintf("%s, sha256 %s as recorded", bin, record[:12]), "")

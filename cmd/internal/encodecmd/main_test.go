@@ -1,7 +1,7 @@
 package encodecmd
 
 import (
-	"encoding/hex"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drama-tts/drama/engine/host"
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // binDir holds the real CUDA plugin (drama-engine-cuda, with its checksum
@@ -38,12 +39,12 @@ func testMain(m *testing.M) int {
 		}
 	}
 	plugin := filepath.Join(dir, host.BinaryName("cuda"))
-	sum, err := host.FileSHA256(plugin)
+	sum, _, err := filehash.SHA256(context.Background(), plugin, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	line := hex.EncodeToString(sum) + "  " + filepath.Base(plugin) + "\n"
+	line := sum + "  " + filepath.Base(plugin) + "\n"
 	if err := os.WriteFile(plugin+host.ChecksumSuffix, []byte(line), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -18,6 +18,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/qualify"
+	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/internal/safetext"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/voices"
@@ -371,7 +372,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 	case want.NativeSHA256 == "":
 		engineRes.Detail = fmt.Sprintf("no record of the engine binary: write it with `%s`", cmdutil.RecordEngineCommand(bin, root))
 	default:
-		sum, _, herr := pins.HashFile(ctx, bin, nil)
+		sum, _, herr := filehash.SHA256(ctx, bin, nil)
 		switch {
 		case herr != nil:
 			engineRes.Detail = fmt.Sprintf("%s: %v", bin, herr)

@@ -10,6 +10,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/serve"
+	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
 )
@@ -84,7 +85,7 @@ func newQualification(ctx context.Context, opts *Options, req engine.StartReques
 	}
 	q.Want.NativeSHA256 = req.EngineSHA256
 	if opts.AllowEngine && req.EngineBin != "" {
-		sum, _, err := pins.HashFile(ctx, req.EngineBin, nil)
+		sum, _, err := filehash.SHA256(ctx, req.EngineBin, nil)
 		if err != nil {
 			q.Err = err
 			return q

@@ -4,6 +4,7 @@
 package nativetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/engine/native/standin"
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // StandinPackage is the import path of the stand-in binary's main package.
@@ -66,7 +68,7 @@ func StartRequest(t testing.TB, f *native.Flavor, bin string) engine.StartReques
 	voices, model := t.TempDir(), t.TempDir()
 	WriteVoice(t, voices, "alice", f)
 	os.WriteFile(filepath.Join(model, "codec.pth"), []byte("stand-in codec"), 0o644)
-	sum, err := native.FileSHA256(bin)
+	sum, _, err := filehash.SHA256(context.Background(), bin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package nativetest
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/host"
+	"github.com/drama-tts/drama/internal/filehash"
 )
 
 // BuildPlugin builds the plugin main package pkg as dir/drama-engine-name
@@ -24,11 +24,11 @@ func BuildPlugin(dir, name, pkg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum, err := host.FileSHA256(bin)
+	sum, _, err := filehash.SHA256(context.Background(), bin, nil)
 	if err != nil {
 		return "", err
 	}
-	line := hex.EncodeToString(sum) + "  " + filepath.Base(bin) + "\n"
+	line := sum + "  " + filepath.Base(bin) + "\n"
 	return bin, os.WriteFile(bin+host.ChecksumSuffix, []byte(line), 0o644)
 }
 

@@ -1,4 +1,4 @@
-package pins
+package filehash
 
 import (
 	"bufio"
@@ -32,16 +32,16 @@ func readCalls(t *testing.T) int64 {
 	return 0
 }
 
-// TestHashFileMapsLargeFiles counts the read system calls of hashing a
+// TestSHA256MapsLargeFiles counts the read system calls of hashing a
 // 64 MiB file. A worker blocked in a read of a large block gives its
 // processor slot to the scheduler, which starts a spinning thread that
 // competes with the hashing workers; hashing a mapped file makes no read
 // call at all (the count allows a few for the runtime and /proc itself).
-func TestHashFileMapsLargeFiles(t *testing.T) {
+func TestSHA256MapsLargeFiles(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f")
 	writeRandom(t, name, 64<<20)
 	before := readCalls(t)
-	if _, _, err := HashFile(context.Background(), name, nil); err != nil {
+	if _, _, err := SHA256(context.Background(), name, nil); err != nil {
 		t.Fatal(err)
 	}
 	after := readCalls(t)
@@ -71,12 +71,12 @@ func rssFile(t *testing.T) int64 {
 	return 0
 }
 
-// TestHashFileBoundsResident hashes a 128 MiB file in the page cache and
+// TestSHA256BoundsResident hashes a 128 MiB file in the page cache and
 // samples the process's resident file pages after every block: mapping the
 // file one window at a time, each unmapped once hashed, keeps them within
 // a window (plus slack), where a mapping of the whole file would hold all
 // 128 MiB by the end.
-func TestHashFileBoundsResident(t *testing.T) {
+func TestSHA256BoundsResident(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f")
 	f, err := os.Create(name)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestHashFileBoundsResident(t *testing.T) {
 	os.ReadFile(name) // into the page cache (and this buffer is garbage)
 	base := rssFile(t)
 	var peak int64
-	if _, _, err := HashFile(context.Background(), name, func(int64) { peak = max(peak, rssFile(t)-base) }); err != nil {
+	if _, _, err := SHA256(context.Background(), name, func(int64) { peak = max(peak, rssFile(t)-base) }); err != nil {
 		t.Fatal(err)
 	}
 	if peak > mapWindow+8<<20 {

@@ -1,4 +1,4 @@
-package pins
+package filehash
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// minMapSize is the smallest file HashFile maps: below it a single read
+// minMapSize is the smallest file SHA256 maps: below it a single read
 // costs less than setting up and tearing down a mapping.
 const minMapSize = 4 << 20
 
@@ -23,22 +23,28 @@ const mapWindow = 8 << 20
 // hashed (reading past its new end faults).
 var errShrunk = errors.New("the file became shorter while it was being hashed")
 
-// hashMapped hashes a regular file of at least minMapSize bytes through
+// hashMapped hashes the first size bytes of a regular file (size < 0: all
+// of it, as long as it is now), when they are at least minMapSize, through
 // read-only shared mappings of mapWindow bytes, one after the other, and
 // returns the bytes hashed. ok is false, with nothing hashed, when the file
 // is not mapped (too small, not regular, mapping refused); the caller then
 // reads it, as it reads whatever follows done when a later window cannot
 // be mapped or the file grew. The kernel is told each window is read in
 // order, so it reads ahead of the faults as it does for read.
-func hashMapped(ctx context.Context, f *os.File, h hash.Hash, progress func(n int64)) (done int64, ok bool, err error) {
+func hashMapped(ctx context.Context, f *os.File, size int64, h hash.Hash, progress func(n int64)) (done int64, ok bool, err error) {
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < minMapSize {
+	if err != nil || !fi.Mode().IsRegular() {
 		return 0, false, nil
 	}
-	size := fi.Size()
+	if size < 0 {
+		size = fi.Size()
+	}
+	if size < minMapSize {
+		return 0, false, nil
+	}
 	for done < size {
-		if err := ctx.Err(); err != nil {
-			return done, true, err
+		if ctx.Err() != nil {
+			return done, true, context.Cause(ctx)
 		}
 		n := min(mapWindow, size-done)
 		m, err := unix.Mmap(int(f.Fd()), done, int(n), unix.PROT_READ, unix.MAP_SHARED)
@@ -71,8 +77,8 @@ func hashWindow(ctx context.Context, m []byte, h hash.Hash, progress func(n int6
 		}
 	}()
 	for done < int64(len(m)) {
-		if err := ctx.Err(); err != nil {
-			return done, err
+		if ctx.Err() != nil {
+			return done, context.Cause(ctx)
 		}
 		n := min(int64(hashBufSize), int64(len(m))-done)
 		h.Write(m[done : done+n])
