@@ -2,6 +2,7 @@ package build
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ func CheckToolchain(ctx context.Context, tc pins.Toolchain, zig, nvcc string, en
 		return &ToolchainError{Tool: ToolZig, Path: t.Zig, Want: tc.Zig, Got: got, Env: "ZIG", Default: DefaultZig(tc.Zig),
 			Fix: "install Zig " + tc.Zig}
 	}
-	t.Zig = resolve(firstNonEmpty(zig, getenv("ZIG")), []string{"zig"}, DefaultZig(tc.Zig))
+	t.Zig = resolve(cmp.Or(zig, getenv("ZIG")), []string{"zig"}, DefaultZig(tc.Zig))
 	out, err := toolOutput(ctx, env, t.Zig, "version")
 	if err != nil {
 		return t, nil, zigErr("")
@@ -112,7 +113,7 @@ func CheckToolchain(ctx context.Context, tc pins.Toolchain, zig, nvcc string, en
 		return t, nil, zigErr(firstLine(t.ZigVersion))
 	}
 	if tc.CUDA != "" {
-		t.NVCC = resolve(firstNonEmpty(nvcc, getenv("NVCC")), []string{"nvcc"}, DefaultNVCC)
+		t.NVCC = resolve(cmp.Or(nvcc, getenv("NVCC")), []string{"nvcc"}, DefaultNVCC)
 		nvccErr := func(want, got string) *ToolchainError {
 			return &ToolchainError{Tool: ToolNVCC, Path: t.NVCC, Want: want, Got: got, Env: "NVCC", Default: DefaultNVCC,
 				Fix: "install CUDA " + tc.CUDA}
@@ -167,15 +168,6 @@ func toolOutput(ctx context.Context, env []string, bin string, args ...string) (
 		return b.String(), errors.New(strings.TrimSpace(b.String()))
 	}
 	return b.String(), nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func firstLine(s string) string {

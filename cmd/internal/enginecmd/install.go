@@ -1,6 +1,7 @@
 package enginecmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,7 +151,7 @@ func runInstall(ctx context.Context, opts *InstallOptions) error {
 	hb := newHeartbeat(f, s.Variant, filepath.Join(build.WorkDir(root, s.Variant), "build.log"), Heartbeat)
 	defer hb.stop()
 	o := build.Options{Root: root, Sources: s, Source: opts.Source,
-		Zig: firstNonEmpty(opts.Zig, f.Getenv("ZIG")), NVCC: firstNonEmpty(opts.NVCC, f.Getenv("NVCC")),
+		Zig: cmp.Or(opts.Zig, f.Getenv("ZIG")), NVCC: cmp.Or(opts.NVCC, f.Getenv("NVCC")),
 		Patches: patches, Head: opts.Head, Env: os.Environ(), Step: hb.event}
 	rec, err := build.Install(ctx, o)
 	if err != nil {
@@ -212,15 +213,6 @@ func installError(err error) error {
 		return cmdutil.MismatchError(err)
 	}
 	return err
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Heartbeat is how often a step that is still running says so.

@@ -1,6 +1,7 @@
 package upcmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
+	"github.com/drama-tts/drama/cmd/internal/serverec"
 	"github.com/drama-tts/drama/engine/bench"
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/native"
@@ -126,9 +128,9 @@ func (u *up) plan(ctx context.Context) *Plan {
 	add("qualify", u.qualifyDone, func() PlanStep {
 		return PlanStep{Detail: "drama qualify: assets, end-to-end checks and a gated bench on a drama serve of its own"}
 	})
-	where := "in the foreground at http://" + cmp(u.opts.Serve.Addr, "127.0.0.1:8793")
+	where := "in the foreground at http://" + cmp.Or(u.opts.Serve.Addr, serverec.DefaultAddr)
 	if u.opts.Service {
-		where = "as a service (drama service install), at http://" + cmp(u.opts.Serve.Addr, "127.0.0.1:8793")
+		where = "as a service (drama service install), at http://" + cmp.Or(u.opts.Serve.Addr, serverec.DefaultAddr)
 	}
 	pl.Steps = append(pl.Steps, PlanStep{Step: "serve", Action: "run", Detail: "drama serve " + where})
 	u.checkHost(pl)
@@ -168,7 +170,7 @@ func (u *up) planEngine(ctx context.Context, pl *Plan) PlanStep {
 		pl.refuse("engine", err.Error())
 		return PlanStep{Action: "refuse", Detail: err.Error()}
 	}
-	tools, metal, err := build.CheckToolchain(ctx, s.Toolchain, cmp(u.opts.Zig, u.f.Getenv("ZIG")), cmp(u.opts.NVCC, u.f.Getenv("NVCC")), os.Environ())
+	tools, metal, err := build.CheckToolchain(ctx, s.Toolchain, cmp.Or(u.opts.Zig, u.f.Getenv("ZIG")), cmp.Or(u.opts.NVCC, u.f.Getenv("NVCC")), os.Environ())
 	var te *build.ToolchainError
 	switch {
 	case errors.As(err, &te):

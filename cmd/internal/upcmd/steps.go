@@ -1,6 +1,7 @@
 package upcmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -242,8 +243,8 @@ func (u *up) installEngine(ctx context.Context) (string, error) {
 	defer unlock()
 	hb := u.heartbeat("engine")
 	defer hb.stop()
-	o := build.Options{Root: u.root, Sources: s, Source: u.opts.Source, Zig: cmp(u.opts.Zig, u.f.Getenv("ZIG")),
-		NVCC: cmp(u.opts.NVCC, u.f.Getenv("NVCC")), Env: os.Environ(), Step: func(e build.StepEvent) {
+	o := build.Options{Root: u.root, Sources: s, Source: u.opts.Source, Zig: cmp.Or(u.opts.Zig, u.f.Getenv("ZIG")),
+		NVCC: cmp.Or(u.opts.NVCC, u.f.Getenv("NVCC")), Env: os.Environ(), Step: func(e build.StepEvent) {
 			hb.set(e)
 			line := e.Step + ": " + e.Status
 			if e.Detail != "" {
@@ -283,15 +284,6 @@ func (u *up) engineAdvice(err error) error {
 		return cmdutil.MismatchError(err)
 	}
 	return err
-}
-
-func cmp(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // heartbeat says every cmdutil.LineInterval which build step still runs.
@@ -406,7 +398,7 @@ func (u *up) serve(ctx context.Context) (string, error) {
 		if err := u.opts.peers.Run(ctx, args...); err != nil {
 			return "", err
 		}
-		addr := cmp(sf.Addr, serverec.DefaultAddr)
+		addr := cmp.Or(sf.Addr, serverec.DefaultAddr)
 		if err := waitReady(ctx, "http://"+addr, sf.ReadyTimeout+time.Minute, nil); err != nil {
 			return "", fmt.Errorf("the service was installed but %w: see drama service status", err)
 		}
