@@ -2,6 +2,7 @@ package clip
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -123,13 +124,24 @@ func nameErr(err error, path string) error {
 }
 
 func (d Decoder) ffmpeg(ctx context.Context, path string) (*Audio, error) {
-	bin := d.FFmpeg
-	if bin == "" {
-		bin = "ffmpeg"
+	var stdout bytes.Buffer
+	if err := d.runFFmpeg(ctx, path, &stdout); err != nil {
+		return nil, err
 	}
-	exe, err := exec.LookPath(bin)
+	a, err := ReadWAV(&stdout)
 	if err != nil {
-		return nil, &FormatError{Name: path, Offset: -1, Err: ErrUnsupported,
+		return nil, fmt.Errorf("clip: %s: reading ffmpeg's output: %w", path, err)
+	}
+	return a, nil
+}
+
+// runFFmpeg decodes path with ffmpeg (d.FFmpeg, else the one on PATH) to
+// a 32-bit float WAV of its first audio stream written to stdout, cut a
+// moment past d.MaxDuration. Its errors name path and say what to do.
+func (d Decoder) runFFmpeg(ctx context.Context, path string, stdout io.Writer) error {
+	exe, err := exec.LookPath(cmp.Or(d.FFmpeg, "ffmpeg"))
+	if err != nil {
+		return &FormatError{Name: path, Offset: -1, Err: ErrUnsupported,
 			Msg: "not a WAV file and ffmpeg is not on PATH: install ffmpeg, or convert the clip to WAV"}
 	}
 	in := path
@@ -142,19 +154,15 @@ func (d Decoder) ffmpeg(ctx context.Context, path string) (*Audio, error) {
 		args = append(args, "-t", strconv.FormatFloat((d.MaxDuration+100*time.Millisecond).Seconds(), 'f', 3, 64))
 	}
 	cmd := exec.CommandContext(ctx, exe, append(args, "-f", "wav", "-")...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, fmt.Errorf("clip: %s: ffmpeg could not decode it: %w: %s", path, err, lastLine(stderr.String()))
+		return fmt.Errorf("clip: %s: ffmpeg could not decode it: %w: %s", path, err, lastLine(stderr.String()))
 	}
-	a, err := ReadWAV(&stdout)
-	if err != nil {
-		return nil, fmt.Errorf("clip: %s: reading ffmpeg's output: %w", path, err)
-	}
-	return a, nil
+	return nil
 }
 
 func lastLine(s string) string {

@@ -7,10 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -230,23 +227,6 @@ func grow[T any](b *[]T, n int) []T {
 // ffmpegFile decodes path with ffmpeg, as Decode does, into a temporary WAV
 // file of at most MaxDataBytes of audio and opens it.
 func (d Decoder) ffmpegFile(ctx context.Context, path string) (*File, error) {
-	bin := d.FFmpeg
-	if bin == "" {
-		bin = "ffmpeg"
-	}
-	exe, err := exec.LookPath(bin)
-	if err != nil {
-		return nil, &FormatError{Name: path, Offset: -1, Err: ErrUnsupported,
-			Msg: "not a WAV file and ffmpeg is not on PATH: install ffmpeg, or convert the clip to WAV"}
-	}
-	in := path
-	if strings.HasPrefix(in, "-") {
-		in = "./" + in // never let a file name read as an option
-	}
-	args := []string{"-nostdin", "-v", "error", "-i", in, "-map", "0:a:0", "-vn", "-c:a", "pcm_f32le"}
-	if d.MaxDuration > 0 {
-		args = append(args, "-t", strconv.FormatFloat((d.MaxDuration+100*time.Millisecond).Seconds(), 'f', 3, 64))
-	}
 	tmp, err := os.CreateTemp("", "drama-clip-*.wav")
 	if err != nil {
 		return nil, fmt.Errorf("clip: %s: %w", path, err)
@@ -256,15 +236,9 @@ func (d Decoder) ffmpegFile(ctx context.Context, path string) (*File, error) {
 		os.Remove(tmp.Name())
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, exe, append(args, "-f", "wav", "-")...)
 	out := &limitWriter{w: tmp, n: MaxDataBytes + 1<<20}
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = out, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fail(ctx.Err())
-		}
-		return fail(fmt.Errorf("clip: %s: ffmpeg could not decode it: %w: %s", path, err, lastLine(stderr.String())))
+	if err := d.runFFmpeg(ctx, path, out); err != nil {
+		return fail(err)
 	}
 	if out.err != nil {
 		return fail(fmt.Errorf("clip: %s: %w", path, out.err))
