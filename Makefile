@@ -9,6 +9,13 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X github.com/drama-tts/drama/cmd/internal/cli.version=$(VERSION) -X github.com/drama-tts/drama/cmd/internal/cli.commit=$(COMMIT)
 PLUGINS  := $(patsubst plugins/%/,%,$(wildcard plugins/*/))
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    := golang.org/x/tools/cmd/deadcode@v0.52.0
+# deadcode exits 0 with findings: the line fails when it prints any. With
+# -test a function only tests reach counts as used (the helper packages
+# such as enginetest are there for them); one that nothing reaches is dead.
+DEADCODE_RUN = echo "$(GO) run $(DEADCODE) -test ./..."; \
+	out=$$($(GO) run $(DEADCODE) -test ./...) || exit 1; \
+	test -z "$$out" || { printf '%s\n' "$$out"; echo 'deadcode: nothing calls the functions above: remove them, or move one only tests use into a _test.go file'; exit 1; }
 FUZZTIME ?= 20s
 # Packages whose tests are too slow under the race detector on two cores run
 # without it; everything else runs with -race.
@@ -48,10 +55,10 @@ uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/drama'
 	@for p in $(PLUGINS); do rm -f '$(DESTDIR)$(BINDIR)/drama-engine-'$$p '$(DESTDIR)$(BINDIR)/drama-engine-'$$p.sha256; done
 
-# make test runs go vet and staticcheck (from the Go module proxy, as make
-# lint does) before the tests. It says at its top which real clients of the
-# conformance suites are missing, and ends, pass or fail, with the suites
-# it skipped: each skip appends a line to $$DRAMA_SKIP_LOG
+# make test runs go vet, staticcheck and deadcode (both from the Go module
+# proxy, as make lint does) before the tests. It says at its top which real
+# clients of the conformance suites are missing, and ends, pass or fail,
+# with the suites it skipped: each skip appends a line to $$DRAMA_SKIP_LOG
 # (cmd/internal/realclient).
 test:
 	@scripts/test-skips.sh check
@@ -59,6 +66,7 @@ test:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@$(DEADCODE_RUN)
 	@log=$$(mktemp) || exit 1; trap 'rm -f $$log' EXIT; \
 	echo "$(GO) test -race -count=1 -timeout 30m ./..."; \
 	DRAMA_SKIP_LOG=$$log $(GO) test -race -count=1 -timeout 30m ./...; rc=$$?; \
@@ -92,6 +100,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt: run gofmt -w on the files above'; exit 1)
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@$(DEADCODE_RUN)
 
 fuzz:
 	@$(GO) list ./... | while read pkg; do \

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/realclient"
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 const (
@@ -114,15 +115,11 @@ func TestServeAPIKeys(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if status, _, _ := keyedCall(t, s, "GET", "/v1/models", "X-Api-Key", e2eFreshKey); status == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rotated key is not taken 10 s after SIGHUP\n%s", s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !enginetest.Within(10*time.Second, func() bool {
+		status, _, _ := keyedCall(t, s, "GET", "/v1/models", "X-Api-Key", e2eFreshKey)
+		return status == 200
+	}) {
+		t.Fatalf("the rotated key is not taken 10 s after SIGHUP\n%s", s.stderr)
 	}
 	for key, want := range map[string]int{e2eOpsKey: 401, e2eAppKey: 401, e2eEnvKey: 200} {
 		if status, _, _ := keyedCall(t, s, "GET", "/v1/models", "X-Api-Key", key); status != want {
@@ -136,12 +133,8 @@ func TestServeAPIKeys(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.stderr.String(), "was not reloaded") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no word of the refused reload 10 s after SIGHUP\n%s", s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !enginetest.Within(10*time.Second, func() bool { return strings.Contains(s.stderr.String(), "was not reloaded") }) {
+		t.Fatalf("no word of the refused reload 10 s after SIGHUP\n%s", s.stderr)
 	}
 	if !strings.Contains(s.stderr.String(), file+":1: the key is 5 characters") {
 		t.Errorf("the refused reload does not name the file and line:\n%s", s.stderr)

@@ -120,7 +120,9 @@ func BenchmarkServeStalledClient(b *testing.B) {
 		long += whole(s.url, stalledBody)
 		alone = append(alone, waits(b, s.url, 20)...)
 		closeStalled := stalledClient(b, s.url)
-		time.Sleep(100 * time.Millisecond) // it holds the engine first
+		waitReady(t, s, "the stalled client's request holds the engine", func(st readyState) bool {
+			return len(st.PerEngine) == 1 && st.PerEngine[0].Busy
+		})
 		beside = append(beside, waits(b, s.url, 20)...)
 		closeStalled()
 	}
@@ -180,6 +182,8 @@ func BenchmarkServeCloneUploadRSS(b *testing.B) {
 	s := startServeBin(t, peer, extra...)
 	defer s.stop(t)
 	pid := s.cmd.Process.Pid
+	// not a wait for an event: the idle figure is the server's after it
+	// has sat idle a moment once ready
 	time.Sleep(300 * time.Millisecond)
 	idle := rssKiB(pid)
 	var peak int64

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // firstByte times a streamed request to the first byte of its body, and
@@ -51,15 +53,16 @@ func startStandin(b *testing.B) string {
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	url := "http://" + addr
-	for range 200 {
-		if resp, err := http.Get(url + "/health"); err == nil {
+	if !enginetest.Within(10*time.Second, func() bool {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
 			resp.Body.Close()
-			return url
 		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}) {
+		b.Fatal("stand-in not up in 10 s")
 	}
-	b.Fatal("stand-in not up")
-	return ""
+	return url
 }
 
 func freeAddrB(b *testing.B) string { return freeAddr(b) }

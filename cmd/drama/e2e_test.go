@@ -251,16 +251,13 @@ func TestServeEngineCrashRecovery(t *testing.T) {
 	if r.StatusCode == 200 && r.Trailer.Get("X-Finish-Reason") != "" {
 		t.Fatal("the crashed synthesis looked complete")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var last int
+	if !enginetest.Within(30*time.Second, func() bool {
 		r, body := speak(t, s.url, `{"input":"after the crash"}`)
-		if r.StatusCode == 200 && len(body) > 44 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery in 30 s: last status %d\n%s", r.StatusCode, s.stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
+		last = r.StatusCode
+		return r.StatusCode == 200 && len(body) > 44
+	}) {
+		t.Fatalf("no recovery in 30 s: last status %d\n%s", last, s.stderr)
 	}
 	resp, err := http.Get(s.url + "/ready")
 	if err != nil {
@@ -291,16 +288,9 @@ func TestServeSIGTERMLeavesNoProcess(t *testing.T) {
 	case <-time.After(emutest.Scale(15 * time.Second)):
 		t.Fatal("drama serve did not exit after SIGTERM")
 	}
-	deadline := time.Now().Add(emutest.Scale(2 * time.Second))
-	for {
-		left := processesRunning(t, binDir)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left after SIGTERM: %s", strings.Join(left, "; "))
-		}
-		time.Sleep(50 * time.Millisecond)
+	var left []string
+	if !enginetest.Within(2*time.Second, func() bool { left = processesRunning(t, binDir); return len(left) == 0 }) {
+		t.Fatalf("processes left after SIGTERM: %s", strings.Join(left, "; "))
 	}
 }
 

@@ -117,15 +117,15 @@ func TestEngineInstallSIGINTThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pid int
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(pause); err == nil {
+	if !enginetest.Within(60*time.Second, func() bool {
+		b, err := os.ReadFile(pause)
+		if err == nil {
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			break
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the build never paused\n%s", &out)
-		}
+		return err == nil
+	}) {
+		cmd.Process.Kill()
+		t.Fatalf("the build never paused\n%s", &out)
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/serverec"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/httpapi"
 	"github.com/drama-tts/drama/engine/native"
 )
@@ -37,17 +38,11 @@ func getReady(t testing.TB, url string) (int, readyState) {
 // waitReady waits until cond holds of GET /ready.
 func waitReady(t testing.TB, s *server, what string, cond func(readyState) bool) readyState {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, st := getReady(t, s.url)
-		if cond(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not in 30 s; /ready %+v\n%s", what, st, s.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var st readyState
+	if !enginetest.Within(30*time.Second, func() bool { _, st = getReady(t, s.url); return cond(st) }) {
+		t.Fatalf("%s: not in 30 s; /ready %+v\n%s", what, st, s.stderr)
 	}
+	return st
 }
 
 // runtimeFile is the runtime file of drama serve's engine called name

@@ -119,12 +119,8 @@ func startLB(t *testing.T, env [2][]string, extra ...string) *lbSetup {
 			t.Logf("haproxy's log:\n%s", lb.log)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for lb.state(t, "gpu1") != "UP" || lb.state(t, "gpu2") != "UP" {
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy never held both hosts up\n%s", lb.log)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !enginetest.Within(20*time.Second, func() bool { return lb.state(t, "gpu1") == "UP" && lb.state(t, "gpu2") == "UP" }) {
+		t.Fatalf("haproxy never held both hosts up\n%s", lb.log)
 	}
 	return lb
 }
@@ -173,8 +169,10 @@ type lbResult struct {
 func (r lbResult) ok() bool { return r.err == nil && r.status == 200 && r.finish == "stop" }
 
 // load sends streamed speech requests through haproxy from workers clients
-// until stop is closed, and returns every result.
-func (lb *lbSetup) load(t *testing.T, name string, workers int, stop <-chan struct{}) func() []lbResult {
+// until stop is closed. wait returns every result once they have stopped;
+// ended returns, meanwhile, the count of requests started after t0 that
+// have ended.
+func (lb *lbSetup) load(t *testing.T, name string, workers int, stop <-chan struct{}) (wait func() []lbResult, ended func(t0 time.Time) int) {
 	var mu sync.Mutex
 	var results []lbResult
 	var wg sync.WaitGroup
@@ -187,6 +185,8 @@ func (lb *lbSetup) load(t *testing.T, name string, workers int, stop <-chan stru
 			for {
 				select {
 				case <-stop:
+					return
+				case <-t.Context().Done(): // the test ended without stopping it (a t.Fatal)
 					return
 				default:
 				}
@@ -216,7 +216,39 @@ func (lb *lbSetup) load(t *testing.T, name string, workers int, stop <-chan stru
 			}
 		}()
 	}
-	return func() []lbResult { wg.Wait(); return results }
+	ended = func(t0 time.Time) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, r := range results {
+			if r.start.After(t0) {
+				n++
+			}
+		}
+		return n
+	}
+	return func() []lbResult { wg.Wait(); return results }, ended
+}
+
+// steady waits until the stream load sends is steady: each host has
+// answered two of its requests.
+func (lb *lbSetup) steady(t *testing.T) {
+	t.Helper()
+	if !enginetest.Within(30*time.Second, func() bool { return len(served(lb.hosts[0])) >= 2 && len(served(lb.hosts[1])) >= 2 }) {
+		t.Fatalf("the hosts did not both answer requests in 30 s: %d and %d", len(served(lb.hosts[0])), len(served(lb.hosts[1])))
+	}
+}
+
+// lbAfter is how many requests started after a host fails or stops must
+// end before the stream stops: two for each of the load's workers.
+const lbAfter = 8
+
+// endAfter waits until lbAfter requests started after t0 have ended.
+func endAfter(t *testing.T, ended func(time.Time) int, t0 time.Time) {
+	t.Helper()
+	if !enginetest.Within(30*time.Second, func() bool { return ended(t0) >= lbAfter }) {
+		t.Fatalf("%d requests started after the host went have ended in 30 s, want %d", ended(t0), lbAfter)
+	}
 }
 
 // served returns the ids of the speech requests in a drama serve's access
@@ -252,19 +284,15 @@ var lbEnv = []string{"TENSORFOLD_STANDIN_RTF=0.1", "DRAMA_API_KEY=" + lbKey}
 // request reached it afterwards.
 func checkFailover(t *testing.T, lb *lbSetup, fail func()) (refused int) {
 	stop := make(chan struct{})
-	wait := lb.load(t, t.Name(), 4, stop)
-	time.Sleep(1500 * time.Millisecond)
+	wait, ended := lb.load(t, t.Name(), 4, stop)
+	lb.steady(t)
 	failed := time.Now()
 	fail()
-	deadline := time.Now().Add(30 * time.Second)
-	for lb.state(t, "gpu2") != "DOWN" {
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy did not take the failed host out: %q", lb.state(t, "gpu2"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !enginetest.Within(30*time.Second, func() bool { return lb.state(t, "gpu2") == "DOWN" }) {
+		t.Fatalf("haproxy did not take the failed host out: %q", lb.state(t, "gpu2"))
 	}
 	down := time.Now()
-	time.Sleep(3 * time.Second)
+	endAfter(t, ended, down)
 	close(stop)
 	results := wait()
 	atB := served(lb.hosts[1])
@@ -350,8 +378,8 @@ func TestHAProxyFailedEngine(t *testing.T) {
 func TestHAProxyDrain(t *testing.T) {
 	lb := startLB(t, [2][]string{lbEnv, lbEnv}, "--grace", "20s")
 	stop := make(chan struct{})
-	wait := lb.load(t, t.Name(), 4, stop)
-	time.Sleep(1500 * time.Millisecond)
+	wait, ended := lb.load(t, t.Name(), 4, stop)
+	lb.steady(t)
 	termed := time.Now()
 	b := lb.hosts[1]
 	b.cmd.Process.Signal(syscall.SIGTERM)
@@ -361,7 +389,7 @@ func TestHAProxyDrain(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("drama serve did not stop within 30 s of SIGTERM\n%s", b.stderr)
 	}
-	time.Sleep(3 * time.Second)
+	endAfter(t, ended, time.Now()) // and some after it has gone
 	close(stop)
 	results := wait()
 	if exit != nil {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // statusEngine is one engine of drama status --json, as a script reads it.
@@ -82,12 +84,8 @@ func TestKeepAliveUnloadsTheEngine(t *testing.T) {
 	if code, st := getReady(t, s.url); code != http.StatusOK || st.Phase != "unloaded" || st.Loaded {
 		t.Fatalf("GET /ready while unloaded: %d, phase %s, loaded %v", code, st.Phase, st.Loaded)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the engine's process %d still runs after the unload", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !enginetest.Within(30*time.Second, func() bool { return processGone(pid) }) {
+		t.Fatalf("the engine's process %d still runs after the unload", pid)
 	}
 	if engines := statusEngines(t, root, "1s"); engines[0].State != "unloaded" || engines[0].Loaded || engines[0].PID != 0 {
 		t.Fatalf("drama status while unloaded: %+v", engines)
@@ -111,14 +109,8 @@ func TestKeepAliveWithSeveralEngines(t *testing.T) {
 	pids := map[string]int{}
 	for _, name := range []string{"gpu0-0", "gpu1-0"} {
 		file := runtimeFile(root, name)
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			if _, err := os.Stat(file); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not start in 30 s\n%s", name, s.stderr)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !enginetest.Within(30*time.Second, func() bool { _, err := os.Stat(file); return err == nil }) {
+			t.Fatalf("%s did not start in 30 s\n%s", name, s.stderr)
 		}
 		pids[name] = enginePID(t, root, name)
 	}
@@ -128,13 +120,9 @@ func TestKeepAliveWithSeveralEngines(t *testing.T) {
 	if !st.Ready || st.EnginesReady != 2 {
 		t.Fatalf("GET /ready with both engines unloaded: %+v", st)
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for name, pid := range pids {
-		for !processGone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s's process %d still runs after the unload", name, pid)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !enginetest.Within(30*time.Second, func() bool { return processGone(pid) }) {
+			t.Fatalf("%s's process %d still runs after the unload", name, pid)
 		}
 	}
 	engines := statusEngines(t, root, "3s")

@@ -185,13 +185,9 @@ func TestBenchInterruptedStopsItsServe(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(stderr.String(), "drama serve ready at") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("drama serve not ready:\n%s", stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !enginetest.Within(30*time.Second, func() bool { return strings.Contains(stderr.String(), "drama serve ready at") }) {
+		cmd.Process.Kill()
+		t.Fatalf("drama serve not ready:\n%s", stderr)
 	}
 	if running := processesRunning(t, bin); len(running) < 4 {
 		t.Fatalf("want drama bench, drama serve, its plugin and the stand-in, found %q", running)
@@ -201,12 +197,9 @@ func TestBenchInterruptedStopsItsServe(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d (%v) after SIGINT\n%s", code, err, stderr)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for left := processesRunning(t, bin); len(left) > 0; left = processesRunning(t, bin) {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left after an interrupted bench: %q", left)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var left []string
+	if !enginetest.Within(5*time.Second, func() bool { left = processesRunning(t, bin); return len(left) == 0 }) {
+		t.Fatalf("processes left after an interrupted bench: %q", left)
 	}
 }
 

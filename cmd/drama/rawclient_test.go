@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // rawReply is a reply read off the socket as it arrived.
@@ -49,16 +51,16 @@ func rawSpeech(t *testing.T, url, proto string, body []byte) rawReply {
 func TestServeRawClients(t *testing.T) {
 	s := startServe(t)
 	waitReady := func() {
-		for range 400 {
-			if r, err := http.Get(s.url + "/ready"); err == nil {
-				r.Body.Close()
-				if r.StatusCode == 200 {
-					return
-				}
+		if !enginetest.Within(20*time.Second, func() bool {
+			r, err := http.Get(s.url + "/ready")
+			if err != nil {
+				return false
 			}
-			time.Sleep(50 * time.Millisecond)
+			r.Body.Close()
+			return r.StatusCode == 200
+		}) {
+			t.Fatalf("not ready again in 20 s\n%s", s.stderr)
 		}
-		t.Fatalf("not ready again\n%s", s.stderr)
 	}
 	long := strings.Repeat("a sentence that keeps going ", 8)
 	for _, marker := range []string{"[standin:fail]", "[standin:crash]"} {
@@ -106,14 +108,8 @@ func TestServeRawClients(t *testing.T) {
 	}
 }
 
-// logged waits a moment for text to reach drama serve's captured output
+// logged waits up to 2 s for text to reach drama serve's captured output
 // (it is copied from a pipe).
 func logged(s *server, text string) bool {
-	for range 100 {
-		if strings.Contains(s.stderr.String(), text) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	return enginetest.Within(2*time.Second, func() bool { return strings.Contains(s.stderr.String(), text) })
 }

@@ -111,15 +111,21 @@ func (fx *upFixture) start(t *testing.T, extraEnv []string, extra ...string) *up
 // until waits for cond, failing the test if the run ends first.
 func (r *upRun) until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(90 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+	ended := false
+	met := enginetest.Within(90*time.Second, func() bool {
 		select {
 		case <-r.done:
-			t.Fatalf("drama up ended (%v) before %s\nstdout:\n%s\nstderr:\n%s", r.err, what, r.stdout, r.stderr)
+			ended = true
+			return true
 		default:
+			return cond()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 90 s\nstderr:\n%s", what, r.stderr)
-		}
+	})
+	if ended && !cond() {
+		t.Fatalf("drama up ended (%v) before %s\nstdout:\n%s\nstderr:\n%s", r.err, what, r.stdout, r.stderr)
+	}
+	if !met {
+		t.Fatalf("no %s within 90 s\nstderr:\n%s", what, r.stderr)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // TestNvidiaSMI reads the real nvidia-smi where there is one: the used
@@ -21,9 +23,12 @@ func TestNvidiaSMI(t *testing.T) {
 		t.Fatalf("GPU used %d, name %q", used, name)
 	}
 	s := StartSampler(ReadBaseline(true), 0, time.Now())
-	time.Sleep(SampleInterval + 100*time.Millisecond)
+	// the first sample, then one of the ticker's
+	if !enginetest.Within(10*SampleInterval, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.mem.Samples) >= 2 }) {
+		t.Fatalf("the sampler took no sample on its ticker in %s", 10*SampleInterval)
+	}
 	m := s.Stop()
-	if len(m.Samples) < 2 || m.Peak.GPUUsed < 0 || m.Baseline.GPUUsed < 0 {
+	if len(m.Samples) < 3 || m.Peak.GPUUsed < 0 || m.Baseline.GPUUsed < 0 {
 		t.Fatalf("sampler: %+v", m)
 	}
 }

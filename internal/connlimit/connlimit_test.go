@@ -45,8 +45,10 @@ func get(t *testing.T, addr string) (int, string) {
 func TestIdleGiveWayBusyKeep(t *testing.T) {
 	l := New(3)
 	release := make(chan struct{})
+	held := make(chan struct{}, 3) // a /hold request is being answered
 	addr := start(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hold" {
+			held <- struct{}{}
 			<-release
 		}
 		io.WriteString(w, "ok")
@@ -77,14 +79,12 @@ func TestIdleGiveWayBusyKeep(t *testing.T) {
 			done <- struct{}{}
 		}()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for busy := 0; busy < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		l.mu.Lock()
-		busy = 0
-		for c := range l.conns {
-			busy += c.busy
+	for i := range 3 {
+		select {
+		case <-held:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of the 3 requests held reached the handler in 20 s", i)
 		}
-		l.mu.Unlock()
 	}
 	st, body := get(t, addr)
 	if st != http.StatusServiceUnavailable || !strings.Contains(body, "too many connections") {

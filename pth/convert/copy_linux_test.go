@@ -48,7 +48,7 @@ func TestKeepCopiesWithOneCopier(t *testing.T) {
 		defer inFlight.Add(-1)
 		for old := peak.Load(); k > old && !peak.CompareAndSwap(old, k); old = peak.Load() {
 		}
-		time.Sleep(2 * time.Millisecond) // room for another copier, if any, to start
+		time.Sleep(2 * time.Millisecond) // not a wait: a slow copy, so that a second copier, if any, starts while it runs
 		return orig(rfd, roff, wfd, woff, len, flags)
 	}
 	var mu sync.Mutex

@@ -42,17 +42,12 @@ func DefaultDetector() Detector {
 	return Detector{FloorPercentile: 10, TopPercentile: 95, AboveFloor: 3, BelowTop: 40, MinLevel: -60, MinRun: 3, MaxGap: 10}
 }
 
-// FramePowers returns the mean square of each whole 10 ms frame of x; a
-// trailing partial frame is measured on the samples it has.
-func FramePowers(x []float32) []float64 {
-	p, _ := framePowers(samples(x))
-	return p
-}
-
 // powerChunk is the frames of a signal read at once to measure them.
 const powerChunk = 256
 
-// framePowers is FramePowers of a signal, read through once in chunks.
+// framePowers returns the mean square of each whole 10 ms frame of x, read
+// through once in chunks; a trailing partial frame is measured on the
+// samples it has.
 func framePowers(x signal) ([]float64, error) {
 	n := (x.Len() + FrameSamples - 1) / FrameSamples
 	out := make([]float64, n)

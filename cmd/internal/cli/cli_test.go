@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil/cmdtest"
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -161,25 +164,34 @@ func TestSIGINTExits130(t *testing.T) {
 	}
 }
 
-// waitOpen waits until process pid has name open, reading /proc/<pid>/fd
-// (where there is no /proc, it waits half a second).
+// waitOpen waits until process pid has name open: it reads /proc/<pid>/fd,
+// or where there is no /proc asks lsof.
 func waitOpen(t *testing.T, pid int, name string) {
 	t.Helper()
-	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
-	if _, err := os.Stat(fdDir); err != nil {
-		time.Sleep(500 * time.Millisecond) // no /proc: give it time to start
-		return
-	}
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
 	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	open := func() bool {
 		fds, _ := os.ReadDir(fdDir)
 		for _, fd := range fds {
 			if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && target == name {
-				return
+				return true
 			}
 		}
+		return false
 	}
-	t.Fatalf("pid %d never opened %s", pid, name)
+	if _, err := os.Stat(fdDir); err != nil {
+		lsof, err := exec.LookPath("lsof")
+		if err != nil {
+			t.Skip("neither /proc nor lsof: cannot see when the process has the file open")
+		}
+		open = func() bool {
+			out, _ := exec.Command(lsof, "-p", strconv.Itoa(pid), "-Fn").Output()
+			return slices.Contains(strings.Split(string(out), "\n"), "n"+name)
+		}
+	}
+	if !enginetest.Within(time.Minute, open) {
+		t.Fatalf("pid %d never opened %s", pid, name)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/enginecmd"
 	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/build/buildtest"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub"
@@ -398,18 +399,19 @@ func TestEngineInstallSaysALongStepIsStillRunning(t *testing.T) {
 	enginecmd.Heartbeat = 10 * time.Millisecond
 	defer func() { enginecmd.Heartbeat = old }()
 	root := t.TempDir()
+	ios, _, _, _ := cmdtest.IOStreams()
+	errOut := &enginetest.Buffer{} // the heartbeat writes from its own goroutine
+	ios.ErrOut = errOut
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		for {
-			if _, err := os.Stat(pause); err == nil {
-				time.Sleep(200 * time.Millisecond)
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		// interrupt once the build has paused and the heartbeat has said so
+		enginetest.Within(60*time.Second, func() bool {
+			_, err := os.Stat(pause)
+			return err == nil && strings.Contains(errOut.String(), "engine full: build: still running (")
+		})
+		cancel()
 	}()
-	ios, _, _, errOut := cmdtest.IOStreams()
 	f := cmdtest.Factory(ios, "HOME", t.TempDir())
 	code := cli.Run(ctx, f, []string{"engine", "install", "--root", root, "--sources", buildtest.WriteSources(t, fx.Sources(t, fx.Good)),
 		"--source", fx.Mirror, "--zig", fx.Zig, "--nvcc", fx.NVCC})

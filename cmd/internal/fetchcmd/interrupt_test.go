@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // An interrupted fetch exits 130 and says that the same command resumes,
@@ -29,9 +31,10 @@ func TestInterruptedFetchSaysTheSameCommandResumes(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for srv.Stats().BytesServed < 1<<20 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if !enginetest.Within(30*time.Second, func() bool { return srv.Stats().BytesServed >= 1<<20 }) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the fetch took %d bytes in 30 s, want 1 MiB before the interrupt\n%s", srv.Stats().BytesServed, stderr.String())
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drama-tts/drama/cmd/internal/cli"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/pins"
 	"github.com/drama-tts/drama/pins/hub/hubtest"
 	"github.com/drama-tts/drama/pins/hub/mirror"
@@ -60,9 +61,10 @@ func TestKill9Resume(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for srv.Stats().BytesServed < int64(len(data))*2/5 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if !enginetest.Within(30*time.Second, func() bool { return srv.Stats().BytesServed >= int64(len(data))*2/5 }) {
+		first.Process.Kill()
+		first.Wait()
+		t.Fatalf("the first fetch took %d bytes in 30 s, want two fifths of %d before the kill", srv.Stats().BytesServed, len(data))
 	}
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestMakeTestEndsWithTheSkips(t *testing.T) {
 	root := ModuleRoot(t)
 	fake := filepath.Join(t.TempDir(), "go")
 	script := "#!/bin/sh\n" +
-		"case \"$1\" in vet|build|run) exit 0;; esac\n" + // the vet, cross-build and staticcheck lines pass
+		"case \"$1\" in vet|build|run) exit 0;; esac\n" + // the vet, cross-build, staticcheck and deadcode lines pass (deadcode printing nothing)
 		"printf './engine/httpapi\\tTestOpenAISDK\\topenai\\tnot installed in scripts/node_modules\\trun (cd scripts && npm ci)\\n' >> \"$DRAMA_SKIP_LOG\"\n" +
 		"echo FAIL; exit 1\n"
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {

@@ -9,8 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,8 +232,18 @@ func TestExpiredURL(t *testing.T) {
 	s, ts, _ := newRepo(t)
 	s.URLTTL = time.Nanosecond
 	resp, _ := do(t, noRedirect(), "HEAD", ts.URL+"/org/model/resolve/main/model.safetensors")
-	time.Sleep(time.Millisecond)
-	if r, _ := do(t, http.DefaultClient, "GET", resp.Header.Get("Location")); r.StatusCode != 403 {
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := strconv.ParseInt(loc.Query().Get("exp"), 10, 64)
+	if err != nil {
+		t.Fatalf("Location %s: exp: %v", loc, err)
+	}
+	for time.Now().UnixNano() <= exp { // the URL's expiry, a nanosecond after it was signed, passes
+		runtime.Gosched()
+	}
+	if r, _ := do(t, http.DefaultClient, "GET", loc.String()); r.StatusCode != 403 {
 		t.Errorf("expired: want 403, got %d", r.StatusCode)
 	}
 }
