@@ -34,8 +34,9 @@ type layer struct {
 
 // importTable is the import table as docs/ARCHITECTURE.md writes it.
 type importTable struct {
-	Layers []layer
-	Leaves []string // every package may import these
+	Layers      []layer
+	Leaves      []string // every package may import these
+	TestHelpers []string // every package's tests may import these
 }
 
 var (
@@ -45,8 +46,12 @@ var (
 	backticks = regexp.MustCompile("`([^`]+)`")
 )
 
-// leavesLine starts the line of architectureDoc that names the leaves.
-const leavesLine = "Leaves, which every package may import:"
+// leavesLine starts the line of architectureDoc that names the leaves,
+// and helpersLine the line that names the test helpers.
+const (
+	leavesLine  = "Leaves, which every package may import:"
+	helpersLine = "Test helpers, which the tests of every package may import:"
+)
 
 // loadTable reads the import table from docs/ARCHITECTURE.md once: the
 // rows of the table after the heading "## What may import what", each
@@ -83,6 +88,10 @@ func parseTable(path string) (importTable, error) {
 			tab.Leaves = names(rest)
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, helpersLine); ok {
+			tab.TestHelpers = names(rest)
+			continue
+		}
 		if !strings.HasPrefix(line, "|") {
 			continue
 		}
@@ -103,8 +112,8 @@ func parseTable(path string) (importTable, error) {
 	if err := sc.Err(); err != nil {
 		return importTable{}, err
 	}
-	if len(tab.Layers) < 20 || len(tab.Leaves) == 0 {
-		return importTable{}, fmt.Errorf("found %d rows and %d leaves under \"## What may import what\"; want the whole table and the line %q", len(tab.Layers), len(tab.Leaves), leavesLine)
+	if len(tab.Layers) < 20 || len(tab.Leaves) == 0 || len(tab.TestHelpers) == 0 {
+		return importTable{}, fmt.Errorf("found %d rows, %d leaves and %d test helpers under \"## What may import what\"; want the whole table and the lines %q and %q", len(tab.Layers), len(tab.Leaves), len(tab.TestHelpers), leavesLine, helpersLine)
 	}
 	return tab, nil
 }
@@ -161,12 +170,12 @@ func (tab importTable) permits(l layer, pkg, imp string) string {
 	return ""
 }
 
-// testHelper reports whether imp is one of drama's test-helper packages
-// (enginetest, nativetest, hubtest, ...) or the stand-in engine, which any
-// package's tests may use.
-func testHelper(imp string) bool {
+// testHelper reports whether imp is one of the test helpers the table
+// names (enginetest, nativetest, hubtest, the stand-in engine, ...), which
+// any package's tests may import.
+func (tab importTable) testHelper(imp string) bool {
 	rel, ok := strings.CutPrefix(imp, module)
-	return ok && (strings.HasSuffix(rel, "test") || rel == "engine/native/standin") && !strings.HasPrefix(rel, "cmd/")
+	return ok && slices.Contains(tab.TestHelpers, rel)
 }
 
 // TestImportTable holds docs/ARCHITECTURE.md's import table over every
@@ -191,6 +200,7 @@ func TestImportTable(t *testing.T) {
 		t.Fatalf("go list named %d packages; want the whole module", len(lines))
 	}
 	used := map[int]map[string]bool{} // row line → permissions used
+	helpersUsed := map[string]bool{}
 	for _, line := range lines {
 		parts := strings.SplitN(line, "|", 3)
 		pkg := strings.TrimPrefix(parts[0], module)
@@ -205,7 +215,11 @@ func TestImportTable(t *testing.T) {
 		used[l.Line]["row"] = true
 		for i, imps := range parts[1:] {
 			for _, imp := range strings.Fields(imps) {
-				if i == 1 && (imp == parts[0] || testHelper(imp)) {
+				if i == 1 && imp == parts[0] {
+					continue
+				}
+				if i == 1 && tab.testHelper(imp) {
+					helpersUsed[imp] = true
 					continue
 				}
 				p := tab.permits(l, pkg, imp)
@@ -219,6 +233,11 @@ func TestImportTable(t *testing.T) {
 				}
 				t.Errorf("%s imports %s, which its row (%s:%d) does not allow", what, imp, architectureDoc, l.Line)
 			}
+		}
+	}
+	for _, h := range tab.TestHelpers {
+		if !helpersUsed[module+h] {
+			t.Errorf("%s names the test helper %s, which no package's tests import: remove it", architectureDoc, h)
 		}
 	}
 	for _, l := range tab.Layers {
@@ -450,10 +469,10 @@ func TestPackagesTableNamesEveryPackage(t *testing.T) {
 // TestParseTableRefusesMalformedRows: a row the checker cannot read is an
 // error naming its line, not a row silently dropped.
 func TestParseTableRefusesMalformedRows(t *testing.T) {
-	head := "# A\n\n## What may import what\n\n" + leavesLine + " `internal/proc`.\n\n| packages | drama | modules | why |\n| --- | --- | --- | --- |\n"
+	head := "# A\n\n## What may import what\n\n" + leavesLine + " `internal/proc`.\n\n" + helpersLine + " `pins/pinstest`.\n\n| packages | drama | modules | why |\n| --- | --- | --- | --- |\n"
 	for name, c := range map[string]struct{ row, want string }{
-		"three cells": {"| `pins` | | `golang.org/x/sys` |\n", "line 9: a row has 4 cells"},
-		"no package":  {"| pins | | | |\n", "line 9: a row names no package"},
+		"three cells": {"| `pins` | | `golang.org/x/sys` |\n", "line 11: a row has 4 cells"},
+		"no package":  {"| pins | | | |\n", "line 11: a row names no package"},
 		"too short":   {"| `pins` | | | |\n", "found 1 rows"},
 	} {
 		path := filepath.Join(t.TempDir(), "ARCHITECTURE.md")
