@@ -14,7 +14,8 @@
 // cancelling it cancels the work in the engine.
 //
 // Audio is mono 16-bit little-endian PCM at 44,100 Hz. A chunk holds whole
-// samples and at most MaxChunk (32 KiB) bytes. A synthesis ends with a
+// samples and at most MaxChunk bytes (32 KiB less the 8 that frame it on
+// the wire). A synthesis ends with a
 // finish reason: stop, length (clipped at the frame limit, audio kept) or
 // silence. A stream that fails after its first chunk ends with an error, never
 // with io.EOF, so incomplete audio cannot pass for whole.

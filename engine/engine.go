@@ -18,8 +18,12 @@ const (
 	Channels      = 1
 	BitsPerSample = 16
 	// MaxChunk is the most PCM bytes one audio chunk may carry. A chunk
-	// always holds whole samples (an even number of bytes).
-	MaxChunk = 32 << 10
+	// always holds whole samples (an even number of bytes). It is 32 KiB
+	// less the 8 bytes that frame a chunk in the plugin protocol's audio
+	// event, so that the event is at most 32 KiB: gRPC marshals and reads
+	// a message in a buffer of the next size it pools, and the one after
+	// 32 KiB is 1 MiB, zeroed on every use at both ends.
+	MaxChunk = 32<<10 - 8
 	// NumCodebooks is the number of codebooks in one codec frame.
 	NumCodebooks = 10
 	// SamplesPerFrame is the number of PCM samples one codec frame covers.
