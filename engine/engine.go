@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/drama-tts/drama/internal/model"
@@ -291,6 +292,36 @@ type AudioHeader struct {
 	// LongFormSegments is the number of segments when the engine split the
 	// text and knew it before the audio; 0 otherwise.
 	LongFormSegments int
+	// Sized is set when the engine knows, before its first chunk, exactly
+	// how many samples follow and how the synthesis ends, as the native
+	// server does for a whole reply (its WAV header and X-Finish-Reason
+	// come before the audio). Samples, Reason and SegmentOffsets are then
+	// what the stream will deliver and Final report (CheckEnd), so a whole
+	// reply can go out with exact sizes as its audio arrives. Unset (a
+	// stream, or a plugin older than the field), they are zero: the
+	// length and the end are known only once the stream ends.
+	Sized          bool
+	Samples        int64
+	Reason         FinishReason
+	SegmentOffsets []int64
+}
+
+// CheckEnd returns nil when a synthesis that delivered samples and ended
+// with f kept its sized header's word (or the header was not sized), and
+// otherwise an engine failure naming what differs.
+func (h AudioHeader) CheckEnd(samples int64, f Final) error {
+	switch {
+	case !h.Sized:
+		return nil
+	case samples != h.Samples:
+		return Errorf(KindFailed, "synthesize: the engine sent %d samples after a header that said %d", samples, h.Samples)
+	case f.Reason != h.Reason:
+		return Errorf(KindFailed, "synthesize: the engine ended with finish reason %q after a header that said %q", f.Reason, h.Reason)
+	case max(f.LongFormSegments, 1) != max(h.LongFormSegments, 1) || !slices.Equal(f.SegmentOffsets, h.SegmentOffsets):
+		return Errorf(KindFailed, "synthesize: the engine ended with %d long-form segments at %v after a header that said %d at %v",
+			f.LongFormSegments, f.SegmentOffsets, h.LongFormSegments, h.SegmentOffsets)
+	}
+	return nil
 }
 
 // FinishReason says why a synthesis ended.
