@@ -20,9 +20,13 @@
 // 0xFFFFFFFF sizes (or raw PCM, or ffmpeg's packets), and X-Finish-Reason as
 // a declared trailer. "stream": false, and every HTTP/1.0 request, gets one
 // whole reply with exact sizes, Content-Length and X-Finish-Reason as a
-// header. A stream that fails after its first chunk ends without the
-// terminating chunk, so no client can take it for complete audio; a whole
-// reply only goes out complete. SSE (stream_format: sse) sends
+// header, sent as the engine's audio arrives when the engine said its
+// length and end before it (engine.AudioHeader.Sized) and the reply is its
+// own WAV or PCM, else once the synthesis is done. A stream that fails
+// after its first chunk ends without the terminating chunk, and a whole
+// reply sent as the audio arrives ends short of its Content-Length, so no
+// client can take either for complete audio; a whole reply sent at the end
+// only goes out complete. SSE (stream_format: sse) sends
 // speech.audio.delta events with base64 PCM and one speech.audio.done event
 // with OpenAI's usage object and the finish reason (an error event if the
 // synthesis fails).
