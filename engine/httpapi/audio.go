@@ -202,12 +202,15 @@ func replySized(w *Recorder, req *speech, stream engine.AudioStream, obs *observ
 		if len(chunk) == 0 {
 			continue
 		}
+		if len(chunk)%2 != 0 {
+			return engine.Errorf(engine.KindFailed, "synthesize: a chunk of %d bytes ends inside a sample", len(chunk))
+		}
 		obs.chunk(len(chunk))
 		got += int64(len(chunk))
 		if got > size {
 			return engine.Errorf(engine.KindFailed, "synthesize: the engine sent more than the %d samples its header said", h.Samples)
 		}
-		if got == size && len(chunk) >= len(tail) {
+		if got == size {
 			// the last sample waits for the end
 			copy(tail[:], chunk[len(chunk)-len(tail):])
 			chunk = chunk[:len(chunk)-len(tail)]
