@@ -182,11 +182,23 @@ func synthesisFromPB(p *pb.SynthesisRequest) SynthesisRequest {
 }
 
 func headerToPB(h AudioHeader) *pb.AudioHeader {
-	return &pb.AudioHeader{SampleRate: int32(h.SampleRate), Channels: int32(h.Channels), BitsPerSample: int32(h.BitsPerSample), LongFormSegments: int32(h.LongFormSegments)}
+	p := &pb.AudioHeader{SampleRate: int32(h.SampleRate), Channels: int32(h.Channels), BitsPerSample: int32(h.BitsPerSample), LongFormSegments: int32(h.LongFormSegments)}
+	if h.Sized {
+		p.Samples, p.Reason, p.SegmentOffsets = &h.Samples, pb.FinishReason(h.Reason), h.SegmentOffsets
+	}
+	return p
 }
 
+// headerFromPB reads a header; its size and end count as known only when
+// the plugin sent them and they are whole: samples (0 or more) and a
+// finish reason. Anything less, as from a plugin older than the fields,
+// is a header whose length is known only at the end.
 func headerFromPB(p *pb.AudioHeader) AudioHeader {
-	return AudioHeader{SampleRate: int(p.GetSampleRate()), Channels: int(p.GetChannels()), BitsPerSample: int(p.GetBitsPerSample()), LongFormSegments: int(p.GetLongFormSegments())}
+	h := AudioHeader{SampleRate: int(p.GetSampleRate()), Channels: int(p.GetChannels()), BitsPerSample: int(p.GetBitsPerSample()), LongFormSegments: int(p.GetLongFormSegments())}
+	if p.Samples != nil && p.GetSamples() >= 0 && FinishReason(p.GetReason()).String() != "" {
+		h.Sized, h.Samples, h.Reason, h.SegmentOffsets = true, p.GetSamples(), FinishReason(p.GetReason()), p.GetSegmentOffsets()
+	}
+	return h
 }
 
 func finalToPB(f Final) *pb.Final {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/drama-tts/drama/internal/model"
@@ -18,8 +19,12 @@ const (
 	Channels      = 1
 	BitsPerSample = 16
 	// MaxChunk is the most PCM bytes one audio chunk may carry. A chunk
-	// always holds whole samples (an even number of bytes).
-	MaxChunk = 32 << 10
+	// always holds whole samples (an even number of bytes). It is 32 KiB
+	// less the 8 bytes that frame a chunk in the plugin protocol's audio
+	// event, so that the event is at most 32 KiB: gRPC marshals and reads
+	// a message in a buffer of the next size it pools, and the one after
+	// 32 KiB is 1 MiB, zeroed on every use at both ends.
+	MaxChunk = 32<<10 - 8
 	// NumCodebooks is the number of codebooks in one codec frame.
 	NumCodebooks = 10
 	// SamplesPerFrame is the number of PCM samples one codec frame covers.
@@ -287,6 +292,36 @@ type AudioHeader struct {
 	// LongFormSegments is the number of segments when the engine split the
 	// text and knew it before the audio; 0 otherwise.
 	LongFormSegments int
+	// Sized is set when the engine knows, before its first chunk, exactly
+	// how many samples follow and how the synthesis ends, as the native
+	// server does for a whole reply (its WAV header and X-Finish-Reason
+	// come before the audio). Samples, Reason and SegmentOffsets are then
+	// what the stream will deliver and Final report (CheckEnd), so a whole
+	// reply can go out with exact sizes as its audio arrives. Unset (a
+	// stream, or a plugin older than the field), they are zero: the
+	// length and the end are known only once the stream ends.
+	Sized          bool
+	Samples        int64
+	Reason         FinishReason
+	SegmentOffsets []int64
+}
+
+// CheckEnd returns nil when a synthesis that delivered samples and ended
+// with f kept its sized header's word (or the header was not sized), and
+// otherwise an engine failure naming what differs.
+func (h AudioHeader) CheckEnd(samples int64, f Final) error {
+	switch {
+	case !h.Sized:
+		return nil
+	case samples != h.Samples:
+		return Errorf(KindFailed, "synthesize: the engine sent %d samples after a header that said %d", samples, h.Samples)
+	case f.Reason != h.Reason:
+		return Errorf(KindFailed, "synthesize: the engine ended with finish reason %q after a header that said %q", f.Reason, h.Reason)
+	case max(f.LongFormSegments, 1) != max(h.LongFormSegments, 1) || !slices.Equal(f.SegmentOffsets, h.SegmentOffsets):
+		return Errorf(KindFailed, "synthesize: the engine ended with %d long-form segments at %v after a header that said %d at %v",
+			f.LongFormSegments, f.SegmentOffsets, h.LongFormSegments, h.SegmentOffsets)
+	}
+	return nil
 }
 
 // FinishReason says why a synthesis ended.

@@ -108,13 +108,16 @@ func (c *grpcClient) Synthesize(ctx context.Context, req SynthesisRequest) (Audi
 	return &clientStream{ctx: ctx, stream: stream, cancel: cancel, header: headerFromPB(h)}, nil
 }
 
-// clientStream is the host's view of a Synthesize stream.
+// clientStream is the host's view of a Synthesize stream. It holds a
+// plugin to its sized header's word: more audio than the header said, or
+// another end, is a failure before the audio or the end is handed on.
 type clientStream struct {
 	ctx    context.Context
 	stream pb.Engine_SynthesizeClient
 	cancel context.CancelFunc
 	header AudioHeader
 	final  Final
+	bytes  int64 // PCM received
 	done   bool
 	err    error
 }
@@ -142,7 +145,13 @@ func (s *clientStream) Next() ([]byte, error) {
 	}
 	switch e := ev.GetEvent().(type) {
 	case *pb.SynthesisEvent_Audio:
-		return e.Audio.GetPcm(), nil
+		p := e.Audio.GetPcm()
+		s.bytes += int64(len(p))
+		if s.header.Sized && s.bytes > 2*s.header.Samples {
+			s.err = Errorf(KindFailed, "synthesize: the plugin sent more than the %d samples its header said", s.header.Samples)
+			return nil, s.err
+		}
+		return p, nil
 	case *pb.SynthesisEvent_Final:
 		return nil, s.finish(e.Final)
 	}
@@ -161,7 +170,12 @@ func (s *clientStream) finish(f *pb.Final) error {
 		}
 		return s.err
 	}
-	s.final = finalFromPB(f)
+	final := finalFromPB(f)
+	if err := s.header.CheckEnd(s.bytes/2, final); err != nil {
+		s.err = err
+		return err
+	}
+	s.final = final
 	s.done = true
 	return io.EOF
 }

@@ -63,14 +63,16 @@ func (s *grpcServer) Voices(ctx context.Context, _ *pb.VoicesRequest) (*pb.Voice
 
 // Synthesize relays one synthesis. PCM is regrouped into chunks of whole
 // samples of at most MaxChunk bytes whatever the engine hands over; an
-// error after the header ends the stream non-OK, never with a final event.
+// error after the header ends the stream non-OK, never with a final event,
+// and so does an end other than a sized header said (AudioHeader.CheckEnd).
 func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_SynthesizeServer) error {
 	as, err := s.impl.Synthesize(stream.Context(), synthesisFromPB(req))
 	if err != nil {
 		return toStatus("synthesize", err)
 	}
 	defer as.Close()
-	header := &pb.SynthesisEvent{Event: &pb.SynthesisEvent_Header{Header: headerToPB(as.Header())}}
+	h := as.Header()
+	header := &pb.SynthesisEvent{Event: &pb.SynthesisEvent_Header{Header: headerToPB(h)}}
 	if err := stream.Send(header); err != nil {
 		return err
 	}
@@ -83,6 +85,9 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 	f := as.Final()
 	if f.Samples == 0 {
 		f.Samples = samples
+	}
+	if err := h.CheckEnd(samples, f); err != nil {
+		return toStatus("synthesize", err)
 	}
 	return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Final{Final: finalToPB(f)}})
 }

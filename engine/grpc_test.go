@@ -23,6 +23,8 @@ import (
 // then fails with failErr, if set.
 type stub struct {
 	*enginetest.Fake
+	header   *engine.AudioHeader // nil: an unsized header
+	final    engine.Final        // when its Reason is set; else length
 	chunks   [][]byte
 	failErr  error
 	synthErr error
@@ -49,10 +51,18 @@ type stubStream struct {
 }
 
 func (st *stubStream) Header() engine.AudioHeader {
+	if st.s.header != nil {
+		return *st.s.header
+	}
 	return engine.AudioHeader{SampleRate: engine.SampleRate, Channels: 1, BitsPerSample: 16}
 }
-func (st *stubStream) Final() engine.Final { return engine.Final{Reason: engine.FinishLength} }
-func (st *stubStream) Close() error        { return nil }
+func (st *stubStream) Final() engine.Final {
+	if st.s.final.Reason != engine.FinishUnknown {
+		return st.s.final
+	}
+	return engine.Final{Reason: engine.FinishLength}
+}
+func (st *stubStream) Close() error { return nil }
 func (st *stubStream) Next() ([]byte, error) {
 	if st.i < len(st.s.chunks) {
 		st.i++

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ type rawReply struct {
 	header  http.Header
 	body    []byte
 	chunked bool
+	readErr error // the body's read failed: it was cut short
 }
 
 // rawSpeech writes a speech request by hand (HTTP/1.0 or 1.1) and reads the
@@ -39,14 +41,16 @@ func rawSpeech(t *testing.T, url, proto string, body []byte) rawReply {
 		t.Fatalf("%s: no reply: %v", proto, err)
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return rawReply{status: resp.StatusCode, header: resp.Header, body: data, chunked: len(resp.TransferEncoding) > 0}
+	data, err := io.ReadAll(resp.Body)
+	return rawReply{status: resp.StatusCode, header: resp.Header, body: data, chunked: len(resp.TransferEncoding) > 0, readErr: err}
 }
 
 // TestServeRawClients sends what raw HTTP clients send to drama serve on the
 // stand-in: HTTP/1.0 requests whose synthesis fails or whose engine dies
 // after the first chunk, and bodies that a lenient JSON decoder would
-// change. A client never gets a failed synthesis as a 200, never the
+// change. A client never gets a failed synthesis as complete: a whole WAV
+// or PCM reply, sent as the engine's audio arrives, ends short of its
+// Content-Length; an SSE body, collected, is a 500. It never gets the
 // engine's output or local paths, and gets a 400 naming the field.
 func TestServeRawClients(t *testing.T) {
 	s := startServe(t)
@@ -71,10 +75,14 @@ func TestServeRawClients(t *testing.T) {
 			var e struct {
 				Error struct{ Message, Code string }
 			}
-			if r.status != 500 || json.Unmarshal(r.body, &e) != nil || e.Error.Code != "engine_failed" {
+			switch {
+			case extra != `,"stream_format":"sse"` && r.status == 200:
+				if r.readErr == nil || r.header.Get("Content-Length") == "" || bytes.Contains(r.body, []byte("standin")) {
+					t.Fatalf("HTTP/1.0 %s%s: a 200 of %d bytes (Content-Length %s) read without an error: want it cut short", marker, extra, len(r.body), r.header.Get("Content-Length"))
+				}
+			case r.status != 500 || json.Unmarshal(r.body, &e) != nil || e.Error.Code != "engine_failed":
 				t.Fatalf("HTTP/1.0 %s%s: status %d, %.200q: want 500 engine_failed", marker, extra, r.status, r.body)
-			}
-			if !strings.Contains(e.Error.Message, id) || strings.Contains(e.Error.Message, "standin") || strings.Contains(e.Error.Message, "/") {
+			case !strings.Contains(e.Error.Message, id) || strings.Contains(e.Error.Message, "standin") || strings.Contains(e.Error.Message, "/"):
 				t.Fatalf("%s: the message must name request %s and hold no engine output or path: %q", marker, id, e.Error.Message)
 			}
 			if !logged(s, id) {

@@ -1423,8 +1423,17 @@ type AudioHeader struct {
 	Channels         int32                  `protobuf:"varint,2,opt,name=channels,proto3" json:"channels,omitempty"`
 	BitsPerSample    int32                  `protobuf:"varint,3,opt,name=bits_per_sample,json=bitsPerSample,proto3" json:"bits_per_sample,omitempty"`
 	LongFormSegments int32                  `protobuf:"varint,4,opt,name=long_form_segments,json=longFormSegments,proto3" json:"long_form_segments,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// samples is set when the engine knows, before the first chunk, exactly
+	// how many samples follow and how the synthesis ends (the native
+	// server's whole WAV reply); reason and segment_offsets are then those
+	// the final event will carry, and audio of another length is a failure.
+	// Absent (a stream, or a plugin older than the field) means not known
+	// until the final event.
+	Samples        *int64       `protobuf:"varint,5,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
+	Reason         FinishReason `protobuf:"varint,6,opt,name=reason,proto3,enum=drama.engine.v1.FinishReason" json:"reason,omitempty"`
+	SegmentOffsets []int64      `protobuf:"varint,7,rep,packed,name=segment_offsets,json=segmentOffsets,proto3" json:"segment_offsets,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AudioHeader) Reset() {
@@ -1485,7 +1494,29 @@ func (x *AudioHeader) GetLongFormSegments() int32 {
 	return 0
 }
 
-// AudioChunk is whole samples of s16le PCM, at most 32 KiB.
+func (x *AudioHeader) GetSamples() int64 {
+	if x != nil && x.Samples != nil {
+		return *x.Samples
+	}
+	return 0
+}
+
+func (x *AudioHeader) GetReason() FinishReason {
+	if x != nil {
+		return x.Reason
+	}
+	return FinishReason_FINISH_REASON_UNKNOWN
+}
+
+func (x *AudioHeader) GetSegmentOffsets() []int64 {
+	if x != nil {
+		return x.SegmentOffsets
+	}
+	return nil
+}
+
+// AudioChunk is whole samples of s16le PCM, at most 32 KiB on the wire
+// with its event (engine.MaxChunk bytes of PCM).
 type AudioChunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Pcm           []byte                 `protobuf:"bytes,1,opt,name=pcm,proto3" json:"pcm,omitempty"`
@@ -2178,13 +2209,18 @@ const file_engine_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x1c.drama.engine.v1.AudioHeaderH\x00R\x06header\x123\n" +
 	"\x05audio\x18\x02 \x01(\v2\x1b.drama.engine.v1.AudioChunkH\x00R\x05audio\x12.\n" +
 	"\x05final\x18\x03 \x01(\v2\x16.drama.engine.v1.FinalH\x00R\x05finalB\a\n" +
-	"\x05event\"\xa0\x01\n" +
+	"\x05event\"\xab\x02\n" +
 	"\vAudioHeader\x12\x1f\n" +
 	"\vsample_rate\x18\x01 \x01(\x05R\n" +
 	"sampleRate\x12\x1a\n" +
 	"\bchannels\x18\x02 \x01(\x05R\bchannels\x12&\n" +
 	"\x0fbits_per_sample\x18\x03 \x01(\x05R\rbitsPerSample\x12,\n" +
-	"\x12long_form_segments\x18\x04 \x01(\x05R\x10longFormSegments\"\x1e\n" +
+	"\x12long_form_segments\x18\x04 \x01(\x05R\x10longFormSegments\x12\x1d\n" +
+	"\asamples\x18\x05 \x01(\x03H\x00R\asamples\x88\x01\x01\x125\n" +
+	"\x06reason\x18\x06 \x01(\x0e2\x1d.drama.engine.v1.FinishReasonR\x06reason\x12'\n" +
+	"\x0fsegment_offsets\x18\a \x03(\x03R\x0esegmentOffsetsB\n" +
+	"\n" +
+	"\b_samples\"\x1e\n" +
 	"\n" +
 	"AudioChunk\x12\x10\n" +
 	"\x03pcm\x18\x01 \x01(\fR\x03pcm\"\x93\x02\n" +
@@ -2316,32 +2352,33 @@ var file_engine_proto_depIdxs = []int32{
 	20, // 11: drama.engine.v1.SynthesisEvent.header:type_name -> drama.engine.v1.AudioHeader
 	21, // 12: drama.engine.v1.SynthesisEvent.audio:type_name -> drama.engine.v1.AudioChunk
 	22, // 13: drama.engine.v1.SynthesisEvent.final:type_name -> drama.engine.v1.Final
-	1,  // 14: drama.engine.v1.Final.reason:type_name -> drama.engine.v1.FinishReason
-	5,  // 15: drama.engine.v1.EncodeRequest.install:type_name -> drama.engine.v1.Install
-	23, // 16: drama.engine.v1.EncodeRequest.clips:type_name -> drama.engine.v1.Clip
-	32, // 17: drama.engine.v1.EncodeRequest.params:type_name -> drama.engine.v1.EncodeRequest.ParamsEntry
-	15, // 18: drama.engine.v1.EncodedClip.codes:type_name -> drama.engine.v1.Codes
-	25, // 19: drama.engine.v1.EncodeEvent.progress:type_name -> drama.engine.v1.EncodeProgress
-	26, // 20: drama.engine.v1.EncodeEvent.clip:type_name -> drama.engine.v1.EncodedClip
-	2,  // 21: drama.engine.v1.Engine.Describe:input_type -> drama.engine.v1.DescribeRequest
-	6,  // 22: drama.engine.v1.Engine.Start:input_type -> drama.engine.v1.StartRequest
-	8,  // 23: drama.engine.v1.Engine.Health:input_type -> drama.engine.v1.HealthRequest
-	10, // 24: drama.engine.v1.Engine.Stop:input_type -> drama.engine.v1.StopRequest
-	12, // 25: drama.engine.v1.Engine.Voices:input_type -> drama.engine.v1.VoicesRequest
-	18, // 26: drama.engine.v1.Engine.Synthesize:input_type -> drama.engine.v1.SynthesisRequest
-	24, // 27: drama.engine.v1.Engine.Encode:input_type -> drama.engine.v1.EncodeRequest
-	3,  // 28: drama.engine.v1.Engine.Describe:output_type -> drama.engine.v1.Description
-	7,  // 29: drama.engine.v1.Engine.Start:output_type -> drama.engine.v1.LifecycleEvent
-	9,  // 30: drama.engine.v1.Engine.Health:output_type -> drama.engine.v1.HealthStatus
-	11, // 31: drama.engine.v1.Engine.Stop:output_type -> drama.engine.v1.StopResult
-	14, // 32: drama.engine.v1.Engine.Voices:output_type -> drama.engine.v1.VoicesResponse
-	19, // 33: drama.engine.v1.Engine.Synthesize:output_type -> drama.engine.v1.SynthesisEvent
-	27, // 34: drama.engine.v1.Engine.Encode:output_type -> drama.engine.v1.EncodeEvent
-	28, // [28:35] is the sub-list for method output_type
-	21, // [21:28] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	1,  // 14: drama.engine.v1.AudioHeader.reason:type_name -> drama.engine.v1.FinishReason
+	1,  // 15: drama.engine.v1.Final.reason:type_name -> drama.engine.v1.FinishReason
+	5,  // 16: drama.engine.v1.EncodeRequest.install:type_name -> drama.engine.v1.Install
+	23, // 17: drama.engine.v1.EncodeRequest.clips:type_name -> drama.engine.v1.Clip
+	32, // 18: drama.engine.v1.EncodeRequest.params:type_name -> drama.engine.v1.EncodeRequest.ParamsEntry
+	15, // 19: drama.engine.v1.EncodedClip.codes:type_name -> drama.engine.v1.Codes
+	25, // 20: drama.engine.v1.EncodeEvent.progress:type_name -> drama.engine.v1.EncodeProgress
+	26, // 21: drama.engine.v1.EncodeEvent.clip:type_name -> drama.engine.v1.EncodedClip
+	2,  // 22: drama.engine.v1.Engine.Describe:input_type -> drama.engine.v1.DescribeRequest
+	6,  // 23: drama.engine.v1.Engine.Start:input_type -> drama.engine.v1.StartRequest
+	8,  // 24: drama.engine.v1.Engine.Health:input_type -> drama.engine.v1.HealthRequest
+	10, // 25: drama.engine.v1.Engine.Stop:input_type -> drama.engine.v1.StopRequest
+	12, // 26: drama.engine.v1.Engine.Voices:input_type -> drama.engine.v1.VoicesRequest
+	18, // 27: drama.engine.v1.Engine.Synthesize:input_type -> drama.engine.v1.SynthesisRequest
+	24, // 28: drama.engine.v1.Engine.Encode:input_type -> drama.engine.v1.EncodeRequest
+	3,  // 29: drama.engine.v1.Engine.Describe:output_type -> drama.engine.v1.Description
+	7,  // 30: drama.engine.v1.Engine.Start:output_type -> drama.engine.v1.LifecycleEvent
+	9,  // 31: drama.engine.v1.Engine.Health:output_type -> drama.engine.v1.HealthStatus
+	11, // 32: drama.engine.v1.Engine.Stop:output_type -> drama.engine.v1.StopResult
+	14, // 33: drama.engine.v1.Engine.Voices:output_type -> drama.engine.v1.VoicesResponse
+	19, // 34: drama.engine.v1.Engine.Synthesize:output_type -> drama.engine.v1.SynthesisEvent
+	27, // 35: drama.engine.v1.Engine.Encode:output_type -> drama.engine.v1.EncodeEvent
+	29, // [29:36] is the sub-list for method output_type
+	22, // [22:29] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_engine_proto_init() }
@@ -2354,6 +2391,7 @@ func file_engine_proto_init() {
 		(*SynthesisEvent_Audio)(nil),
 		(*SynthesisEvent_Final)(nil),
 	}
+	file_engine_proto_msgTypes[18].OneofWrappers = []any{}
 	file_engine_proto_msgTypes[25].OneofWrappers = []any{
 		(*EncodeEvent_Progress)(nil),
 		(*EncodeEvent_Clip)(nil),

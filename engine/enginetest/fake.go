@@ -45,6 +45,11 @@ type Fake struct {
 	// a plugin whose process is gone does: a supervisor's restart must
 	// open a new plugin.
 	StartsOnce bool
+	// Sized makes the header of a whole (not streamed) synthesis say its
+	// length and finish reason before the audio, as the native engine's
+	// whole replies do (engine.AudioHeader.Sized); unset, the fake speaks
+	// as a plugin older than those fields.
+	Sized bool
 
 	mu        sync.Mutex
 	phase     engine.Phase
@@ -237,6 +242,10 @@ func (f *Fake) Synthesize(ctx context.Context, req engine.SynthesisRequest) (eng
 	s := &fakeStream{f: f, ctx: ctx, pcm: pcm, stream: req.Stream, final: engine.Final{
 		Reason: reason, LongFormSegments: 1, BusyRetries: retries, FirstAudio: time.Since(start),
 	}}
+	s.header = engine.AudioHeader{SampleRate: engine.SampleRate, Channels: engine.Channels, BitsPerSample: engine.BitsPerSample}
+	if f.Sized && !req.Stream {
+		s.header.Sized, s.header.Samples, s.header.Reason, s.header.LongFormSegments = true, int64(len(pcm)/2), reason, 1
+	}
 	return s, nil
 }
 
@@ -323,13 +332,12 @@ type fakeStream struct {
 	pcm    []byte
 	off    int
 	stream bool
+	header engine.AudioHeader
 	final  engine.Final
 	closed bool
 }
 
-func (s *fakeStream) Header() engine.AudioHeader {
-	return engine.AudioHeader{SampleRate: engine.SampleRate, Channels: engine.Channels, BitsPerSample: engine.BitsPerSample}
-}
+func (s *fakeStream) Header() engine.AudioHeader { return s.header }
 
 func (s *fakeStream) Final() engine.Final { return s.final }
 

@@ -257,6 +257,9 @@ func checkAudio(t tb, what string, r Result) {
 	if h.SampleRate != engine.SampleRate || h.Channels != engine.Channels || h.BitsPerSample != engine.BitsPerSample {
 		t.Errorf("%s: header: want %d Hz, %d channel, %d bits, got %+v", what, engine.SampleRate, engine.Channels, engine.BitsPerSample, h)
 	}
+	if err := h.CheckEnd(int64(len(r.PCM)/2), r.Final); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
 	if len(r.PCM) == 0 {
 		t.Errorf("%s: no audio", what)
 	}

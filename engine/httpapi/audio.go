@@ -117,10 +117,18 @@ func (b *bufferSink) Write(p []byte) (int, error) {
 
 func (*bufferSink) Flush() {}
 
-// replyWhole makes the reply into memory and sends it once the synthesis
-// is done, with exact sizes, Content-Length and the finish reason as a
-// header. A failure is then always a proper error reply.
+// replyWhole sends one reply with exact sizes, Content-Length and the
+// finish reason as a header. When the engine said them before the audio
+// (a sized header: the native engine's whole replies) and the reply is
+// the engine's own PCM or WAV, it goes out as the audio arrives
+// (replySized). Otherwise (an encoder's output, another rate, an engine
+// that knows its length only at the end) it is made into memory and sent
+// once the synthesis is done, so a failure is a proper error reply.
 func (s *Server) replyWhole(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, obs *observer) error {
+	if h := stream.Header(); h.Sized && !req.SSE && req.SampleRate == 0 && (req.Format == "wav" || req.Format == "pcm") &&
+		h.Samples <= maxSizedSamples {
+		return replySized(w, req, stream, obs)
+	}
 	var buf bufferSink
 	if err := s.produce(ctx, &buf, req, stream, obs); err != nil {
 		return err
@@ -141,6 +149,83 @@ func (s *Server) replyWhole(ctx context.Context, w *Recorder, req *speech, strea
 		}
 	}
 	return nil
+}
+
+// maxSizedSamples is the most audio a WAV's 32-bit sizes can state.
+const maxSizedSamples = (1<<32 - 1 - 36) / 2
+
+// replySized sends a whole reply as the engine's audio arrives, its
+// length, its WAV header's sizes and its finish reason taken from the
+// engine's sized header; they go out with the first audio, so a failure
+// before it is still a proper error reply. After it, a failure leaves the
+// body short of its Content-Length, which every HTTP client reports as
+// failed: the last sample is held back until the synthesis has ended as
+// its header said (AudioHeader.CheckEnd), so no reply goes out complete
+// unless its audio is.
+func replySized(w *Recorder, req *speech, stream engine.AudioStream, obs *observer) error {
+	h := stream.Header()
+	size := 2 * h.Samples
+	var head []byte
+	if req.Format == "wav" {
+		head = wavHeader(size)
+	}
+	send := func(p []byte) error {
+		if !w.wroteHeader {
+			hdr := w.Header()
+			hdr.Set("Content-Type", replyType(req))
+			finishHeaders(hdr, engine.Final{Reason: h.Reason, LongFormSegments: h.LongFormSegments, SegmentOffsets: h.SegmentOffsets})
+			hdr.Set("Content-Length", strconv.FormatInt(int64(len(head))+size, 10))
+			w.WriteHeader(http.StatusOK)
+			if len(head) > 0 {
+				if _, err := w.Write(head); err != nil {
+					return err
+				}
+			}
+		}
+		if len(p) == 0 {
+			return nil // an empty reply: its header, if any, is all of it
+		}
+		_, err := w.Write(p)
+		w.Flush()
+		return err
+	}
+	var got int64 // PCM bytes taken from the engine
+	var tail [2]byte
+	for {
+		chunk, err := stream.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(chunk) == 0 {
+			continue
+		}
+		if len(chunk)%2 != 0 {
+			return engine.Errorf(engine.KindFailed, "synthesize: a chunk of %d bytes ends inside a sample", len(chunk))
+		}
+		obs.chunk(len(chunk))
+		got += int64(len(chunk))
+		if got > size {
+			return engine.Errorf(engine.KindFailed, "synthesize: the engine sent more than the %d samples its header said", h.Samples)
+		}
+		if got == size {
+			// the last sample waits for the end
+			copy(tail[:], chunk[len(chunk)-len(tail):])
+			chunk = chunk[:len(chunk)-len(tail)]
+		}
+		if err := send(chunk); err != nil {
+			return err
+		}
+	}
+	if err := h.CheckEnd(got/2, stream.Final()); err != nil {
+		return err
+	}
+	if size == 0 {
+		return send(nil)
+	}
+	return send(tail[:])
 }
 
 // replyStreamed sends the reply as the engine makes it, chunked, with the

@@ -139,6 +139,7 @@ func (c *Client) openOnce(ctx context.Context, body []byte, format string) (*Str
 			return nil, st.wrap(fmt.Errorf("native: reply: %w", err))
 		}
 		st.body = &exactReader{r: io.LimitReader(resp.body, info.DataSize), left: info.DataSize}
+		st.wav, st.size = true, info.DataSize
 	}
 	return st, nil
 }
@@ -157,6 +158,20 @@ type Stream struct {
 	res     Result
 	done    bool
 	err     error
+	wav     bool  // a WAV reply, whose header said its size
+	size    int64 // PCM bytes the WAV header announced
+}
+
+// Whole returns the PCM bytes of a whole WAV reply framed by its
+// Content-Length: its size (the WAV header's) and its end (X-Finish-Reason
+// and X-Long-Form-Segments as headers; such a body has no trailer) are
+// known before the audio. ok is false for a stream or a chunked body,
+// whose trailer may still change its end.
+func (s *Stream) Whole() (pcmBytes int64, ok bool) {
+	if !s.wav || s.resp.chunks != nil || s.resp.header.Get("Content-Length") == "" {
+		return 0, false
+	}
+	return s.size, true
 }
 
 // Next returns the next PCM: whole samples, at most MaxChunk bytes, valid

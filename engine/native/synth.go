@@ -43,10 +43,30 @@ func speechRequest(req engine.SynthesisRequest) *SpeechRequest {
 	return s
 }
 
+// streamHeader describes the reply's audio. A whole WAV reply framed by
+// its Content-Length is sized: the server said its length (the WAV
+// header) and its end (X-Finish-Reason, X-Long-Form-Segments) before the
+// audio, as the end the stream reports will be (finish reads the same
+// headers). A stream's are known only at its end.
 func streamHeader(st *Stream) engine.AudioHeader {
 	h := engine.AudioHeader{SampleRate: SampleRate, Channels: 1, BitsPerSample: 16}
-	if n, _, err := ParseLongFormSegments(st.Header(HeaderLongFormSegments)); err == nil {
-		h.LongFormSegments = n
+	n, starts, err := ParseLongFormSegments(st.Header(HeaderLongFormSegments))
+	if err != nil {
+		return h
+	}
+	h.LongFormSegments = n
+	size, ok := st.Whole()
+	reason := st.Header(HeaderFinishReason)
+	if reason == "" {
+		reason = FinishStop
+	}
+	r, rerr := engine.ParseFinishReason(reason)
+	if !ok || size%BytesPerSample != 0 || rerr != nil {
+		return h
+	}
+	h.Sized, h.Samples, h.Reason = true, size/BytesPerSample, r
+	for _, s := range starts {
+		h.SegmentOffsets = append(h.SegmentOffsets, int64(s))
 	}
 	return h
 }
