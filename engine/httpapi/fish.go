@@ -122,14 +122,9 @@ func readFish(w http.ResponseWriter, r *http.Request) (*fishTTS, *apiError) {
 		return nil, &apiError{Status: http.StatusUnsupportedMediaType, Type: "invalid_request_error", Code: "unsupported_media_type",
 			Message: "send the request as msgpack (Content-Type: application/msgpack) or JSON (Content-Type: application/json)"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxFishBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large",
-				Message: fmt.Sprintf("request body is over %d bytes: send shorter reference recordings, or clone the voice once (POST /model) and name it in reference_id", MaxFishBodyBytes)}
-		}
-		return nil, badRequest("", "reading the request body: %v", err)
+	body, e := readBody(w, r, MaxFishBodyBytes, "send shorter reference recordings, or clone the voice once (POST /model) and name it in reference_id")
+	if e != nil {
+		return nil, e
 	}
 	if mt == "application/json" {
 		return decodeFishJSON(body)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -185,6 +186,7 @@ func TestFishTTSRefusals(t *testing.T) {
 		{"unknown voice", "application/msgpack", mp(t, map[string]any{"text": "Hi.", "format": "wav", "reference_id": "nobody"}), 404, "reference_id"},
 		{"references without consent", "application/msgpack", mp(t, map[string]any{"text": "Hi.", "format": "wav", "references": []any{map[string]any{"audio": []byte("RIFF"), "text": "Hello."}}}), 422, "references"},
 		{"text plain", "text/plain", []byte("Hi."), 415, ""},
+		{"too large", "application/msgpack", mp(t, map[string]any{"text": "Hi.", "junk": bytes.Repeat([]byte{1}, MaxFishBodyBytes)}), 413, ""},
 	} {
 		resp, body := tts(t, url, c.ct, c.body, nil)
 		var e struct {
@@ -200,6 +202,9 @@ func TestFishTTSRefusals(t *testing.T) {
 		}
 		if resp.StatusCode != c.status || param != c.param {
 			t.Errorf("%s: %d param %q (%s), want %d naming %q", c.name, resp.StatusCode, param, e.Error.Message, c.status, c.param)
+		}
+		if c.name == "too large" && !strings.Contains(e.Error.Message, fmt.Sprintf("over %d bytes: send shorter reference recordings", MaxFishBodyBytes)) {
+			t.Errorf("%s: %q does not say the limit and what to send instead", c.name, e.Error.Message)
 		}
 		if c.name == "references without consent" && !strings.Contains(e.Error.Message, HeaderConsentWho) {
 			t.Errorf("%s: %q does not say how to give consent", c.name, e.Error.Message)

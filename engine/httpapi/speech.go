@@ -135,16 +135,30 @@ func (s *Server) readSpeech(w http.ResponseWriter, r *http.Request) (*speech, *a
 		return nil, &apiError{Status: http.StatusUnsupportedMediaType, Type: "invalid_request_error", Code: "unsupported_media_type",
 			Message: "send the request as JSON (Content-Type: application/json)"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, e := readBody(w, r, MaxBodyBytes, "")
+	if e != nil {
+		return nil, e
+	}
+	return s.parseSpeech(body)
+}
+
+// readBody reads a request's whole body, at most limit bytes: a longer
+// one is a 413 body_too_large saying the limit and then advice (when not
+// empty), what to send instead.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, advice string) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large",
-				Message: fmt.Sprintf("request body is over %d bytes", MaxBodyBytes)}
+			msg := fmt.Sprintf("request body is over %d bytes", limit)
+			if advice != "" {
+				msg += ": " + advice
+			}
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large", Message: msg}
 		}
 		return nil, badRequest("", "reading the request body: %v", err)
 	}
-	return s.parseSpeech(body)
+	return body, nil
 }
 
 // waitTurn queues the request for an engine (one that holds voice, a
