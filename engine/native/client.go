@@ -23,12 +23,15 @@ import (
 const MaxChunk = engine.MaxChunk
 
 // Defaults of the busy retry: the server may answer 503 for a moment after a
-// cancelled synthesis, and for the instant between one reply's last byte and
-// its next request. The first pause is BusyRetryFirst; each one after it
-// doubles, up to DefaultBusyRetry.
+// cancelled synthesis (200 ms on the stand-in), and for the instant between
+// one reply's last byte and its next request. The first pause is
+// BusyRetryFirst; each one after it doubles, up to DefaultBusyRetry: a
+// request that meets the window after a cancel gets the engine within
+// 10 ms of its end (with pauses of 50 ms, up to 50 ms after it, which a
+// client that stopped reading added to every request queued behind it).
 const (
 	BusyRetryFirst     = 2 * time.Millisecond
-	DefaultBusyRetry   = 50 * time.Millisecond
+	DefaultBusyRetry   = 10 * time.Millisecond
 	DefaultBusyTimeout = 10 * time.Second
 )
 
@@ -52,7 +55,7 @@ type Result struct {
 // connection serves one request. A Client is safe for concurrent use.
 type Client struct {
 	Addr        string        // host:port of the server
-	BusyRetry   time.Duration // longest pause between 503 retries; 0 means 50 ms
+	BusyRetry   time.Duration // longest pause between 503 retries; 0 means 10 ms
 	BusyTimeout time.Duration // give up retrying after this; 0 means 10 s
 	Dialer      net.Dialer
 

@@ -20,7 +20,7 @@
 // Client parses the status line, header, chunked body and trailer itself
 // from the raw connection, because many HTTP clients drop trailers and hide
 // a missing terminating chunk. It retries 503 after 2 ms, then after pauses
-// that double up to 50 ms, for up to 10 s, and
+// that double up to 10 ms, for up to 10 s, and
 // closes the connection when its context is cancelled, which is how the
 // server learns of the cancel.
 //
