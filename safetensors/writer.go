@@ -166,7 +166,8 @@ var ErrShortTensor = errors.New("safetensors: tensor size mismatch")
 // WriteFile writes the planned file to path: the header, then every tensor's
 // bytes from src at their fixed offsets, filled by opts.Workers goroutines
 // with positioned writes, each write sent on to the disk at once
-// (atomicfile.StartWriteback) so the final sync has little left. It writes to a temporary file in path's directory,
+// (atomicfile.StartWriteback, from a goroutine of its own, so no worker
+// waits on the disk) so the final sync has little left. It writes to a temporary file in path's directory,
 // syncs it and renames it over path (see atomicfile.Write); on any error (or when
 // ctx is cancelled) the temporary file is removed and path is untouched.
 func (l *Layout) WriteFile(ctx context.Context, path string, src Source, opts WriteOptions) error {
@@ -200,6 +201,8 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	p := &progress{fn: opts.Progress, total: l.DataSize()}
+	wb := newWriteback(f)
+	defer wb.close()
 	batches := l.batches(src)
 	next := make(chan []int)
 	var wg sync.WaitGroup
@@ -210,7 +213,7 @@ func (l *Layout) fill(ctx context.Context, f *os.File, src Source, opts WriteOpt
 					return
 				}
 				for _, i := range b {
-					if err := l.fillOne(ctx, f, src, i); err != nil {
+					if err := l.fillOne(ctx, f, wb, src, i); err != nil {
 						cancel(err)
 					}
 					p.add(l.Tensors[i].Size)
@@ -274,12 +277,12 @@ func feed(ctx context.Context, next chan<- []int, batches [][]int) {
 	}
 }
 
-func (l *Layout) fillOne(ctx context.Context, f *os.File, src Source, i int) error {
+func (l *Layout) fillOne(ctx context.Context, f *os.File, wb *writeback, src Source, i int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	t := &l.Tensors[i]
-	w := &boundedWriter{f: f, off: t.Offset, left: t.Size}
+	w := &boundedWriter{f: f, wb: wb, off: t.Offset, left: t.Size}
 	if err := src.WriteTensor(ctx, t, w); err != nil {
 		return fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
@@ -292,22 +295,59 @@ func (l *Layout) fillOne(ctx context.Context, f *os.File, src Source, i int) err
 // startWriteback sends written bytes on to the disk (a variable for tests).
 var startWriteback = atomicfile.StartWriteback
 
+// writeback starts the writeback of a file's written ranges from a
+// goroutine of its own. Starting it can wait for the disk's queue, which
+// the input's reads keep full when the page cache is cold; a writer hands
+// its range over and goes on, so no conversion waits on the disk to take
+// a write. A range that finds the hand-over full is left to the final
+// sync.
+type writeback struct {
+	ranges chan [2]int64 // offset, length
+	done   chan struct{}
+}
+
+func newWriteback(f *os.File) *writeback {
+	wb := &writeback{ranges: make(chan [2]int64, 256), done: make(chan struct{})}
+	go func() {
+		defer close(wb.done)
+		for r := range wb.ranges {
+			startWriteback(f, r[0], r[1])
+		}
+	}()
+	return wb
+}
+
+// add hands over a written range without waiting.
+func (wb *writeback) add(off, n int64) {
+	select {
+	case wb.ranges <- [2]int64{off, n}:
+	default:
+	}
+}
+
+// close waits until every range handed over has been started.
+func (wb *writeback) close() {
+	close(wb.ranges)
+	<-wb.done
+}
+
 // boundedWriter writes at increasing offsets of f and refuses to write past
 // the tensor's planned end.
 type boundedWriter struct {
 	f    *os.File
+	wb   *writeback
 	off  int64
 	left int64
 }
 
 // Write writes p at the next offset, refusing bytes past the tensor's end,
-// and starts the writeback of what it wrote.
+// and hands what it wrote to the writeback.
 func (w *boundedWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > w.left {
 		return 0, fmt.Errorf("%w: %d bytes past the planned end", ErrShortTensor, int64(len(p))-w.left)
 	}
 	n, err := w.f.WriteAt(p, w.off)
-	startWriteback(w.f, w.off, int64(n))
+	w.wb.add(w.off, int64(n))
 	w.off += int64(n)
 	w.left -= int64(n)
 	return n, err

@@ -230,9 +230,10 @@ func replySized(w *Recorder, req *speech, stream engine.AudioStream, obs *observ
 
 // replyStreamed sends the reply as the engine makes it, chunked, with the
 // finish reason as a declared trailer. Headers go out with the first
-// bytes, so a failure before any audio is still a proper error reply. The
-// connection's send buffer is bounded first, so that a client that stops
-// reading is seen to stop while the engine has made little ahead of it.
+// bytes, so a failure before any audio is still a proper error reply. What
+// may wait unsent on the connection is bounded first (boundSendBuffer), so
+// that a client that stops reading is seen to stop while the engine has
+// made little ahead of it.
 func (s *Server) replyStreamed(ctx context.Context, w *Recorder, req *speech, stream engine.AudioStream, obs *observer) error {
 	boundSendBuffer(ctx)
 	h := w.Header()

@@ -19,18 +19,26 @@ const DefaultStallTimeout = 10 * time.Second
 // reading.
 const stallPiece = 16 << 10
 
-// replyWindow bounds the kernel's send buffer of a connection a reply is
-// streamed on: what the engine may have made ahead of what the client has
-// taken, once the reply's own buffers are full. A client that stops
-// reading blocks the reply's writes, and so starts the stall timeout, once
-// this much lies unread; left to the kernel, the buffer grows to megabytes
-// on a fast link (2.8 MB on loopback: 1.6 s of audio from an engine at 20
-// times real time, before the timeout even starts). Linux doubles the
-// value, so 128 KiB: 0.74 s of audio, a quarter of a short line, and over
-// a 100 ms round trip still 15 times real time. Not less: loopback sends
-// segments of 64 KiB, and a buffer that holds less than two waits for the
-// client's delayed acknowledgement (32 KiB made a 0.65 MB streamed reply
-// to a client on the same host 35 ms slower).
+// replyUnsent bounds what of a streamed reply waits in the kernel unsent
+// (TCP_NOTSENT_LOWAT, on Linux): the audio the engine may make ahead of
+// what the client has taken, past what the client's own receive window
+// took. A client that stops reading closes its window, so the reply's
+// writes block, and the stall timeout starts, once this much more lies
+// unsent: 16 KiB, 0.09 s of audio, 5 ms of an engine at 20 times real
+// time. Bytes sent and waiting for the client's acknowledgement do not
+// count, so a client that reads is never held up by a delayed
+// acknowledgement, as a small send buffer would hold it (a 64 KiB buffer
+// made a 0.65 MB streamed reply to a client on the same host 35 ms
+// slower), and a fast link keeps as much in flight as it carries.
+const replyUnsent = 16 << 10
+
+// replyWindow bounds the kernel's send buffer of a streamed reply's
+// connection where replyUnsent cannot be set: left to the kernel, the
+// buffer grows to megabytes on a fast link (2.8 MB on loopback: 1.6 s of
+// audio from an engine at 20 times real time, before the timeout even
+// starts). Linux doubles the value, so 128 KiB: 0.74 s of audio. Not
+// less: loopback sends segments of 64 KiB, and a buffer that holds less
+// than two waits for the client's delayed acknowledgement.
 const replyWindow = 64 << 10
 
 // errClientStalled is the cause given to a request's context when its
@@ -65,14 +73,15 @@ type stallKey struct{}
 type connKey struct{}
 
 // ConnContext records a connection in the context of its requests, so that
-// a reply streamed on it can bound its send buffer (see replyWindow): set
+// a reply streamed on it can bound what it leaves unsent (see replyUnsent): set
 // it as the ConnContext of the http.Server that serves Handler. Without
 // it, replies leave the buffer to the kernel.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
 
-// boundSendBuffer bounds the send buffer of the connection of ctx to
+// boundSendBuffer bounds what waits unsent on the connection of ctx to
+// replyUnsent, or where the kernel offers no such bound its send buffer to
 // replyWindow, through the wrappers that offer NetConn (as tls.Conn does).
 func boundSendBuffer(ctx context.Context) {
 	c, _ := ctx.Value(connKey{}).(net.Conn)
@@ -82,6 +91,9 @@ func boundSendBuffer(ctx context.Context) {
 			break
 		}
 		c = u.NetConn()
+	}
+	if boundUnsent(c, replyUnsent) {
+		return
 	}
 	if b, ok := c.(interface{ SetWriteBuffer(int) error }); ok {
 		_ = b.SetWriteBuffer(replyWindow)

@@ -63,8 +63,9 @@ func TestBusyRetryBacksOffFromMilliseconds(t *testing.T) {
 	}
 }
 
-// A server that stays busy is retried with pauses that double up to 50 ms,
-// within the same 10 s bound as before, and then reported busy.
+// A server that stays busy is retried with pauses that double up to 10 ms
+// for the first half second, then every 50 ms (the native server's own
+// advice), within the same 10 s bound as before, and then reported busy.
 func TestBusyRetryScheduleWithinBound(t *testing.T) {
 	addr, requests := busyServer(t, -1)
 	c := native.NewClient(addr)
@@ -76,11 +77,19 @@ func TestBusyRetryScheduleWithinBound(t *testing.T) {
 	}
 	var want []time.Duration
 	var total time.Duration
-	for d := native.BusyRetryFirst; ; d = min(2*d, native.DefaultBusyRetry) {
+	for d := native.BusyRetryFirst; ; {
 		if total+d > native.DefaultBusyTimeout {
 			break
 		}
 		want, total = append(want, d), total+d
+		limit := native.DefaultBusyRetry
+		if total >= native.BusyFastFor {
+			limit = native.BusyRetrySlow
+		}
+		d = min(2*d, limit)
+	}
+	if n := len(want); n > 260 || want[n-1] != 50*time.Millisecond {
+		t.Fatalf("the schedule has %d pauses ending %v: want the slow 50 ms pauses after the first half second", n, want[n-1])
 	}
 	if !slices.Equal(clock.pauses, want) {
 		n := min(len(clock.pauses), 8)
@@ -88,6 +97,34 @@ func TestBusyRetryScheduleWithinBound(t *testing.T) {
 	}
 	if got := requests.Load(); got != int64(len(want)+1) {
 		t.Errorf("%d requests: want %d (one more than the pauses)", got, len(want)+1)
+	}
+}
+
+// A server busy for 215 ms (the stand-in's window after a cancelled
+// synthesis, met 15 ms after the cancel) gives the request the engine
+// within 10 ms of the window's end: pauses of 50 ms would first try again
+// at 262 ms.
+func TestBusyRetryMeetsTheEndOfACancelsWindow(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	end := clock.t.Add(215 * time.Millisecond)
+	var requests atomic.Int64
+	addr := rawServer(t, func(int64) string {
+		requests.Add(1)
+		if clock.now().Before(end) {
+			return "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"
+		}
+		return streamHead + "4\r\n\x01\x00\x02\x00\r\n0\r\n\r\n"
+	})
+	c := native.NewClient(addr)
+	native.SetBusyClock(c, clock.now, clock.sleep)
+	if _, _, err := collect(t, c, pcmReq); err != nil {
+		t.Fatal(err)
+	}
+	if late := clock.t.Sub(end); late > 10*time.Millisecond {
+		t.Errorf("the engine was asked again %v after its busy window ended (pauses %v): want at most 10 ms", late, clock.pauses)
+	}
+	if n := requests.Load(); n > 40 {
+		t.Errorf("%d requests in 215 ms: want at most 40", n)
 	}
 }
 

@@ -23,12 +23,19 @@ import (
 const MaxChunk = engine.MaxChunk
 
 // Defaults of the busy retry: the server may answer 503 for a moment after a
-// cancelled synthesis, and for the instant between one reply's last byte and
-// its next request. The first pause is BusyRetryFirst; each one after it
-// doubles, up to DefaultBusyRetry.
+// cancelled synthesis (200 ms on the stand-in), and for the instant between
+// one reply's last byte and its next request. The first pause is
+// BusyRetryFirst; each one after it doubles, up to DefaultBusyRetry for
+// the first BusyFastFor: a request that meets the window after a cancel
+// gets the engine within 10 ms of its end (with pauses of 50 ms, up to
+// 50 ms after it, which a client that stopped reading added to every
+// request queued behind it). A server still busy after BusyFastFor is
+// asked every BusyRetrySlow, the native server's own advice.
 const (
 	BusyRetryFirst     = 2 * time.Millisecond
-	DefaultBusyRetry   = 50 * time.Millisecond
+	DefaultBusyRetry   = 10 * time.Millisecond
+	BusyFastFor        = 500 * time.Millisecond
+	BusyRetrySlow      = 50 * time.Millisecond
 	DefaultBusyTimeout = 10 * time.Second
 )
 
@@ -52,7 +59,7 @@ type Result struct {
 // connection serves one request. A Client is safe for concurrent use.
 type Client struct {
 	Addr        string        // host:port of the server
-	BusyRetry   time.Duration // longest pause between 503 retries; 0 means 50 ms
+	BusyRetry   time.Duration // longest pause between 503 retries; 0 means 10 ms for BusyFastFor, then 50 ms
 	BusyTimeout time.Duration // give up retrying after this; 0 means 10 s
 	Dialer      net.Dialer
 
@@ -88,7 +95,9 @@ func (c *Client) Synthesize(ctx context.Context, req *SpeechRequest, fn AudioFun
 
 // Open sends req and returns once the server accepted it: after a 200 and,
 // for a whole WAV, its header. A 503 is retried after 2 ms, then after
-// pauses that double up to BusyRetry, for up to BusyTimeout; a 400 is ErrInvalid in the server's words. Cancelling ctx
+// pauses that double up to BusyRetry (by default 10 ms for the first
+// BusyFastFor, then BusyRetrySlow), for up to BusyTimeout; a 400 is
+// ErrInvalid in the server's words. Cancelling ctx
 // closes the connection, which is how the server learns of the cancel. The
 // caller must Close the stream.
 func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) {
@@ -103,7 +112,7 @@ func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) 
 	start := now()
 	deadline := start.Add(c.busyTimeout())
 	retries := 0
-	pause := min(BusyRetryFirst, c.busyRetry())
+	pause := min(BusyRetryFirst, c.busyRetry(0))
 	for {
 		st, err := c.openOnce(ctx, body, req.ResponseFormat)
 		if err == nil {
@@ -115,7 +124,7 @@ func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) 
 		}
 		retries++
 		err = sleep(ctx, pause)
-		pause = min(2*pause, c.busyRetry())
+		pause = min(2*pause, c.busyRetry(now().Sub(start)))
 		if err != nil {
 			return nil, err
 		}
@@ -279,11 +288,16 @@ func (c *Client) Health(ctx context.Context) error {
 	return conn.Close()
 }
 
-func (c *Client) busyRetry() time.Duration {
-	if c.BusyRetry > 0 {
+// busyRetry is the longest pause between 503 retries once busy has
+// lasted that long.
+func (c *Client) busyRetry(busy time.Duration) time.Duration {
+	switch {
+	case c.BusyRetry > 0:
 		return c.BusyRetry
+	case busy < BusyFastFor:
+		return DefaultBusyRetry
 	}
-	return DefaultBusyRetry
+	return BusyRetrySlow
 }
 
 func (c *Client) busyTimeout() time.Duration {

@@ -11,7 +11,7 @@ import (
 
 // Synthesize sends the request to the native server and returns once the
 // server accepted it. Busy answers are retried inside (after 2 ms, then
-// pauses doubling up to 50 ms, for up to 10 s); a refusal is invalid input in the server's words.
+// pauses doubling up to 10 ms for the first half second, then 50 ms, for up to 10 s); a refusal is invalid input in the server's words.
 func (e *Engine) Synthesize(ctx context.Context, req engine.SynthesisRequest) (engine.AudioStream, error) {
 	client, proc, err := e.current()
 	if err != nil {

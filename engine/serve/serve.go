@@ -309,7 +309,7 @@ func New(ctx context.Context, cfg Config, engines []Engine, addr string) (*Serve
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ConnContext:       httpapi.ConnContext, // a streamed reply bounds its connection's send buffer
+		ConnContext:       httpapi.ConnContext, // a streamed reply bounds what waits unsent on its connection
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	return &Server{HTTP: srv, API: api, Pool: p, maxConns: cfg.MaxConns}, nil
