@@ -25,6 +25,7 @@ import (
 
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/cmd/internal/config"
+	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/host"
 	"github.com/drama-tts/drama/engine/native"
 	"github.com/drama-tts/drama/pins"
@@ -311,7 +312,7 @@ func (d *doctor) engineBinary(plugin string) {
 	bin, _ := cmdutil.EngineBinary(d.f, "", plugin, d.root)
 	d.standIn[plugin] = cmdutil.IsStandIn(bin)
 	record, recErr := cmdutil.EngineRecord(d.root)
-	recPath := filepath.Join(d.root, "engine", "engine.sha256")
+	recPath := build.RootSums(d.root)
 	check := "engine " + plugin
 	switch {
 	case bin == "":

@@ -17,6 +17,7 @@ import (
 	"github.com/drama-tts/drama/cmd/internal/benchrun"
 	"github.com/drama-tts/drama/cmd/internal/cmdutil"
 	"github.com/drama-tts/drama/engine/bench"
+	"github.com/drama-tts/drama/engine/build"
 	"github.com/drama-tts/drama/engine/qualify"
 	"github.com/drama-tts/drama/internal/filehash"
 	"github.com/drama-tts/drama/internal/safetext"
@@ -363,7 +364,7 @@ func checkAssets(ctx context.Context, opts *Options, root string, p *pins.Pins, 
 
 	engineRes := qualify.Result{Name: "engine binary"}
 	bin, err := cmdutil.EngineBinary(opts.F, opts.EngineBin, opts.Engine, root)
-	record := filepath.Join(root, "engine", "engine.sha256")
+	record := build.RootSums(root)
 	switch {
 	case err != nil:
 		engineRes.Detail = err.Error()
