@@ -1,16 +1,12 @@
 package httpapi
 
 import (
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drama-tts/drama/engine"
-	"github.com/drama-tts/drama/engine/enginetest"
 )
 
 // TestStalledClientLeavesLittleUnsent: a client with a tiny receive
@@ -24,24 +20,7 @@ import (
 // reads is then served in full, over the same bound, with its finish
 // reason.
 func TestStalledClientLeavesLittleUnsent(t *testing.T) {
-	var te *takenEngine
-	_, _, _, srv := startFake(t, func(f *enginetest.Fake, c *served) {
-		f.FramesPerRune = 20 // about 8 MB of audio
-		c.StallTimeout = 300 * time.Millisecond
-		te = &takenEngine{Speech: c.Engine}
-		c.Engine = te
-	})
-	ts := httptest.NewUnstartedServer(srv.Handler())
-	ts.Config.ConnContext = ConnContext
-	ts.Start()
-	t.Cleanup(ts.Close)
-	conn := dialTinyWindow(t, strings.TrimPrefix(ts.URL, "http://"))
-	body := `{"input":"` + strings.Repeat("word ", 20) + `","response_format":"pcm","stream":true}`
-	fmt.Fprintf(conn, "POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	enginetest.WaitFor(t, func() bool {
-		_, m := rawGet(t, ts.URL, "/metrics")
-		return strings.Contains(string(m), "drama_stalled_clients_total 1\n")
-	})
+	te, url := stallOneClient(t)
 	// the client's 4 KiB (8 KiB as Linux doubles it), what may lie unsent,
 	// the piece being written, and the reply's buffers with the fake's
 	// frame in hand (4 KiB)
@@ -51,7 +30,7 @@ func TestStalledClientLeavesLittleUnsent(t *testing.T) {
 	}
 
 	// 11 runes: 221 frames, 0.9 MB, far more than may lie unsent
-	resp, err := http.Post(ts.URL+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"read it all","response_format":"pcm","stream":true}`))
+	resp, err := http.Post(url+"/v1/audio/speech", "application/json", strings.NewReader(`{"input":"read it all","response_format":"pcm","stream":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,6 +152,24 @@ func (e *takenEngine) Synthesize(ctx context.Context, req engine.SynthesisReques
 // has made much audio no one will take. Left to the kernel, loopback's
 // send buffer grows to megabytes, all of it made before the timeout starts.
 func TestStalledClientBoundsAudioAhead(t *testing.T) {
+	te, _ := stallOneClient(t)
+	// the send buffer where it is bounded (Linux doubles replyWindow; on
+	// Linux what waits unsent is bounded instead, to far less), the
+	// client's 4 KiB, the reply's pieces and buffers, and the chunk in hand
+	const bound = 2*replyWindow + 4<<10 + stallPiece + 8<<10 + engine.MaxChunk
+	if n := te.taken.Load(); n > bound {
+		t.Fatalf("the stalled client's reply took %d bytes of audio from the engine before it was cut; want at most %d: the connection's send buffer is not bounded", n, bound)
+	}
+}
+
+// stallOneClient starts a server over a fast fake engine (about 8 MB of
+// audio a request, a 300 ms stall timeout) whose connections bound their
+// replies (ConnContext), sends it a long streamed synthesis from a client
+// with a tiny receive buffer that never reads, and returns once the
+// server has cut that client for stalling: the engine, which counts the
+// audio taken from it, and the server's URL.
+func stallOneClient(t *testing.T) (*takenEngine, string) {
+	t.Helper()
 	var te *takenEngine
 	_, _, _, srv := startFake(t, func(f *enginetest.Fake, c *served) {
 		f.FramesPerRune = 20 // about 8 MB of audio
@@ -170,11 +188,5 @@ func TestStalledClientBoundsAudioAhead(t *testing.T) {
 		_, m := rawGet(t, ts.URL, "/metrics")
 		return strings.Contains(string(m), "drama_stalled_clients_total 1\n")
 	})
-	// the send buffer where it is bounded (Linux doubles replyWindow; on
-	// Linux what waits unsent is bounded instead, to far less), the
-	// client's 4 KiB, the reply's pieces and buffers, and the chunk in hand
-	const bound = 2*replyWindow + 4<<10 + stallPiece + 8<<10 + engine.MaxChunk
-	if n := te.taken.Load(); n > bound {
-		t.Fatalf("the stalled client's reply took %d bytes of audio from the engine before it was cut; want at most %d: the connection's send buffer is not bounded", n, bound)
-	}
+	return te, ts.URL
 }
