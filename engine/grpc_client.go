@@ -9,11 +9,13 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/drama-tts/drama/engine/enginepb"
+	"github.com/drama-tts/drama/engine/pcmlink"
 )
 
 // grpcClient is an Engine reached over the engine gRPC service.
 type grpcClient struct {
-	c pb.EngineClient
+	c    pb.EngineClient
+	link *pcmlink.Receiver // the PCM link to the plugin; nil without one
 }
 
 // NewGRPCClient returns an Engine that calls the engine service on conn.
@@ -84,28 +86,47 @@ func (c *grpcClient) Voices(ctx context.Context) ([]Voice, error) {
 }
 
 // Synthesize opens the stream and waits for its header, so that errors
-// before the audio (invalid input, busy, not ready) come back here.
+// before the audio (invalid input, busy, not ready) come back here. With a
+// PCM link, the request offers it; the header says whether the plugin
+// took it.
 func (c *grpcClient) Synthesize(ctx context.Context, req SynthesisRequest) (AudioStream, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := c.c.Synthesize(sctx, synthesisToPB(req))
-	if err != nil {
+	preq := synthesisToPB(req)
+	var link *pcmlink.Reader
+	if c.link != nil {
+		link = c.link.Open()
+		preq.PcmLinkId = link.ID()
+	}
+	fail := func(err error) (AudioStream, error) {
 		cancel()
-		return nil, fromStatus(ctx, "synthesize", err)
+		if link != nil {
+			link.Close()
+		}
+		return nil, err
+	}
+	stream, err := c.c.Synthesize(sctx, preq)
+	if err != nil {
+		return fail(fromStatus(ctx, "synthesize", err))
 	}
 	ev, err := stream.Recv()
 	if err != nil {
-		cancel()
 		if errors.Is(err, io.EOF) {
-			return nil, Errorf(KindFailed, "synthesize: the plugin ended the stream before the audio header")
+			return fail(Errorf(KindFailed, "synthesize: the plugin ended the stream before the audio header"))
 		}
-		return nil, fromStatus(ctx, "synthesize", err)
+		return fail(fromStatus(ctx, "synthesize", err))
 	}
 	h := ev.GetHeader()
 	if h == nil {
-		cancel()
-		return nil, Errorf(KindFailed, "synthesize: first event: want audio header, got %T", ev.GetEvent())
+		return fail(Errorf(KindFailed, "synthesize: first event: want audio header, got %T", ev.GetEvent()))
 	}
-	return &clientStream{ctx: ctx, stream: stream, cancel: cancel, header: headerFromPB(h)}, nil
+	switch {
+	case h.GetPcmLink() && link == nil:
+		return fail(Errorf(KindFailed, "synthesize: the plugin sends its audio over a PCM link the host did not offer"))
+	case !h.GetPcmLink() && link != nil:
+		link.Close() // the audio comes here: another synthesis holds the link, or an older plugin
+		link = nil
+	}
+	return &clientStream{ctx: ctx, stream: stream, cancel: cancel, header: headerFromPB(h), link: link}, nil
 }
 
 // clientStream is the host's view of a Synthesize stream. It holds a
@@ -116,10 +137,13 @@ type clientStream struct {
 	stream pb.Engine_SynthesizeClient
 	cancel context.CancelFunc
 	header AudioHeader
-	final  Final
-	bytes  int64 // PCM received
-	done   bool
-	err    error
+	link   *pcmlink.Reader // the audio's way until its end mark; nil: events
+	// linkDone: the link's end or abort mark came; aborted: it was abort
+	linkDone, aborted bool
+	final             Final
+	bytes             int64 // PCM received
+	done              bool
+	err               error
 }
 
 func (s *clientStream) Header() AudioHeader { return s.header }
@@ -134,6 +158,11 @@ func (s *clientStream) Next() ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	if s.link != nil {
+		if p, ok := s.nextLinked(); ok {
+			return p, s.err
+		}
+	}
 	ev, err := s.stream.Recv()
 	switch {
 	case errors.Is(err, io.EOF):
@@ -145,18 +174,53 @@ func (s *clientStream) Next() ([]byte, error) {
 	}
 	switch e := ev.GetEvent().(type) {
 	case *pb.SynthesisEvent_Audio:
-		p := e.Audio.GetPcm()
-		s.bytes += int64(len(p))
-		if s.header.Sized && s.bytes > 2*s.header.Samples {
-			s.err = Errorf(KindFailed, "synthesize: the plugin sent more than the %d samples its header said", s.header.Samples)
+		if s.link != nil {
+			s.err = Errorf(KindFailed, "synthesize: the plugin sent audio events after its PCM link's audio")
 			return nil, s.err
 		}
-		return p, nil
+		return s.take(e.Audio.GetPcm())
 	case *pb.SynthesisEvent_Final:
+		if s.aborted {
+			s.err = Errorf(KindFailed, "synthesize: the plugin ended its PCM link's audio unfinished, then the stream as complete")
+			return nil, s.err
+		}
 		return nil, s.finish(e.Final)
 	}
 	s.err = Errorf(KindFailed, "synthesize: want audio or final event, got %T", ev.GetEvent())
 	return nil, s.err
+}
+
+// nextLinked returns the link's next PCM with ok, or ok false once its end
+// or abort mark came: what follows (the final event, or the error) is on
+// the stream.
+func (s *clientStream) nextLinked() ([]byte, bool) {
+	if s.linkDone {
+		return nil, false
+	}
+	p, err := s.link.Next(s.ctx)
+	switch {
+	case err == nil:
+		p, s.err = s.take(p)
+		return p, true
+	case errors.Is(err, io.EOF):
+	case errors.Is(err, pcmlink.ErrAborted):
+		s.aborted = true
+	default: // the context ended, or the link broke
+		s.err = fromStatus(s.ctx, "synthesize", err)
+		return nil, true
+	}
+	s.linkDone = true
+	return nil, false
+}
+
+// take counts p against the sized header's word.
+func (s *clientStream) take(p []byte) ([]byte, error) {
+	s.bytes += int64(len(p))
+	if s.header.Sized && s.bytes > 2*s.header.Samples {
+		s.err = Errorf(KindFailed, "synthesize: the plugin sent more than the %d samples its header said", s.header.Samples)
+		return nil, s.err
+	}
+	return p, nil
 }
 
 // finish records the final event and checks that the stream ends cleanly
@@ -182,6 +246,9 @@ func (s *clientStream) finish(f *pb.Final) error {
 
 func (s *clientStream) Close() error {
 	s.cancel()
+	if s.link != nil {
+		s.link.Close()
+	}
 	return nil
 }
 

@@ -8,12 +8,14 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/drama-tts/drama/engine/enginepb"
+	"github.com/drama-tts/drama/engine/pcmlink"
 )
 
 // grpcServer serves an Engine over the engine gRPC service.
 type grpcServer struct {
 	pb.UnimplementedEngineServer
 	impl Engine
+	link *pcmlink.Sender // the host's PCM link; nil without one
 }
 
 func (s *grpcServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Description, error) {
@@ -65,6 +67,9 @@ func (s *grpcServer) Voices(ctx context.Context, _ *pb.VoicesRequest) (*pb.Voice
 // samples of at most MaxChunk bytes whatever the engine hands over; an
 // error after the header ends the stream non-OK, never with a final event,
 // and so does an end other than a sized header said (AudioHeader.CheckEnd).
+// A sized synthesis (whole, made before its first byte) goes over the
+// host's PCM link when the request offers it and no other synthesis holds
+// it: its bytes then skip gRPC's framing, encryption and copies.
 func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_SynthesizeServer) error {
 	as, err := s.impl.Synthesize(stream.Context(), synthesisFromPB(req))
 	if err != nil {
@@ -72,13 +77,22 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 	}
 	defer as.Close()
 	h := as.Header()
-	header := &pb.SynthesisEvent{Event: &pb.SynthesisEvent_Header{Header: headerToPB(h)}}
-	if err := stream.Send(header); err != nil {
+	send := func(p []byte) error {
+		return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Audio{Audio: &pb.AudioChunk{Pcm: p}}})
+	}
+	var link *pcmlink.Send
+	if h.Sized {
+		if w, ok := s.link.Take(req.GetPcmLinkId()); ok {
+			defer w.Release() // an abort mark unless it ended
+			link, send = w, w.Write
+		}
+	}
+	header := headerToPB(h)
+	header.PcmLink = link != nil
+	if err := stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Header{Header: header}}); err != nil {
 		return err
 	}
-	samples, err := relayPCM(as, func(p []byte) error {
-		return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Audio{Audio: &pb.AudioChunk{Pcm: p}}})
-	})
+	samples, err := relayPCM(as, send)
 	if err != nil {
 		return toStatus("synthesize", err)
 	}
@@ -88,6 +102,11 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 	}
 	if err := h.CheckEnd(samples, f); err != nil {
 		return toStatus("synthesize", err)
+	}
+	if link != nil {
+		if err := link.End(); err != nil {
+			return toStatus("synthesize", Errorf(KindFailed, "synthesize: %v", err))
+		}
 	}
 	return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Final{Final: finalToPB(f)}})
 }
@@ -145,6 +164,6 @@ func (s *grpcServer) Encode(req *pb.EncodeRequest, stream pb.Engine_EncodeServer
 	return nil
 }
 
-func registerEngine(s grpc.ServiceRegistrar, impl Engine) {
-	pb.RegisterEngineServer(s, &grpcServer{impl: impl})
+func registerEngine(s grpc.ServiceRegistrar, impl Engine, link *pcmlink.Sender) {
+	pb.RegisterEngineServer(s, &grpcServer{impl: impl, link: link})
 }

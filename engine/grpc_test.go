@@ -83,12 +83,22 @@ func (st *stubStream) Next() ([]byte, error) {
 // returns a host-side Engine with the host's dial options.
 func serve(t *testing.T, impl engine.Engine) engine.Engine {
 	t.Helper()
+	return engine.NewGRPCClient(dialService(t, func(s *grpc.Server) {
+		pb.RegisterEngineServer(s, engine.NewGRPCServer(impl, nil))
+	}))
+}
+
+// dialService serves what register adds, with the options plugins use
+// (and opts), over a unix socket, and returns a connection to it with the
+// host's dial options.
+func dialService(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) *grpc.ClientConn {
+	t.Helper()
 	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(engine.ServerOptions()...)
-	pb.RegisterEngineServer(srv, engine.NewGRPCServer(impl))
+	srv := grpc.NewServer(append(engine.ServerOptions(), opts...)...)
+	register(srv)
 	go srv.Serve(ln)
 	conn, err := grpc.NewClient("unix://"+ln.Addr().String(),
 		append(engine.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
@@ -96,7 +106,7 @@ func serve(t *testing.T, impl engine.Engine) engine.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(); srv.Stop() })
-	return engine.NewGRPCClient(conn)
+	return conn
 }
 
 func read(t *testing.T, e engine.Engine) ([]byte, []int, engine.Final, error) {

@@ -11,6 +11,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+
+	pb "github.com/drama-tts/drama/engine/enginepb"
+	"github.com/drama-tts/drama/engine/pcmlink"
 )
 
 // PluginName is the name under which a plugin binary offers its engine.
@@ -30,27 +33,41 @@ var Handshake = plugin.HandshakeConfig{
 }
 
 // Plugin is the go-plugin glue for an Engine: the host sets no Impl and
-// dispenses an Engine; a plugin sets Impl to the engine it serves.
+// dispenses an Engine; a plugin sets Impl to the engine it serves. Link is
+// the PCM link between them (pcmlink), when there is one: the host's
+// receiving end, or the plugin's sending end.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl Engine
+	Impl       Engine
+	HostLink   *pcmlink.Receiver
+	PluginLink *pcmlink.Sender
 }
 
 // GRPCServer registers the engine service for p.Impl.
 func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	registerEngine(s, p.Impl)
+	registerEngine(s, p.Impl, p.PluginLink)
 	return nil
 }
 
 // GRPCClient returns an Engine over conn.
 func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return NewGRPCClient(conn), nil
+	return &grpcClient{c: pb.NewEngineClient(conn), link: p.HostLink}, nil
 }
 
 // VersionedPlugins returns the plugin sets by API version, with impl
 // served (nil on the host side).
 func VersionedPlugins(impl Engine) map[int]plugin.PluginSet {
-	return map[int]plugin.PluginSet{APIVersion: {PluginName: &Plugin{Impl: impl}}}
+	return pluginSet(&Plugin{Impl: impl})
+}
+
+// HostPlugins returns the host's plugin sets by API version, with link the
+// host's end of the PCM link it hands the plugin (nil for none).
+func HostPlugins(link *pcmlink.Receiver) map[int]plugin.PluginSet {
+	return pluginSet(&Plugin{HostLink: link})
+}
+
+func pluginSet(p *Plugin) map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{APIVersion: {PluginName: p}}
 }
 
 // ServerOptions are the gRPC server options a plugin serves with: message
@@ -108,9 +125,13 @@ func Serve(impl Engine) {
 		}
 	}()
 	setParentDeathSignal(logger)
+	link, err := pcmlink.FromEnv()
+	if err != nil {
+		logger.Warn("no PCM link: audio goes over gRPC", "error", err)
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(impl),
+		VersionedPlugins: pluginSet(&Plugin{Impl: impl, PluginLink: link}),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, ServerOptions()...)...)
 		},

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/drama-tts/drama/engine"
@@ -38,20 +35,9 @@ func (p *rawPlugin) Synthesize(_ *pb.SynthesisRequest, stream pb.Engine_Synthesi
 // Engine for it.
 func serveRaw(t *testing.T, events ...*pb.SynthesisEvent) engine.Engine {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(engine.ServerOptions()...)
-	pb.RegisterEngineServer(srv, &rawPlugin{events: events})
-	go srv.Serve(ln)
-	conn, err := grpc.NewClient("unix://"+ln.Addr().String(),
-		append(engine.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); srv.Stop() })
-	return engine.NewGRPCClient(conn)
+	return engine.NewGRPCClient(dialService(t, func(s *grpc.Server) {
+		pb.RegisterEngineServer(s, &rawPlugin{events: events})
+	}))
 }
 
 func headerEvent(h *pb.AudioHeader) *pb.SynthesisEvent {
@@ -175,18 +161,9 @@ func TestPluginBreakingItsSizedHeaderFails(t *testing.T) {
 // engine failure.
 func TestEngineBreakingItsSizedHeaderFailsInThePlugin(t *testing.T) {
 	h := engine.AudioHeader{SampleRate: engine.SampleRate, Channels: 1, BitsPerSample: 16, Sized: true, Samples: 4, Reason: engine.FinishLength}
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(engine.ServerOptions()...)
-	pb.RegisterEngineServer(srv, engine.NewGRPCServer(&stub{header: &h, chunks: [][]byte{{1, 2, 3, 4}}}))
-	go srv.Serve(ln)
-	conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); srv.Stop() })
+	conn := dialService(t, func(s *grpc.Server) {
+		pb.RegisterEngineServer(s, engine.NewGRPCServer(&stub{header: &h, chunks: [][]byte{{1, 2, 3, 4}}}, nil))
+	})
 	stream, err := pb.NewEngineClient(conn).Synthesize(context.Background(), &pb.SynthesisRequest{Input: "x"})
 	if err != nil {
 		t.Fatal(err)

@@ -1212,16 +1212,19 @@ func (x *Reference) GetCodes() *Codes {
 }
 
 type SynthesisRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Input         string                 `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
-	Voice         string                 `protobuf:"bytes,3,opt,name=voice,proto3" json:"voice,omitempty"`
-	Instructions  string                 `protobuf:"bytes,4,opt,name=instructions,proto3" json:"instructions,omitempty"`
-	References    []*Reference           `protobuf:"bytes,5,rep,name=references,proto3" json:"references,omitempty"`
-	MaxFrames     int32                  `protobuf:"varint,6,opt,name=max_frames,json=maxFrames,proto3" json:"max_frames,omitempty"`
-	Stream        bool                   `protobuf:"varint,7,opt,name=stream,proto3" json:"stream,omitempty"`
-	Speed         float64                `protobuf:"fixed64,8,opt,name=speed,proto3" json:"speed,omitempty"`
-	Params        map[string]string      `protobuf:"bytes,9,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	RequestId    string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Input        string                 `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	Voice        string                 `protobuf:"bytes,3,opt,name=voice,proto3" json:"voice,omitempty"`
+	Instructions string                 `protobuf:"bytes,4,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	References   []*Reference           `protobuf:"bytes,5,rep,name=references,proto3" json:"references,omitempty"`
+	MaxFrames    int32                  `protobuf:"varint,6,opt,name=max_frames,json=maxFrames,proto3" json:"max_frames,omitempty"`
+	Stream       bool                   `protobuf:"varint,7,opt,name=stream,proto3" json:"stream,omitempty"`
+	Speed        float64                `protobuf:"fixed64,8,opt,name=speed,proto3" json:"speed,omitempty"`
+	Params       map[string]string      `protobuf:"bytes,9,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// pcm_link_id, when not 0, offers the host's PCM link for this
+	// synthesis's audio (see AudioHeader.pcm_link) under this id.
+	PcmLinkId     uint64 `protobuf:"varint,10,opt,name=pcm_link_id,json=pcmLinkId,proto3" json:"pcm_link_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1317,6 +1320,13 @@ func (x *SynthesisRequest) GetParams() map[string]string {
 		return x.Params
 	}
 	return nil
+}
+
+func (x *SynthesisRequest) GetPcmLinkId() uint64 {
+	if x != nil {
+		return x.PcmLinkId
+	}
+	return 0
 }
 
 type SynthesisEvent struct {
@@ -1432,8 +1442,13 @@ type AudioHeader struct {
 	Samples        *int64       `protobuf:"varint,5,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
 	Reason         FinishReason `protobuf:"varint,6,opt,name=reason,proto3,enum=drama.engine.v1.FinishReason" json:"reason,omitempty"`
 	SegmentOffsets []int64      `protobuf:"varint,7,rep,packed,name=segment_offsets,json=segmentOffsets,proto3" json:"segment_offsets,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// pcm_link says the audio comes over the PCM link the request offered,
+	// framed with its id, up to an end mark (then the final event follows
+	// here) or an abort mark (then the stream's error); no audio events
+	// follow here. An older plugin never sets it.
+	PcmLink       bool `protobuf:"varint,8,opt,name=pcm_link,json=pcmLink,proto3" json:"pcm_link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AudioHeader) Reset() {
@@ -1513,6 +1528,13 @@ func (x *AudioHeader) GetSegmentOffsets() []int64 {
 		return x.SegmentOffsets
 	}
 	return nil
+}
+
+func (x *AudioHeader) GetPcmLink() bool {
+	if x != nil {
+		return x.PcmLink
+	}
+	return false
 }
 
 // AudioChunk is whole samples of s16le PCM, at most 32 KiB on the wire
@@ -2187,7 +2209,7 @@ const file_engine_proto_rawDesc = "" +
 	"\x06values\x18\x01 \x03(\x05R\x06values\"M\n" +
 	"\tReference\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12,\n" +
-	"\x05codes\x18\x02 \x01(\v2\x16.drama.engine.v1.CodesR\x05codes\"\x8c\x03\n" +
+	"\x05codes\x18\x02 \x01(\v2\x16.drama.engine.v1.CodesR\x05codes\"\xac\x03\n" +
 	"\x10SynthesisRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2201,7 +2223,9 @@ const file_engine_proto_rawDesc = "" +
 	"max_frames\x18\x06 \x01(\x05R\tmaxFrames\x12\x16\n" +
 	"\x06stream\x18\a \x01(\bR\x06stream\x12\x14\n" +
 	"\x05speed\x18\b \x01(\x01R\x05speed\x12E\n" +
-	"\x06params\x18\t \x03(\v2-.drama.engine.v1.SynthesisRequest.ParamsEntryR\x06params\x1a9\n" +
+	"\x06params\x18\t \x03(\v2-.drama.engine.v1.SynthesisRequest.ParamsEntryR\x06params\x12\x1e\n" +
+	"\vpcm_link_id\x18\n" +
+	" \x01(\x04R\tpcmLinkId\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
@@ -2209,7 +2233,7 @@ const file_engine_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x1c.drama.engine.v1.AudioHeaderH\x00R\x06header\x123\n" +
 	"\x05audio\x18\x02 \x01(\v2\x1b.drama.engine.v1.AudioChunkH\x00R\x05audio\x12.\n" +
 	"\x05final\x18\x03 \x01(\v2\x16.drama.engine.v1.FinalH\x00R\x05finalB\a\n" +
-	"\x05event\"\xab\x02\n" +
+	"\x05event\"\xc6\x02\n" +
 	"\vAudioHeader\x12\x1f\n" +
 	"\vsample_rate\x18\x01 \x01(\x05R\n" +
 	"sampleRate\x12\x1a\n" +
@@ -2218,7 +2242,8 @@ const file_engine_proto_rawDesc = "" +
 	"\x12long_form_segments\x18\x04 \x01(\x05R\x10longFormSegments\x12\x1d\n" +
 	"\asamples\x18\x05 \x01(\x03H\x00R\asamples\x88\x01\x01\x125\n" +
 	"\x06reason\x18\x06 \x01(\x0e2\x1d.drama.engine.v1.FinishReasonR\x06reason\x12'\n" +
-	"\x0fsegment_offsets\x18\a \x03(\x03R\x0esegmentOffsetsB\n" +
+	"\x0fsegment_offsets\x18\a \x03(\x03R\x0esegmentOffsets\x12\x19\n" +
+	"\bpcm_link\x18\b \x01(\bR\apcmLinkB\n" +
 	"\n" +
 	"\b_samples\"\x1e\n" +
 	"\n" +

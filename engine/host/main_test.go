@@ -31,6 +31,27 @@ func serveAPI2() {
 	os.Exit(0)
 }
 
+// nolinkEnv makes the re-executed test binary a plugin that leaves the
+// host's PCM link unused, as a plugin built before it does.
+const nolinkEnv = "DRAMA_HOSTTEST_NOLINK"
+
+func serveWithoutLink() {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  engine.Handshake,
+		VersionedPlugins: engine.VersionedPlugins(sizedFake()),
+		GRPCServer:       plugin.DefaultGRPCServer,
+	})
+	os.Exit(0)
+}
+
+// sizedFake is the fake engine without pauses, saying a whole
+// synthesis's size in its header as the native engine does.
+func sizedFake() engine.Engine {
+	f := enginetest.NewFake()
+	f.FrameDelay, f.Sized = 0, true
+	return f
+}
+
 func TestMain(m *testing.M) {
 	enginetest.ServeChild(map[string]func() engine.Engine{
 		"fake": func() engine.Engine { return enginetest.NewFake() },
@@ -39,6 +60,7 @@ func TestMain(m *testing.M) {
 			f.FrameDelay = 0
 			return f
 		},
+		"sized": sizedFake,
 		"stdout": func() engine.Engine {
 			fmt.Println("hello from a plugin that prints")
 			return enginetest.NewFake()
@@ -46,6 +68,10 @@ func TestMain(m *testing.M) {
 	})
 	if os.Getenv(api2Env) != "" {
 		serveAPI2()
+		return
+	}
+	if os.Getenv(nolinkEnv) != "" {
+		serveWithoutLink()
 		return
 	}
 	if path := os.Getenv(modeEnv); path != "" {

@@ -18,6 +18,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/engine/pcmlink"
 )
 
 // Defaults for Options.
@@ -74,6 +75,7 @@ type Plugin struct {
 	engine.Engine
 	Path   string
 	client *plugin.Client
+	link   *pcmlink.Receiver // nil where the system has no socket pairs
 	tail   *engine.Tail
 	thread chan struct{} // closed to let the starting thread go
 	once   sync.Once
@@ -94,8 +96,22 @@ func Open(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	opts = opts.withDefaults(abs)
 	p := &Plugin{Path: abs, tail: engine.NewTail(opts.TailSize), thread: make(chan struct{})}
-	p.client = plugin.NewClient(p.clientConfig(abs, sum, opts))
-	if err := p.start(ctx); err != nil {
+	cfg := p.clientConfig(abs, sum, opts)
+	link, theirs, err := pcmlink.Pair()
+	if err != nil {
+		opts.Logger.Debug("no PCM link: audio goes over gRPC", "error", err)
+	} else {
+		p.link = link
+		cfg.Cmd.ExtraFiles = []*os.File{theirs}
+		cfg.Cmd.Env = append(cfg.Cmd.Env, pcmlink.EnvFD+"=3") // ExtraFiles[0] is descriptor 3
+		cfg.VersionedPlugins = engine.HostPlugins(link)
+	}
+	p.client = plugin.NewClient(cfg)
+	err = p.start(ctx)
+	if theirs != nil {
+		theirs.Close() // the plugin holds its own copy from here
+	}
+	if err != nil {
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			if _, verr := Verify(abs); verr != nil {
 				return nil, verr
@@ -239,15 +255,32 @@ func (p *Plugin) Close(ctx context.Context, grace time.Duration) error {
 			cancel()
 		}
 		p.client.Kill()
+		p.closeLink()
 		close(p.thread)
 	})
 	return err
+}
+
+// LinkBytes returns how many bytes of PCM came over the plugin's PCM link
+// rather than its gRPC stream (pcmlink): 0 for a plugin without one.
+func (p *Plugin) LinkBytes() int64 {
+	if p.link == nil {
+		return 0
+	}
+	return p.link.Bytes()
+}
+
+func (p *Plugin) closeLink() {
+	if p.link != nil {
+		p.link.Close()
+	}
 }
 
 // kill ends the plugin process without stopping the engine first.
 func (p *Plugin) kill() {
 	p.once.Do(func() {
 		p.client.Kill()
+		p.closeLink()
 		close(p.thread)
 	})
 }

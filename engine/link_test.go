@@ -1,0 +1,228 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/drama-tts/drama/engine"
+	pb "github.com/drama-tts/drama/engine/enginepb"
+	"github.com/drama-tts/drama/engine/pcmlink"
+)
+
+// linked serves impl as a plugin does, with a PCM link between the two
+// sides, and returns the host's Engine and a count of the audio events
+// that crossed gRPC instead.
+func linked(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64) {
+	t.Helper()
+	recv, f, err := pcmlink.Pair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := pcmlink.NewSender(conn)
+	t.Cleanup(func() { send.Close(); recv.Close() })
+	var events atomic.Int64
+	count := grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, &countingStream{ServerStream: ss, audio: &events})
+	})
+	cc := dialService(t, func(s *grpc.Server) { pb.RegisterEngineServer(s, engine.NewGRPCServer(impl, send)) }, count)
+	return engine.NewLinkedGRPCClient(cc, recv), &events
+}
+
+type countingStream struct {
+	grpc.ServerStream
+	audio *atomic.Int64
+}
+
+func (s *countingStream) SendMsg(m any) error {
+	if ev, ok := m.(*pb.SynthesisEvent); ok && ev.GetAudio() != nil {
+		s.audio.Add(1)
+	}
+	return s.ServerStream.SendMsg(m)
+}
+
+func sizedStub(pcm []byte, chunk int) *stub {
+	h := engine.AudioHeader{SampleRate: engine.SampleRate, Channels: 1, BitsPerSample: 16, Sized: true,
+		Samples: int64(len(pcm) / 2), Reason: engine.FinishStop}
+	s := &stub{header: &h, final: engine.Final{Reason: engine.FinishStop}}
+	for off := 0; off < len(pcm); off += chunk {
+		s.chunks = append(s.chunks, pcm[off:min(off+chunk, len(pcm))])
+	}
+	return s
+}
+
+func noise(n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(i*31 + i>>8)
+	}
+	return p
+}
+
+func readAll(e engine.Engine, req engine.SynthesisRequest) ([]byte, engine.Final, error) {
+	as, err := e.Synthesize(context.Background(), req)
+	if err != nil {
+		return nil, engine.Final{}, err
+	}
+	defer as.Close()
+	var pcm []byte
+	for {
+		p, err := as.Next()
+		if errors.Is(err, io.EOF) {
+			return pcm, as.Final(), nil
+		}
+		if err != nil {
+			return pcm, engine.Final{}, err
+		}
+		pcm = append(pcm, p...)
+	}
+}
+
+// TestSizedAudioTakesTheLink: a sized synthesis's audio crosses the PCM
+// link, none of it as gRPC events, and arrives whole with its final event.
+func TestSizedAudioTakesTheLink(t *testing.T) {
+	want := noise(650_000)
+	e, events := linked(t, sizedStub(want, 40_000)) // the engine's chunks split at MaxChunk
+	for range 3 {
+		got, f, err := readAll(e, engine.SynthesisRequest{Input: "x"})
+		if err != nil || !bytes.Equal(got, want) || f.Reason != engine.FinishStop {
+			t.Fatalf("got %d bytes (%v), %v; want %d, stop", len(got), f.Reason, err, len(want))
+		}
+	}
+	if n := events.Load(); n != 0 {
+		t.Fatalf("%d audio events crossed gRPC beside the link", n)
+	}
+}
+
+// TestUnsizedAudioStaysOnGRPC: a stream (size not known ahead) keeps to
+// gRPC's flow control, which bounds what an engine makes ahead of a
+// client.
+func TestUnsizedAudioStaysOnGRPC(t *testing.T) {
+	want := noise(100_000)
+	s := sizedStub(want, 30_000)
+	s.header = nil
+	e, events := linked(t, s)
+	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x", Stream: true})
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, %v", len(got), err)
+	}
+	if events.Load() == 0 {
+		t.Fatal("an unsized stream went over the link")
+	}
+}
+
+// TestLinkHeldGoesGRPC: while one synthesis holds the link (its reader
+// has not read), another goes over gRPC; both arrive whole.
+func TestLinkHeldGoesGRPC(t *testing.T) {
+	want := noise(4 << 20) // far more than the link and its queue hold
+	e, events := linked(t, sizedStub(want, engine.MaxChunk))
+	first, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("second: %d bytes, %v", len(got), err)
+	}
+	if events.Load() == 0 {
+		t.Fatal("the second synthesis did not go over gRPC")
+	}
+	var rest []byte
+	for {
+		p, err := first.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest = append(rest, p...)
+	}
+	if !bytes.Equal(rest, want) {
+		t.Fatalf("first: %d bytes, want %d", len(rest), len(want))
+	}
+}
+
+// TestClientGoneFreesTheLink: a host that closes a synthesis halfway (its
+// client left) lets the plugin finish, and the next synthesis gets the
+// link.
+func TestClientGoneFreesTheLink(t *testing.T) {
+	want := noise(4 << 20)
+	e, events := linked(t, sizedStub(want, engine.MaxChunk))
+	as, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.Next(); err != nil {
+		t.Fatal(err)
+	}
+	as.Close()
+	for range 2 {
+		before := events.Load()
+		got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("after a closed synthesis: %d bytes, %v", len(got), err)
+		}
+		if events.Load() != before {
+			// the plugin may still be finishing the closed one: one
+			// synthesis over gRPC is fine, the next must have the link
+			continue
+		}
+		return
+	}
+	t.Fatal("two syntheses after a closed one never got the link back")
+}
+
+// TestFailureOnTheLinkIsNeverComplete: an engine that fails after some
+// audio ends the link's audio with its abort mark; the host reports the
+// engine's error, not a short reply.
+func TestFailureOnTheLinkIsNeverComplete(t *testing.T) {
+	s := sizedStub(noise(100_000), 20_000)
+	s.header.Samples = 100_000 // says 200,000 bytes, makes 100,000
+	e, _ := linked(t, s)
+	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
+	if err == nil || !strings.Contains(err.Error(), "header that said") {
+		t.Fatalf("got %d bytes, %v; want the broken header named", len(got), err)
+	}
+	s2 := sizedStub(noise(100_000), 20_000)
+	s2.failErr = engine.Errorf(engine.KindFailed, "engine crashed")
+	e2, _ := linked(t, s2)
+	if _, _, err := readAll(e2, engine.SynthesisRequest{Input: "x"}); err == nil || !strings.Contains(err.Error(), "engine crashed") {
+		t.Fatalf("got %v, want the engine's error", err)
+	}
+}
+
+// TestMoreThanSizedOverTheLinkRefused: audio past what the header said is
+// refused by the host before it is handed on.
+func TestMoreThanSizedOverTheLinkRefused(t *testing.T) {
+	s := sizedStub(noise(100_000), 20_000)
+	s.header.Samples = 20_000
+	e, _ := linked(t, s)
+	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
+	if err == nil || !strings.Contains(err.Error(), "more than the 20000 samples") || len(got) > 40_000 {
+		t.Fatalf("got %d bytes, %v; want a refusal within 40,000 bytes", len(got), err)
+	}
+}
+
+// TestLinkNotOfferedRefused plays a plugin that says its audio comes over
+// a link the host never offered.
+func TestLinkNotOfferedRefused(t *testing.T) {
+	h := &pb.AudioHeader{SampleRate: engine.SampleRate, Channels: 1, BitsPerSample: 16, PcmLink: true}
+	e := serveRaw(t, headerEvent(h), finalEvent(pb.FinishReason_FINISH_REASON_STOP, 0))
+	if _, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"}); err == nil || !strings.Contains(err.Error(), "did not offer") {
+		t.Fatalf("got %v, want the unoffered link refused", err)
+	}
+}
