@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/drama-tts/drama/engine/enginepb"
 	"github.com/drama-tts/drama/engine/pcmlink"
@@ -158,9 +159,9 @@ func (s *clientStream) Next() ([]byte, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	if s.link != nil {
-		if p, ok := s.nextLinked(); ok {
-			return p, s.err
+	if s.link != nil && !s.linkDone {
+		if p, err := s.nextLinked(); err != errOnStream {
+			return p, err
 		}
 	}
 	ev, err := s.stream.Recv()
@@ -190,27 +191,46 @@ func (s *clientStream) Next() ([]byte, error) {
 	return nil, s.err
 }
 
-// nextLinked returns the link's next PCM with ok, or ok false once its end
-// or abort mark came: what follows (the final event, or the error) is on
-// the stream.
-func (s *clientStream) nextLinked() ([]byte, bool) {
-	if s.linkDone {
-		return nil, false
-	}
+// errOnStream is nextLinked's word that what follows is on the stream.
+var errOnStream = errors.New("the rest is on the stream")
+
+// nextLinked returns the link's next PCM, or its end (io.EOF once the
+// final event it carried holds); errOnStream after an abort mark: why is
+// on the stream.
+func (s *clientStream) nextLinked() ([]byte, error) {
 	p, err := s.link.Next(s.ctx)
 	switch {
 	case err == nil:
-		p, s.err = s.take(p)
-		return p, true
+		return s.take(p)
 	case errors.Is(err, io.EOF):
+		s.linkDone = true
+		if err := s.finishLinked(s.link.Trailer()); !errors.Is(err, io.EOF) {
+			s.err = err
+			return nil, err
+		}
+		return nil, io.EOF
 	case errors.Is(err, pcmlink.ErrAborted):
-		s.aborted = true
+		s.linkDone, s.aborted = true, true
+		return nil, errOnStream
 	default: // the context ended, or the link broke
 		s.err = fromStatus(s.ctx, "synthesize", err)
-		return nil, true
+		return nil, s.err
 	}
-	s.linkDone = true
-	return nil, false
+}
+
+// finishLinked takes the final event the link's end mark carried; the
+// gRPC stream has nothing after it.
+func (s *clientStream) finishLinked(trailer []byte) error {
+	var f pb.Final
+	if err := proto.Unmarshal(trailer, &f); err != nil {
+		return Errorf(KindFailed, "synthesize: the final event on the PCM link: %v", err)
+	}
+	final := finalFromPB(&f)
+	if err := s.header.CheckEnd(s.bytes/2, final); err != nil {
+		return err
+	}
+	s.final, s.done = final, true
+	return io.EOF
 }
 
 // take counts p against the sized header's word.

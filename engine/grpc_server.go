@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/drama-tts/drama/engine/enginepb"
 	"github.com/drama-tts/drama/engine/pcmlink"
@@ -104,9 +105,16 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 		return toStatus("synthesize", err)
 	}
 	if link != nil {
-		if err := link.End(); err != nil {
+		// the final event goes with the end mark: the host hands on the
+		// reply's last bytes without waiting for this stream
+		final, err := proto.Marshal(finalToPB(f))
+		if err == nil {
+			err = link.End(final)
+		}
+		if err != nil {
 			return toStatus("synthesize", Errorf(KindFailed, "synthesize: %v", err))
 		}
+		return nil
 	}
 	return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Final{Final: finalToPB(f)}})
 }

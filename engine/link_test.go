@@ -18,8 +18,8 @@ import (
 )
 
 // linked serves impl as a plugin does, with a PCM link between the two
-// sides, and returns the host's Engine and a count of the audio events
-// that crossed gRPC instead.
+// sides, and returns the host's Engine and a count of the audio and final
+// events that crossed gRPC instead.
 func linked(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64) {
 	t.Helper()
 	recv, f, err := pcmlink.Pair()
@@ -47,7 +47,7 @@ type countingStream struct {
 }
 
 func (s *countingStream) SendMsg(m any) error {
-	if ev, ok := m.(*pb.SynthesisEvent); ok && ev.GetAudio() != nil {
+	if ev, ok := m.(*pb.SynthesisEvent); ok && (ev.GetAudio() != nil || ev.GetFinal() != nil) {
 		s.audio.Add(1)
 	}
 	return s.ServerStream.SendMsg(m)
@@ -90,8 +90,9 @@ func readAll(e engine.Engine, req engine.SynthesisRequest) ([]byte, engine.Final
 	}
 }
 
-// TestSizedAudioTakesTheLink: a sized synthesis's audio crosses the PCM
-// link, none of it as gRPC events, and arrives whole with its final event.
+// TestSizedAudioTakesTheLink: a sized synthesis's audio and its final
+// event (with the end mark) cross the PCM link, none of it as gRPC
+// events, and arrive whole.
 func TestSizedAudioTakesTheLink(t *testing.T) {
 	want := noise(650_000)
 	e, events := linked(t, sizedStub(want, 40_000)) // the engine's chunks split at MaxChunk
@@ -102,7 +103,7 @@ func TestSizedAudioTakesTheLink(t *testing.T) {
 		}
 	}
 	if n := events.Load(); n != 0 {
-		t.Fatalf("%d audio events crossed gRPC beside the link", n)
+		t.Fatalf("%d audio or final events crossed gRPC beside the link", n)
 	}
 }
 

@@ -13,14 +13,19 @@ const EnvFD = "DRAMA_ENGINE_PCM_FD"
 // breaks the link: the receiver never allocates what a peer asks for.
 const MaxFrame = 64 << 10
 
-// A frame is a header of the synthesis id (8 bytes) and the payload
-// length (4 bytes), little-endian, then the payload. Length 0 ends the
-// synthesis's audio, lengthAbort ends it unfinished.
+// A frame is a header of the synthesis id (8 bytes) and a length word
+// (4 bytes), little-endian, then what the word announces: below endFlag,
+// that many bytes of PCM; endFlag plus k, the end of the synthesis's audio
+// and a trailer of k bytes (the plugin's final event); lengthAbort, the
+// end of an unfinished synthesis's audio.
 const (
 	headerSize  = 12
-	lengthEnd   = 0
+	endFlag     = 1 << 31
 	lengthAbort = 1<<32 - 1
 )
+
+// MaxTrailer is the most an end mark's trailer may hold.
+const MaxTrailer = 64 << 10
 
 // ErrAborted is what a Reader returns when the plugin ended the audio
 // unfinished; the plugin's gRPC stream says why.

@@ -91,7 +91,7 @@ func child() {
 	if err := w.Write([]byte("audio from the plugin")); err != nil {
 		fail(err.Error())
 	}
-	w.End()
+	w.End(nil)
 	w.Release()
 	s.Close()
 	os.Exit(0)

@@ -74,7 +74,7 @@ func TestAudioCrossesInOrder(t *testing.T) {
 					return
 				}
 			}
-			w.End()
+			w.End(nil)
 		}()
 		got, err := readAll(t, rd)
 		if !errors.Is(err, io.EOF) {
@@ -91,7 +91,7 @@ func TestWriteSplitsIntoFrames(t *testing.T) {
 	r, s := pair(t)
 	rd := r.Open()
 	w, _ := s.Take(rd.ID())
-	go func() { w.Write(make([]byte, 2*MaxFrame+4)); w.End(); w.Release() }()
+	go func() { w.Write(make([]byte, 2*MaxFrame+4)); w.End(nil); w.Release() }()
 	var sizes []int
 	for {
 		p, err := rd.Next(within(t))
@@ -122,7 +122,7 @@ func TestReleaseWithoutEndAborts(t *testing.T) {
 		t.Fatal("link not free after a release")
 	}
 	w2.Write([]byte{3, 4})
-	w2.End()
+	w2.End(nil)
 	w2.Release()
 	if got, err := readAll(t, rd2); !errors.Is(err, io.EOF) || !bytes.Equal(got, []byte{3, 4}) {
 		t.Fatalf("after an abort: %v, %v", got, err)
@@ -161,11 +161,11 @@ func TestStrayFramesAreDropped(t *testing.T) {
 	rd := r.Open()
 	stray, _ := s.Take(rd.ID() + 100)
 	stray.Write(pattern(3*MaxFrame, 9))
-	stray.End()
+	stray.End(nil)
 	stray.Release()
 	w, _ := s.Take(rd.ID())
 	w.Write([]byte{5, 6})
-	w.End()
+	w.End(nil)
 	w.Release()
 	if got, err := readAll(t, rd); !errors.Is(err, io.EOF) || !bytes.Equal(got, []byte{5, 6}) {
 		t.Fatalf("got %v, %v; want only its own frame", got, err)
@@ -189,7 +189,7 @@ func TestClosedReaderDoesNotHoldThePlugin(t *testing.T) {
 				return
 			}
 		}
-		done <- w.End()
+		done <- w.End(nil)
 	}()
 	select {
 	case err := <-done:
@@ -203,7 +203,7 @@ func TestClosedReaderDoesNotHoldThePlugin(t *testing.T) {
 	rd2 := r.Open()
 	w2, _ := s.Take(rd2.ID())
 	w2.Write([]byte{7, 8})
-	w2.End()
+	w2.End(nil)
 	w2.Release()
 	if got, err := readAll(t, rd2); !errors.Is(err, io.EOF) || !bytes.Equal(got, []byte{7, 8}) {
 		t.Fatalf("next synthesis: %v, %v", got, err)
@@ -237,22 +237,61 @@ func rawPeer(t *testing.T) (*Receiver, net.Conn) {
 	return r, conn
 }
 
-// TestOversizedFrameBreaksTheLink plays a plugin announcing a frame of
-// 4 GiB less 2: the host allocates nothing of it, and every reader learns
-// the link is broken and why.
-func TestOversizedFrameBreaksTheLink(t *testing.T) {
-	r, conn := rawPeer(t)
-	rd := r.Open()
-	var h [headerSize]byte
-	putHeader(&h, rd.ID(), 1<<32-2)
-	conn.Write(h[:])
-	_, err := rd.Next(within(t))
-	if err == nil || !strings.Contains(err.Error(), "over the "+strconv.Itoa(MaxFrame)) {
-		t.Fatalf("got %v, want the frame bound named", err)
+// TestOversizedFramesBreakTheLink plays a plugin announcing a frame of
+// PCM, or an end mark's trailer, over the bounds (up to 2 GiB): the host
+// allocates nothing of it, and every reader learns the link is broken and
+// why. So does an empty frame, which no plugin sends.
+func TestOversizedFramesBreakTheLink(t *testing.T) {
+	for _, c := range []struct {
+		n    uint32
+		want string
+	}{
+		{MaxFrame + 1, "where a frame holds 1 to " + strconv.Itoa(MaxFrame)},
+		{endFlag - 1, "a frame of 2147483647 bytes"},
+		{0, "a frame of 0 bytes"},
+		{endFlag | (MaxTrailer + 1), "over the " + strconv.Itoa(MaxTrailer)},
+		{lengthAbort - 1, "a trailer of 2147483646 bytes"},
+	} {
+		r, conn := rawPeer(t)
+		rd := r.Open()
+		var h [headerSize]byte
+		putHeader(&h, rd.ID(), c.n)
+		conn.Write(h[:])
+		_, err := rd.Next(within(t))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("length word %#x: got %v, want %q", c.n, err, c.want)
+		}
+		later := r.Open()
+		if _, err := later.Next(within(t)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("length word %#x: a reader opened after the break: %v", c.n, err)
+		}
 	}
-	later := r.Open()
-	if _, err := later.Next(within(t)); err == nil || !strings.Contains(err.Error(), "over the") {
-		t.Fatalf("a reader opened after the break: %v", err)
+}
+
+// TestEndMarkCarriesItsTrailer: the plugin's final event comes with the
+// end mark.
+func TestEndMarkCarriesItsTrailer(t *testing.T) {
+	r, s := pair(t)
+	for _, trailer := range [][]byte{nil, []byte("final event"), make([]byte, MaxTrailer)} {
+		rd := r.Open()
+		w, _ := s.Take(rd.ID())
+		w.Write([]byte{1, 2})
+		if err := w.End(trailer); err != nil {
+			t.Fatal(err)
+		}
+		w.Release()
+		if _, err := readAll(t, rd); !errors.Is(err, io.EOF) {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(rd.Trailer(), trailer) {
+			t.Fatalf("trailer of %d bytes came as %d", len(trailer), len(rd.Trailer()))
+		}
+		rd.Close()
+	}
+	w, _ := s.Take(99)
+	defer w.Release()
+	if err := w.End(make([]byte, MaxTrailer+1)); err == nil {
+		t.Fatal("a trailer over the bound was sent")
 	}
 }
 
@@ -290,7 +329,7 @@ func TestWriteAfterEndRefused(t *testing.T) {
 	_, s := pair(t)
 	w, _ := s.Take(1)
 	defer w.Release()
-	w.End()
+	w.End(nil)
 	if err := w.Write([]byte{1, 2}); err == nil {
 		t.Fatal("a write after the end was taken")
 	}

@@ -28,7 +28,7 @@ type Receiver struct {
 
 // NewReceiver starts reading frames from conn, the host's end of a link.
 func NewReceiver(conn net.Conn) *Receiver {
-	r := &Receiver{conn: conn, br: bufio.NewReaderSize(conn, MaxFrame), waiting: map[uint64]*Reader{}, dead: make(chan struct{})}
+	r := &Receiver{conn: conn, br: bufio.NewReaderSize(conn, readBuffer), waiting: map[uint64]*Reader{}, dead: make(chan struct{})}
 	r.bufs.New = func() any { b := make([]byte, MaxFrame); return &b }
 	go r.run()
 	return r
@@ -57,14 +57,19 @@ func (r *Receiver) Close() error {
 	return err
 }
 
+// readBuffer is what one read from the socket may take: several frames
+// queued there come in one call.
+const readBuffer = 256 << 10
+
 // readerQueue is how many frames wait for a Reader that is behind: the
 // link stops for it beyond that, and the plugin's writes wait.
 const readerQueue = 2
 
 type frame struct {
-	buf *[]byte // nil for the end marks
-	n   int
-	end error // io.EOF or ErrAborted with buf nil
+	buf     *[]byte // nil for the end marks
+	n       int
+	end     error  // io.EOF or ErrAborted with buf nil
+	trailer []byte // with io.EOF: what the end mark carried
 }
 
 func (r *Receiver) run() {
@@ -90,23 +95,40 @@ func (r *Receiver) readFrames() error {
 			return fmt.Errorf("pcm link: read: %w", err)
 		}
 		id, n := parseHeader(h[:])
-		f := frame{n: int(n)}
-		switch n {
-		case lengthEnd:
-			f.end = io.EOF
-		case lengthAbort:
-			f.end = ErrAborted
-		default:
-			if n > MaxFrame {
-				return fmt.Errorf("pcm link: a frame of %d bytes, over the %d a frame may hold: the plugin is not speaking this link's protocol", n, MaxFrame)
-			}
-			f.buf = r.bufs.Get().(*[]byte)
-			if _, err := io.ReadFull(r.br, (*f.buf)[:n]); err != nil {
-				return fmt.Errorf("pcm link: read a frame of %d bytes: %w", n, io.ErrUnexpectedEOF)
-			}
+		f, err := r.readFrame(n)
+		if err != nil {
+			return err
 		}
 		r.deliver(id, f)
 	}
+}
+
+// readFrame reads the body of a frame whose length word is n.
+func (r *Receiver) readFrame(n uint32) (frame, error) {
+	switch {
+	case n == lengthAbort:
+		return frame{end: ErrAborted}, nil
+	case n&endFlag != 0:
+		f := frame{end: io.EOF, trailer: make([]byte, 0)}
+		if k := n &^ endFlag; k > 0 {
+			if k > MaxTrailer {
+				return f, fmt.Errorf("pcm link: an end mark with a trailer of %d bytes, over the %d it may hold: the plugin is not speaking this link's protocol", k, MaxTrailer)
+			}
+			f.trailer = make([]byte, k)
+			if _, err := io.ReadFull(r.br, f.trailer); err != nil {
+				return f, fmt.Errorf("pcm link: read a trailer of %d bytes: %w", k, io.ErrUnexpectedEOF)
+			}
+		}
+		return f, nil
+	case n == 0 || n > MaxFrame:
+		return frame{}, fmt.Errorf("pcm link: a frame of %d bytes, where a frame holds 1 to %d: the plugin is not speaking this link's protocol", n, MaxFrame)
+	}
+	f := frame{n: int(n), buf: r.bufs.Get().(*[]byte)}
+	if _, err := io.ReadFull(r.br, (*f.buf)[:n]); err != nil {
+		r.bufs.Put(f.buf)
+		return f, fmt.Errorf("pcm link: read a frame of %d bytes: %w", n, io.ErrUnexpectedEOF)
+	}
+	return f, nil
 }
 
 // deliver hands f to the Reader of id, or drops it when nobody waits for
@@ -133,14 +155,19 @@ func (r *Receiver) deliver(id uint64, f frame) {
 
 // Reader is one synthesis's audio on the link.
 type Reader struct {
-	r      *Receiver
-	id     uint64
-	frames chan frame
-	gone   chan struct{}
-	once   sync.Once
-	held   *[]byte // the frame Next returned last
-	err    error
+	r       *Receiver
+	id      uint64
+	frames  chan frame
+	gone    chan struct{}
+	once    sync.Once
+	held    *[]byte // the frame Next returned last
+	err     error
+	trailer []byte
 }
+
+// Trailer returns what the plugin's end mark carried, once Next returned
+// io.EOF.
+func (rd *Reader) Trailer() []byte { return rd.trailer }
 
 // ID returns the id the plugin must put on this synthesis's frames.
 func (rd *Reader) ID() uint64 { return rd.id }
@@ -171,7 +198,7 @@ func (rd *Reader) Next(ctx context.Context) ([]byte, error) {
 
 func (rd *Reader) take(f frame) ([]byte, error) {
 	if f.end != nil {
-		rd.err = f.end
+		rd.err, rd.trailer = f.end, f.trailer
 		return nil, f.end
 	}
 	rd.held = f.buf

@@ -57,13 +57,20 @@ func (w *Send) Write(p []byte) error {
 	return nil
 }
 
-// End marks the audio complete.
-func (w *Send) End() error {
+// End marks the audio complete, with trailer (at most MaxTrailer bytes)
+// for the host's reader.
+func (w *Send) End(trailer []byte) error {
 	if w.ended {
 		return nil
 	}
+	if len(trailer) > MaxTrailer {
+		return fmt.Errorf("pcm link: a trailer of %d bytes, over the %d an end mark holds", len(trailer), MaxTrailer)
+	}
 	w.ended = true
-	return w.mark(lengthEnd)
+	putHeader(&w.hdr, w.id, endFlag|uint32(len(trailer)))
+	bufs := net.Buffers{w.hdr[:], trailer}
+	_, err := bufs.WriteTo(w.s.conn)
+	return w.broke(err)
 }
 
 // Release gives the link back; audio not ended gets the abort mark first,
@@ -71,15 +78,11 @@ func (w *Send) End() error {
 func (w *Send) Release() {
 	if !w.ended {
 		w.ended = true
-		w.mark(lengthAbort)
+		putHeader(&w.hdr, w.id, lengthAbort)
+		_, err := w.s.conn.Write(w.hdr[:])
+		w.broke(err)
 	}
 	w.s.mu.Unlock()
-}
-
-func (w *Send) mark(n uint32) error {
-	putHeader(&w.hdr, w.id, n)
-	_, err := w.s.conn.Write(w.hdr[:])
-	return w.broke(err)
 }
 
 func (w *Send) frame(p []byte) error {
