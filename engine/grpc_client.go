@@ -134,11 +134,12 @@ func (c *grpcClient) Synthesize(ctx context.Context, req SynthesisRequest) (Audi
 // plugin to its sized header's word: more audio than the header said, or
 // another end, is a failure before the audio or the end is handed on.
 type clientStream struct {
-	ctx    context.Context
-	stream pb.Engine_SynthesizeClient
-	cancel context.CancelFunc
-	header AudioHeader
-	link   *pcmlink.Reader // the audio's way until its end mark; nil: events
+	ctx      context.Context
+	stream   pb.Engine_SynthesizeClient
+	cancel   context.CancelFunc
+	header   AudioHeader
+	link     *pcmlink.Reader // the audio's way until its end mark; nil: events
+	linkRest []byte          // what is left of the link's last frame
 	// linkDone: the link's end or abort mark came; aborted: it was abort
 	linkDone, aborted bool
 	final             Final
@@ -198,10 +199,16 @@ var errOnStream = errors.New("the rest is on the stream")
 // final event it carried holds); errOnStream after an abort mark: why is
 // on the stream.
 func (s *clientStream) nextLinked() ([]byte, error) {
+	if len(s.linkRest) > 0 {
+		return s.split(s.linkRest)
+	}
 	p, err := s.link.Next(s.ctx)
 	switch {
 	case err == nil:
-		return s.take(p)
+		if _, err := s.take(p); err != nil {
+			return nil, err
+		}
+		return s.split(p)
 	case errors.Is(err, io.EOF):
 		s.linkDone = true
 		if err := s.finishLinked(s.link.Trailer()); !errors.Is(err, io.EOF) {
@@ -231,6 +238,14 @@ func (s *clientStream) finishLinked(trailer []byte) error {
 	}
 	s.final, s.done = final, true
 	return io.EOF
+}
+
+// split returns p's first MaxChunk bytes and keeps the rest for the next
+// call: a link frame may be larger than a chunk.
+func (s *clientStream) split(p []byte) ([]byte, error) {
+	n := min(len(p), MaxChunk)
+	s.linkRest = p[n:]
+	return p[:n], nil
 }
 
 // take counts p against the sized header's word.

@@ -26,6 +26,7 @@ type stub struct {
 	header   *engine.AudioHeader // nil: an unsized header
 	final    engine.Final        // when its Reason is set; else length
 	chunks   [][]byte
+	burst    bool // its stream says what has arrived (Buffered)
 	failErr  error
 	synthErr error
 	ctxSeen  chan error
@@ -36,7 +37,22 @@ func (s *stub) Synthesize(ctx context.Context, req engine.SynthesisRequest) (eng
 	if s.synthErr != nil {
 		return nil, s.synthErr
 	}
+	if s.burst {
+		return burstStream{&stubStream{s: s, ctx: ctx}}, nil
+	}
 	return &stubStream{s: s, ctx: ctx}, nil
+}
+
+// burstStream is a stub stream whose audio has all arrived, as a native
+// whole reply's has: Buffered says what is left.
+type burstStream struct{ *stubStream }
+
+func (b burstStream) Buffered() int {
+	n := 0
+	for _, c := range b.s.chunks[b.i:] {
+		n += len(c)
+	}
+	return n
 }
 
 func (s *stub) Encode(ctx context.Context, req engine.EncodeRequest, progress func(engine.EncodeProgress)) ([]engine.EncodedClip, error) {

@@ -21,6 +21,12 @@ import (
 // sides, and returns the host's Engine and a count of the audio and final
 // events that crossed gRPC instead.
 func linked(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64) {
+	e, events, _ := linkedRecv(t, impl)
+	return e, events
+}
+
+// linkedRecv is linked, with the host's end of the link.
+func linkedRecv(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64, *pcmlink.Receiver) {
 	t.Helper()
 	recv, f, err := pcmlink.Pair()
 	if err != nil {
@@ -38,7 +44,7 @@ func linked(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64) {
 		return h(srv, &countingStream{ServerStream: ss, audio: &events})
 	})
 	cc := dialService(t, func(s *grpc.Server) { pb.RegisterEngineServer(s, engine.NewGRPCServer(impl, send)) }, count)
-	return engine.NewLinkedGRPCClient(cc, recv), &events
+	return engine.NewLinkedGRPCClient(cc, recv), &events, recv
 }
 
 type countingStream struct {
@@ -225,5 +231,46 @@ func TestLinkNotOfferedRefused(t *testing.T) {
 	e := serveRaw(t, headerEvent(h), finalEvent(pb.FinishReason_FINISH_REASON_STOP, 0))
 	if _, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"}); err == nil || !strings.Contains(err.Error(), "did not offer") {
 		t.Fatalf("got %v, want the unoffered link refused", err)
+	}
+}
+
+// TestBurstCrossesInLargeFrames: audio that has all arrived (a whole
+// reply's burst) is gathered into frames of up to pcmlink.MaxFrame; audio
+// the engine had to wait for goes a chunk a frame, at once. Either way the
+// host hands on chunks of at most engine.MaxChunk.
+func TestBurstCrossesInLargeFrames(t *testing.T) {
+	want := noise(650_000)
+	for _, c := range []struct {
+		burst  bool
+		frames int64
+	}{{true, (650_000 + pcmlink.MaxFrame - 1) / pcmlink.MaxFrame}, {false, (650_000 + engine.MaxChunk - 1) / engine.MaxChunk}} {
+		s := sizedStub(want, engine.MaxChunk)
+		s.burst = c.burst
+		e, _, recv := linkedRecv(t, s)
+		as, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for {
+			p, err := as.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p) > engine.MaxChunk {
+				t.Fatalf("a chunk of %d bytes, over engine.MaxChunk", len(p))
+			}
+			got = append(got, p...)
+		}
+		as.Close()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("burst %v: got %d bytes, want %d", c.burst, len(got), len(want))
+		}
+		if recv.Frames() != c.frames {
+			t.Fatalf("burst %v: %d frames, want %d", c.burst, recv.Frames(), c.frames)
+		}
 	}
 }

@@ -183,6 +183,20 @@ func (s *Stream) Whole() (pcmBytes int64, ok bool) {
 	return s.size, true
 }
 
+// Buffered returns how many bytes of the body have arrived and not been
+// taken: more than 0 means the next Next returns without waiting on the
+// connection. For a chunked body it counts the chunks' framing too.
+func (s *Stream) Buffered() int {
+	if s.done || s.err != nil {
+		return 0
+	}
+	n := int64(s.resp.r.Buffered() + s.carry)
+	if e, ok := s.body.(*exactReader); ok {
+		n = min(n, e.left+int64(s.carry))
+	}
+	return int(n)
+}
+
 // Next returns the next PCM: whole samples, at most MaxChunk bytes, valid
 // until the next call. After the last it returns io.EOF, with Result
 // filled; any other error means the audio is incomplete.
@@ -354,8 +368,13 @@ func (c *Client) exchange(conn net.Conn, method, path string, body []byte) (*res
 	if _, err := conn.Write(req.Bytes()); err != nil {
 		return nil, fmt.Errorf("%w: %s %s: write request: %v", ErrUnreachable, method, path, err)
 	}
-	return readResponse(bufio.NewReaderSize(conn, 64<<10))
+	return readResponse(bufio.NewReaderSize(conn, readBuffer))
 }
+
+// readBuffer is what one read from the connection may take: a whole
+// reply's audio, which comes in a burst, is there in large parts, which
+// the plugin sends on as large frames (Stream.Buffered).
+const readBuffer = 128 << 10
 
 func readResponse(r *bufio.Reader) (*response, error) {
 	tp := textproto.NewReader(r)

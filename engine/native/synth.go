@@ -117,6 +117,9 @@ func (a *audioStream) Next() ([]byte, error) {
 	return p, nil
 }
 
+// Buffered returns how much audio the next Next returns without waiting.
+func (a *audioStream) Buffered() int { return a.st.Buffered() }
+
 func (a *audioStream) finish() error {
 	r := a.st.Result()
 	reason, err := engine.ParseFinishReason(r.FinishReason)

@@ -11,7 +11,7 @@ const EnvFD = "DRAMA_ENGINE_PCM_FD"
 
 // MaxFrame is the most PCM one frame carries. A frame announcing more
 // breaks the link: the receiver never allocates what a peer asks for.
-const MaxFrame = 64 << 10
+const MaxFrame = 128 << 10
 
 // A frame is a header of the synthesis id (8 bytes) and a length word
 // (4 bytes), little-endian, then what the word announces: below endFlag,

@@ -17,7 +17,8 @@ type Receiver struct {
 	conn  net.Conn
 	br    *bufio.Reader
 	bufs  sync.Pool
-	bytes atomic.Int64 // PCM handed to readers
+	bytes  atomic.Int64 // PCM handed to readers
+	frames atomic.Int64 // frames of it
 
 	mu      sync.Mutex
 	last    uint64
@@ -49,6 +50,9 @@ func (r *Receiver) Open() *Reader {
 
 // Bytes returns how many bytes of PCM the link has handed to readers.
 func (r *Receiver) Bytes() int64 { return r.bytes.Load() }
+
+// Frames returns in how many frames Bytes came.
+func (r *Receiver) Frames() int64 { return r.frames.Load() }
 
 // Close ends the link; Readers still waiting get ErrClosed.
 func (r *Receiver) Close() error {
@@ -143,7 +147,10 @@ func (r *Receiver) deliver(id uint64, f frame) {
 	if rd != nil {
 		select {
 		case rd.frames <- f:
-			r.bytes.Add(int64(f.n))
+			if f.buf != nil {
+				r.bytes.Add(int64(f.n))
+				r.frames.Add(1)
+			}
 			return
 		case <-rd.gone:
 		}
