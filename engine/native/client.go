@@ -132,7 +132,11 @@ func (c *Client) Open(ctx context.Context, req *SpeechRequest) (*Stream, error) 
 }
 
 func (c *Client) openOnce(ctx context.Context, body []byte, format string) (*Stream, error) {
-	conn, resp, err := c.roundTrip(ctx, "POST", SpeechPath, body)
+	bufSize := streamReadBuffer
+	if format == "" || format == FormatWAV {
+		bufSize = wholeReadBuffer
+	}
+	conn, resp, err := c.roundTrip(ctx, "POST", SpeechPath, body, bufSize)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +299,7 @@ func (s *Stream) Close() error {
 
 // Health asks the server's health route; nil means it answered 200.
 func (c *Client) Health(ctx context.Context) error {
-	conn, _, err := c.roundTrip(ctx, "GET", HealthPath, nil)
+	conn, _, err := c.roundTrip(ctx, "GET", HealthPath, nil, streamReadBuffer)
 	if err != nil {
 		return err
 	}
@@ -333,7 +337,7 @@ type response struct {
 // roundTrip dials, writes one request and reads the status and header. A
 // status other than 200 is returned as a *StatusError after reading its
 // body; the connection is then closed.
-func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte) (net.Conn, *response, error) {
+func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte, bufSize int) (net.Conn, *response, error) {
 	conn, err := c.Dialer.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -343,7 +347,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	resp, err := c.exchange(conn, method, path, body)
+	resp, err := c.exchange(conn, method, path, body, bufSize)
 	if err == nil && resp.code != 200 {
 		err = resp.statusError()
 	}
@@ -357,7 +361,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 	return conn, resp, nil
 }
 
-func (c *Client) exchange(conn net.Conn, method, path string, body []byte) (*response, error) {
+func (c *Client) exchange(conn net.Conn, method, path string, body []byte, bufSize int) (*response, error) {
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nTE: trailers\r\nConnection: close\r\n", method, path, c.Addr)
 	if body != nil {
@@ -368,13 +372,16 @@ func (c *Client) exchange(conn net.Conn, method, path string, body []byte) (*res
 	if _, err := conn.Write(req.Bytes()); err != nil {
 		return nil, fmt.Errorf("%w: %s %s: write request: %v", ErrUnreachable, method, path, err)
 	}
-	return readResponse(bufio.NewReaderSize(conn, readBuffer))
+	return readResponse(bufio.NewReaderSize(conn, bufSize))
 }
 
-// readBuffer is what one read from the connection may take: a whole
-// reply's audio, which comes in a burst, is there in large parts, which
-// the plugin sends on as large frames (Stream.Buffered).
-const readBuffer = 128 << 10
+// What one read from the connection may take: a whole reply's audio,
+// which comes in a burst, is taken in large parts, which the plugin sends
+// on as large frames (Stream.Buffered); a stream's comes a frame at a time.
+const (
+	wholeReadBuffer  = 128 << 10
+	streamReadBuffer = 64 << 10
+)
 
 func readResponse(r *bufio.Reader) (*response, error) {
 	tp := textproto.NewReader(r)
