@@ -97,7 +97,7 @@ func (st *stubStream) Next() ([]byte, error) {
 
 // serve serves impl with the options plugins use, over a unix socket, and
 // returns a host-side Engine with the host's dial options.
-func serve(t *testing.T, impl engine.Engine) engine.Engine {
+func serve(t testing.TB, impl engine.Engine) engine.Engine {
 	t.Helper()
 	return engine.NewGRPCClient(dialService(t, func(s *grpc.Server) {
 		pb.RegisterEngineServer(s, engine.NewGRPCServer(impl, nil))
@@ -107,7 +107,7 @@ func serve(t *testing.T, impl engine.Engine) engine.Engine {
 // dialService serves what register adds, with the options plugins use
 // (and opts), over a unix socket, and returns a connection to it with the
 // host's dial options.
-func dialService(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) *grpc.ClientConn {
+func dialService(t testing.TB, register func(*grpc.Server), opts ...grpc.ServerOption) *grpc.ClientConn {
 	t.Helper()
 	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,24 +19,22 @@ import (
 // linked serves impl as a plugin does, with a PCM link between the two
 // sides, and returns the host's Engine and a count of the audio and final
 // events that crossed gRPC instead.
-func linked(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64) {
+func linked(t testing.TB, impl engine.Engine) (engine.Engine, *atomic.Int64) {
 	e, events, _ := linkedRecv(t, impl)
 	return e, events
 }
 
 // linkedRecv is linked, with the host's end of the link.
-func linkedRecv(t *testing.T, impl engine.Engine) (engine.Engine, *atomic.Int64, *pcmlink.Receiver) {
+func linkedRecv(t testing.TB, impl engine.Engine) (engine.Engine, *atomic.Int64, *pcmlink.Receiver) {
 	t.Helper()
 	recv, f, err := pcmlink.Pair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.FileConn(f)
-	f.Close()
+	send, err := pcmlink.NewSenderFile(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := pcmlink.NewSender(conn)
 	t.Cleanup(func() { send.Close(); recv.Close() })
 	var events atomic.Int64
 	count := grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
@@ -272,5 +269,51 @@ func TestBurstCrossesInLargeFrames(t *testing.T) {
 		if recv.Frames() != c.frames {
 			t.Fatalf("burst %v: %d frames, want %d", c.burst, recv.Frames(), c.frames)
 		}
+	}
+}
+
+// BenchmarkRelayWholeReply moves a whole reply's burst (0.65 MB, about
+// 7.4 s of audio, all arrived at once as the native engine's whole reply
+// does) from an engine served as a plugin serves it to the host, over
+// gRPC alone ("grpc") and over the PCM link ("link"), both ends in this
+// process: the relay's own cost, without TLS (go-plugin's AutoMTLS adds
+// to gRPC's).
+func BenchmarkRelayWholeReply(b *testing.B) {
+	want := noise(650_000)
+	for _, way := range []string{"grpc", "link"} {
+		b.Run(way, func(b *testing.B) {
+			s := sizedStub(want, engine.MaxChunk)
+			s.burst = true
+			e := serve(b, s)
+			if way == "link" {
+				e, _ = linked(b, s)
+			}
+			b.SetBytes(int64(len(want)))
+			for b.Loop() {
+				if n, err := drain(e); err != nil || n != len(want) {
+					b.Fatalf("%d bytes, %v", n, err)
+				}
+			}
+		})
+	}
+}
+
+// drain reads a synthesis to its end and counts its bytes.
+func drain(e engine.Engine) (int, error) {
+	as, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"})
+	if err != nil {
+		return 0, err
+	}
+	defer as.Close()
+	n := 0
+	for {
+		p, err := as.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n += len(p)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -139,5 +140,40 @@ func TestParseLongFormSegments(t *testing.T) {
 		if _, _, err := native.ParseLongFormSegments(in); !errors.Is(err, native.ErrProtocol) {
 			t.Errorf("%q: err %v, want ErrProtocol", in, err)
 		}
+	}
+}
+
+// TestBufferedSaysWhatHasArrived: a whole reply that came in one burst is
+// there to take without waiting (Buffered above 0 until its last bytes),
+// never more than what is left of its audio, and 0 at its end.
+func TestBufferedSaysWhatHasArrived(t *testing.T) {
+	const size = 300_000
+	pcm := make([]byte, size)
+	body := string(native.WAVHeader(size)) + string(pcm)
+	addr := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\nX-Finish-Reason: stop\r\nContent-Length: "+
+		strconv.Itoa(len(body))+"\r\n\r\n"+body)
+	st, err := native.NewClient(addr).Open(context.Background(), &native.SpeechRequest{Input: "x", ResponseFormat: native.FormatWAV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, sawMore := 0, false
+	for {
+		p, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += len(p)
+		b := st.Buffered()
+		if b > size-got {
+			t.Fatalf("after %d bytes Buffered says %d, more than the %d left", got, b, size-got)
+		}
+		sawMore = sawMore || b > 0
+	}
+	if got != size || !sawMore || st.Buffered() != 0 {
+		t.Fatalf("read %d of %d bytes, saw more buffered %v, Buffered at the end %d", got, size, sawMore, st.Buffered())
 	}
 }

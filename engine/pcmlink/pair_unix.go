@@ -51,15 +51,9 @@ func FromEnv() (*Sender, error) {
 		return nil, fmt.Errorf("pcm link: %s=%q: want a file descriptor number of 3 or more", EnvFD, v)
 	}
 	syscall.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), "pcm link")
-	conn, err := net.FileConn(f)
-	f.Close()
+	s, err := NewSenderFile(os.NewFile(uintptr(fd), "pcm link"))
 	if err != nil {
 		return nil, fmt.Errorf("pcm link: %s=%d: %w", EnvFD, fd, err)
 	}
-	if _, ok := conn.(*net.UnixConn); !ok {
-		conn.Close()
-		return nil, fmt.Errorf("pcm link: %s=%d is not a unix socket", EnvFD, fd)
-	}
-	return NewSender(conn), nil
+	return s, nil
 }

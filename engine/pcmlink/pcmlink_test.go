@@ -20,14 +20,30 @@ func pair(t *testing.T) (*Receiver, *Sender) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.FileConn(f)
-	f.Close()
+	s, err := NewSenderFile(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSender(conn)
 	t.Cleanup(func() { s.Close(); r.Close() })
 	return r, s
+}
+
+// sendOne sends pcm as one synthesis and checks that it arrives, alone
+// and whole.
+func sendOne(t *testing.T, r *Receiver, s *Sender, pcm []byte) {
+	t.Helper()
+	rd := r.Open()
+	defer rd.Close()
+	w, ok := s.Take(rd.ID())
+	if !ok {
+		t.Fatal("the link is not free")
+	}
+	w.Write(pcm)
+	w.End(nil)
+	w.Release()
+	if got, err := readAll(t, rd); !errors.Is(err, io.EOF) || !bytes.Equal(got, pcm) {
+		t.Fatalf("got %v, %v; want %v, the end", got, err, pcm)
+	}
 }
 
 func within(t *testing.T) context.Context {
@@ -115,18 +131,7 @@ func TestReleaseWithoutEndAborts(t *testing.T) {
 	if !errors.Is(err, ErrAborted) || len(got) != 2 {
 		t.Fatalf("got %d bytes, %v; want 2, ErrAborted", len(got), err)
 	}
-	// the link stays usable
-	rd2 := r.Open()
-	w2, ok := s.Take(rd2.ID())
-	if !ok {
-		t.Fatal("link not free after a release")
-	}
-	w2.Write([]byte{3, 4})
-	w2.End(nil)
-	w2.Release()
-	if got, err := readAll(t, rd2); !errors.Is(err, io.EOF) || !bytes.Equal(got, []byte{3, 4}) {
-		t.Fatalf("after an abort: %v, %v", got, err)
-	}
+	sendOne(t, r, s, []byte{3, 4}) // the link stays usable
 }
 
 func TestOneSynthesisHoldsTheLink(t *testing.T) {
@@ -158,18 +163,11 @@ func TestOneSynthesisHoldsTheLink(t *testing.T) {
 // synthesis's reader.
 func TestStrayFramesAreDropped(t *testing.T) {
 	r, s := pair(t)
-	rd := r.Open()
-	stray, _ := s.Take(rd.ID() + 100)
+	stray, _ := s.Take(1000)
 	stray.Write(pattern(3*MaxFrame, 9))
 	stray.End(nil)
 	stray.Release()
-	w, _ := s.Take(rd.ID())
-	w.Write([]byte{5, 6})
-	w.End(nil)
-	w.Release()
-	if got, err := readAll(t, rd); !errors.Is(err, io.EOF) || !bytes.Equal(got, []byte{5, 6}) {
-		t.Fatalf("got %v, %v; want only its own frame", got, err)
-	}
+	sendOne(t, r, s, []byte{5, 6})
 }
 
 // TestClosedReaderDoesNotHoldThePlugin: a host that gives up a synthesis
@@ -200,14 +198,7 @@ func TestClosedReaderDoesNotHoldThePlugin(t *testing.T) {
 		t.Fatal("the plugin's writes waited on a reader the host had closed")
 	}
 	w.Release()
-	rd2 := r.Open()
-	w2, _ := s.Take(rd2.ID())
-	w2.Write([]byte{7, 8})
-	w2.End(nil)
-	w2.Release()
-	if got, err := readAll(t, rd2); !errors.Is(err, io.EOF) || !bytes.Equal(got, []byte{7, 8}) {
-		t.Fatalf("next synthesis: %v, %v", got, err)
-	}
+	sendOne(t, r, s, []byte{7, 8})
 }
 
 func TestNextEndsWithItsContext(t *testing.T) {
@@ -224,17 +215,8 @@ func TestNextEndsWithItsContext(t *testing.T) {
 // rawPeer is a plugin end that writes whatever bytes it is given.
 func rawPeer(t *testing.T) (*Receiver, net.Conn) {
 	t.Helper()
-	r, f, err := Pair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); r.Close() })
-	return r, conn
+	r, s := pair(t)
+	return r, s.conn
 }
 
 // TestOversizedFramesBreakTheLink plays a plugin announcing a frame of

@@ -14,9 +14,9 @@ import (
 // Receiver is the host's end of a link: it reads frames and hands each to
 // the Reader of its id.
 type Receiver struct {
-	conn  net.Conn
-	br    *bufio.Reader
-	bufs  sync.Pool
+	conn   net.Conn
+	br     *bufio.Reader
+	bufs   sync.Pool
 	bytes  atomic.Int64 // PCM handed to readers
 	frames atomic.Int64 // frames of it
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 )
 
@@ -17,6 +18,21 @@ type Sender struct {
 
 // NewSender returns the plugin's side of a link over conn.
 func NewSender(conn net.Conn) *Sender { return &Sender{conn: conn} }
+
+// NewSenderFile returns the plugin's side of a link over f, the plugin's
+// end of a Pair, which it closes (the Sender holds its own descriptor).
+func NewSenderFile(f *os.File) (*Sender, error) {
+	conn, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := conn.(*net.UnixConn); !ok {
+		conn.Close()
+		return nil, errors.New("not a unix socket")
+	}
+	return NewSender(conn), nil
+}
 
 // Take returns the link for the synthesis the host gave id, or false when
 // another synthesis holds it or it broke. The caller must Release it.
