@@ -82,7 +82,9 @@ func TestAudioCrossesInOrder(t *testing.T) {
 		if !ok {
 			t.Fatalf("round %d: link not free", round)
 		}
+		sent := make(chan struct{})
 		go func() {
+			defer close(sent)
 			defer w.Release()
 			for off := 0; off < len(want); off += 32 << 10 {
 				if err := w.Write(want[off:min(off+32<<10, len(want))]); err != nil {
@@ -93,6 +95,7 @@ func TestAudioCrossesInOrder(t *testing.T) {
 			w.End(nil)
 		}()
 		got, err := readAll(t, rd)
+		<-sent
 		if !errors.Is(err, io.EOF) {
 			t.Fatalf("round %d: end: %v", round, err)
 		}
@@ -132,6 +135,23 @@ func TestReleaseWithoutEndAborts(t *testing.T) {
 		t.Fatalf("got %d bytes, %v; want 2, ErrAborted", len(got), err)
 	}
 	sendOne(t, r, s, []byte{3, 4}) // the link stays usable
+}
+
+// TestEndGivesTheLinkBack: the next synthesis may take the link as soon
+// as the end mark went, before the last one's Release.
+func TestEndGivesTheLinkBack(t *testing.T) {
+	_, s := pair(t)
+	w, _ := s.Take(1)
+	w.End(nil)
+	next, ok := s.Take(2)
+	if !ok {
+		t.Fatal("the link is still held after its end mark")
+	}
+	w.Release() // a no-op: it must not give back the link next holds
+	if _, ok := s.Take(3); ok {
+		t.Fatal("a Release after End gave back a link another synthesis holds")
+	}
+	next.Release()
 }
 
 func TestOneSynthesisHoldsTheLink(t *testing.T) {

@@ -13,7 +13,8 @@ import (
 type Sender struct {
 	conn   net.Conn
 	mu     sync.Mutex // held by the synthesis that took the link
-	broken bool       // a write failed mid-frame: the link is out of step
+	wmu    sync.Mutex // held while a frame is written
+	broken bool       // a write failed mid-frame: the link is out of step (under wmu)
 }
 
 // NewSender returns the plugin's side of a link over conn.
@@ -40,7 +41,10 @@ func (s *Sender) Take(id uint64) (*Send, bool) {
 	if s == nil || id == 0 || !s.mu.TryLock() {
 		return nil, false
 	}
-	if s.broken {
+	s.wmu.Lock()
+	broken := s.broken
+	s.wmu.Unlock()
+	if broken {
 		s.mu.Unlock()
 		return nil, false
 	}
@@ -55,7 +59,8 @@ type Send struct {
 	s     *Sender
 	id    uint64
 	hdr   [headerSize]byte
-	ended bool
+	ended bool // the end or abort mark went (or the link broke)
+	given bool // the link is given back
 }
 
 // Write sends p as frames of at most MaxFrame bytes.
@@ -74,7 +79,8 @@ func (w *Send) Write(p []byte) error {
 }
 
 // End marks the audio complete, with trailer (at most MaxTrailer bytes)
-// for the host's reader.
+// for the host's reader, and gives the link back at once: the next
+// synthesis may take it as soon as the host has the end.
 func (w *Send) End(trailer []byte) error {
 	if w.ended {
 		return nil
@@ -84,33 +90,52 @@ func (w *Send) End(trailer []byte) error {
 	}
 	w.ended = true
 	putHeader(&w.hdr, w.id, endFlag|uint32(len(trailer)))
-	bufs := net.Buffers{w.hdr[:], trailer}
-	_, err := bufs.WriteTo(w.s.conn)
-	return w.broke(err)
+	return w.last(net.Buffers{w.hdr[:], trailer})
 }
 
-// Release gives the link back; audio not ended gets the abort mark first,
-// so the host's reader learns it is unfinished.
+// Release gives the link back if End has not; audio not ended gets the
+// abort mark first, so the host's reader learns it is unfinished.
 func (w *Send) Release() {
 	if !w.ended {
 		w.ended = true
 		putHeader(&w.hdr, w.id, lengthAbort)
-		_, err := w.s.conn.Write(w.hdr[:])
-		w.broke(err)
+		w.last(net.Buffers{w.hdr[:]})
+		return
 	}
-	w.s.mu.Unlock()
+	w.give()
+}
+
+// last writes the end or abort mark, giving the link back first, while
+// no other frame can be written: a synthesis that takes the link at once
+// writes after the mark, and no reader has the mark before the link is
+// free to take.
+func (w *Send) last(b net.Buffers) error {
+	w.s.wmu.Lock()
+	defer w.s.wmu.Unlock()
+	w.give()
+	_, err := b.WriteTo(w.s.conn)
+	return w.brokeLocked(err)
+}
+
+func (w *Send) give() {
+	if !w.given {
+		w.given = true
+		w.s.mu.Unlock()
+	}
 }
 
 func (w *Send) frame(p []byte) error {
+	w.s.wmu.Lock()
+	defer w.s.wmu.Unlock()
 	putHeader(&w.hdr, w.id, uint32(len(p)))
-	bufs := net.Buffers{w.hdr[:], p}
-	_, err := bufs.WriteTo(w.s.conn)
-	return w.broke(err)
+	_, err := (&net.Buffers{w.hdr[:], p}).WriteTo(w.s.conn)
+	return w.brokeLocked(err)
 }
 
-// broke marks the link unusable after a failed write: part of a frame
-// may have gone, so no later frame could be read in step.
-func (w *Send) broke(err error) error {
+// brokeLocked marks the link unusable after a failed write: part of a
+// frame may have gone, so no later frame could be read in step. The
+// caller holds wmu.
+func (w *Send) brokeLocked(err error) error {
 	if err != nil {
 		w.s.broken = true
 		w.ended = true
