@@ -82,12 +82,14 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 		return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Audio{Audio: &pb.AudioChunk{Pcm: p}}})
 	}
 	var link *pcmlink.Send
-	var flush func() error
 	if h.Sized {
 		if w, ok := s.link.Take(req.GetPcmLinkId()); ok {
 			defer w.Release() // an abort mark unless it ended
+			// audio the engine says has arrived goes in one frame with
+			// what came before it
+			buffered, _ := as.(interface{ Buffered() int })
 			link = w
-			send, flush = stageFrames(w, as)
+			send = func(p []byte) error { return w.Write(p, buffered != nil && buffered.Buffered() > 0) }
 		}
 	}
 	header := headerToPB(h)
@@ -107,9 +109,6 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 		return toStatus("synthesize", err)
 	}
 	if link != nil {
-		if err := flush(); err != nil {
-			return toStatus("synthesize", Errorf(KindFailed, "synthesize: %v", err))
-		}
 		// the final event goes with the end mark: the host hands on the
 		// reply's last bytes without waiting for this stream
 		final, err := proto.Marshal(finalToPB(f))
@@ -122,37 +121,6 @@ func (s *grpcServer) Synthesize(req *pb.SynthesisRequest, stream pb.Engine_Synth
 		return nil
 	}
 	return stream.Send(&pb.SynthesisEvent{Event: &pb.SynthesisEvent_Final{Final: finalToPB(f)}})
-}
-
-// stageFrames returns the send and the final flush of audio over the PCM
-// link: chunks are gathered into one frame while the engine says more
-// has arrived (a Buffered method), so a whole reply that came in a burst
-// crosses in a few large frames, and a chunk that had to be waited for
-// goes at once.
-func stageFrames(w *pcmlink.Send, as AudioStream) (send func([]byte) error, flush func() error) {
-	buffered, _ := as.(interface{ Buffered() int })
-	stage := make([]byte, 0, pcmlink.MaxFrame)
-	flush = func() error {
-		if len(stage) == 0 {
-			return nil
-		}
-		err := w.Write(stage)
-		stage = stage[:0]
-		return err
-	}
-	send = func(p []byte) error {
-		if len(stage)+len(p) > cap(stage) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		stage = append(stage, p...)
-		if buffered == nil || buffered.Buffered() == 0 {
-			return flush()
-		}
-		return nil
-	}
-	return send, flush
 }
 
 // relayPCM reads as to its end and hands send chunks of whole samples, at

@@ -13,6 +13,7 @@ import (
 
 	"github.com/drama-tts/drama/engine"
 	pb "github.com/drama-tts/drama/engine/enginepb"
+	"github.com/drama-tts/drama/engine/enginetest"
 	"github.com/drama-tts/drama/engine/pcmlink"
 )
 
@@ -74,25 +75,6 @@ func noise(n int) []byte {
 	return p
 }
 
-func readAll(e engine.Engine, req engine.SynthesisRequest) ([]byte, engine.Final, error) {
-	as, err := e.Synthesize(context.Background(), req)
-	if err != nil {
-		return nil, engine.Final{}, err
-	}
-	defer as.Close()
-	var pcm []byte
-	for {
-		p, err := as.Next()
-		if errors.Is(err, io.EOF) {
-			return pcm, as.Final(), nil
-		}
-		if err != nil {
-			return pcm, engine.Final{}, err
-		}
-		pcm = append(pcm, p...)
-	}
-}
-
 // TestSizedAudioTakesTheLink: a sized synthesis's audio and its final
 // event (with the end mark) cross the PCM link, none of it as gRPC
 // events, and arrive whole.
@@ -100,9 +82,9 @@ func TestSizedAudioTakesTheLink(t *testing.T) {
 	want := noise(650_000)
 	e, events := linked(t, sizedStub(want, 40_000)) // the engine's chunks split at MaxChunk
 	for range 3 {
-		got, f, err := readAll(e, engine.SynthesisRequest{Input: "x"})
-		if err != nil || !bytes.Equal(got, want) || f.Reason != engine.FinishStop {
-			t.Fatalf("got %d bytes (%v), %v; want %d, stop", len(got), f.Reason, err, len(want))
+		r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x"})
+		if err != nil || !bytes.Equal(r.PCM, want) || r.Final.Reason != engine.FinishStop {
+			t.Fatalf("got %d bytes (%v), %v; want %d, stop", len(r.PCM), r.Final.Reason, err, len(want))
 		}
 	}
 	if n := events.Load(); n != 0 {
@@ -118,9 +100,9 @@ func TestUnsizedAudioStaysOnGRPC(t *testing.T) {
 	s := sizedStub(want, 30_000)
 	s.header = nil
 	e, events := linked(t, s)
-	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x", Stream: true})
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("got %d bytes, %v", len(got), err)
+	r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x", Stream: true})
+	if err != nil || !bytes.Equal(r.PCM, want) {
+		t.Fatalf("got %d bytes, %v", len(r.PCM), err)
 	}
 	if events.Load() == 0 {
 		t.Fatal("an unsized stream went over the link")
@@ -137,9 +119,9 @@ func TestLinkHeldGoesGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("second: %d bytes, %v", len(got), err)
+	r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x"})
+	if err != nil || !bytes.Equal(r.PCM, want) {
+		t.Fatalf("second: %d bytes, %v", len(r.PCM), err)
 	}
 	if events.Load() == 0 {
 		t.Fatal("the second synthesis did not go over gRPC")
@@ -176,9 +158,9 @@ func TestClientGoneFreesTheLink(t *testing.T) {
 	as.Close()
 	for range 5 {
 		before := events.Load()
-		got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("after a closed synthesis: %d bytes, %v", len(got), err)
+		r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x"})
+		if err != nil || !bytes.Equal(r.PCM, want) {
+			t.Fatalf("after a closed synthesis: %d bytes, %v", len(r.PCM), err)
 		}
 		if events.Load() != before {
 			// the plugin may still be finishing the closed one: a
@@ -198,14 +180,14 @@ func TestFailureOnTheLinkIsNeverComplete(t *testing.T) {
 	s := sizedStub(noise(100_000), 20_000)
 	s.header.Samples = 100_000 // says 200,000 bytes, makes 100,000
 	e, _ := linked(t, s)
-	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
+	r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x"})
 	if err == nil || !strings.Contains(err.Error(), "header that said") {
-		t.Fatalf("got %d bytes, %v; want the broken header named", len(got), err)
+		t.Fatalf("got %d bytes, %v; want the broken header named", len(r.PCM), err)
 	}
 	s2 := sizedStub(noise(100_000), 20_000)
 	s2.failErr = engine.Errorf(engine.KindFailed, "engine crashed")
 	e2, _ := linked(t, s2)
-	if _, _, err := readAll(e2, engine.SynthesisRequest{Input: "x"}); err == nil || !strings.Contains(err.Error(), "engine crashed") {
+	if _, err := enginetest.Synthesize(context.Background(), e2, engine.SynthesisRequest{Input: "x"}); err == nil || !strings.Contains(err.Error(), "engine crashed") {
 		t.Fatalf("got %v, want the engine's error", err)
 	}
 }
@@ -216,9 +198,9 @@ func TestMoreThanSizedOverTheLinkRefused(t *testing.T) {
 	s := sizedStub(noise(100_000), 20_000)
 	s.header.Samples = 20_000
 	e, _ := linked(t, s)
-	got, _, err := readAll(e, engine.SynthesisRequest{Input: "x"})
-	if err == nil || !strings.Contains(err.Error(), "more than the 20000 samples") || len(got) > 40_000 {
-		t.Fatalf("got %d bytes, %v; want a refusal within 40,000 bytes", len(got), err)
+	r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x"})
+	if err == nil || !strings.Contains(err.Error(), "more than the 20000 samples") || len(r.PCM) > 40_000 {
+		t.Fatalf("got %d bytes, %v; want a refusal within 40,000 bytes", len(r.PCM), err)
 	}
 }
 
@@ -245,27 +227,9 @@ func TestBurstCrossesInLargeFrames(t *testing.T) {
 		s := sizedStub(want, engine.MaxChunk)
 		s.burst = c.burst
 		e, _, recv := linkedRecv(t, s)
-		as, err := e.Synthesize(context.Background(), engine.SynthesisRequest{Input: "x"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []byte
-		for {
-			p, err := as.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(p) > engine.MaxChunk {
-				t.Fatalf("a chunk of %d bytes, over engine.MaxChunk", len(p))
-			}
-			got = append(got, p...)
-		}
-		as.Close()
-		if !bytes.Equal(got, want) {
-			t.Fatalf("burst %v: got %d bytes, want %d", c.burst, len(got), len(want))
+		r, err := enginetest.Synthesize(context.Background(), e, engine.SynthesisRequest{Input: "x"}) // chunks within engine.MaxChunk
+		if err != nil || !bytes.Equal(r.PCM, want) {
+			t.Fatalf("burst %v: got %d bytes, %v; want %d", c.burst, len(r.PCM), err, len(want))
 		}
 		if recv.Frames() != c.frames {
 			t.Fatalf("burst %v: %d frames, want %d", c.burst, recv.Frames(), c.frames)

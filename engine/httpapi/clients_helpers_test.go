@@ -127,6 +127,48 @@ type rawExchange struct {
 	Chunked    bool
 	Terminated bool // the zero-length chunk arrived
 	CleanEOF   bool // a body without framing ended with the connection
+	Complete   bool // readWhole: the body reached its Content-Length
+}
+
+// rawOpen sends head (request line and headers, without the blank line),
+// a Content-Length and Connection: close, then body, over a new
+// connection to addr, and reads the reply's status line and headers; the
+// body is left in br. Status is 0 when the connection closed without a
+// reply. The caller closes conn.
+func rawOpen(t *testing.T, addr, head string, body []byte) (conn net.Conn, br *bufio.Reader, r rawExchange) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "%s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", head, len(body))
+	conn.Write(body)
+	br = bufio.NewReader(conn)
+	line, _ := br.ReadString('\n')
+	fmt.Sscanf(line, "%s %d", &r.Proto, &r.Status)
+	r.Header = readHeaders(br)
+	return conn, br, r
+}
+
+// rawSpeech opens method path with body as proto (rawOpen) as a client of
+// the API sends it, and fails the test when no reply comes.
+func rawSpeech(t *testing.T, url, proto, method, path, body string) (conn net.Conn, br *bufio.Reader, r rawExchange) {
+	t.Helper()
+	addr := strings.TrimPrefix(url, "http://")
+	head := fmt.Sprintf("%s %s %s\r\nHost: %s", method, path, proto, addr)
+	if body != "" || method == http.MethodPost {
+		head += "\r\nContent-Type: application/json"
+	}
+	if proto == "HTTP/1.1" {
+		head += "\r\nTE: trailers"
+	}
+	conn, br, r = rawOpen(t, addr, head, []byte(body))
+	if r.Status == 0 {
+		conn.Close()
+		t.Fatalf("%s %s: no status line", method, path)
+	}
+	return conn, br, r
 }
 
 // rawDo sends method path with body as proto ("HTTP/1.0" or "HTTP/1.1").
@@ -134,28 +176,9 @@ type rawExchange struct {
 // arrived, before the rest is read.
 func rawDo(t *testing.T, url, proto, method, path, body string, stop func(first []byte)) rawExchange {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, br, r := rawSpeech(t, url, proto, method, path, body)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
-	req := fmt.Sprintf("%s %s %s\r\nHost: %s\r\n", method, path, proto, strings.TrimPrefix(url, "http://"))
-	if body != "" || method == http.MethodPost {
-		req += fmt.Sprintf("Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
-	}
-	if proto == "HTTP/1.1" {
-		req += "TE: trailers\r\nConnection: close\r\n"
-	}
-	io.WriteString(conn, req+"\r\n"+body)
-	br := bufio.NewReader(conn)
-	var r rawExchange
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no status line: %v", err)
-	}
-	fmt.Sscanf(line, "%s %d", &r.Proto, &r.Status)
-	r.Header = readHeaders(br)
+	var err error
 	first := func() {
 		if stop != nil {
 			stop(r.Body)

@@ -50,27 +50,15 @@ type rawReply struct {
 	Body   string
 }
 
-// rawDo sends head (request line and headers, without the blank line) and
-// body over a new connection and reads the reply; Status is 0 when the
-// connection closed without one.
+// rawSend sends head (request line and headers, without the blank line)
+// and body over a new connection and reads the reply (rawOpen); Status is
+// 0 when the connection closed without one.
 func rawSend(t *testing.T, addr, head string, body []byte) rawReply {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, br, x := rawOpen(t, addr, head, body)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(30 * time.Second))
-	fmt.Fprintf(conn, "%s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", head, len(body))
-	conn.Write(body)
-	br := bufio.NewReader(conn)
-	var r rawReply
-	line, _ := br.ReadString('\n')
-	fmt.Sscanf(line, "HTTP/1.1 %d", &r.Status)
-	r.Header = readHeaders(br)
 	b, _ := io.ReadAll(br)
-	r.Body = string(b)
-	return r
+	return rawReply{Status: x.Status, Header: x.Header, Body: string(b)}
 }
 
 // cloneForm is a multipart clone request as a web page's form would post

@@ -1,15 +1,12 @@
 package httpapi
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -41,37 +38,15 @@ func TestWholeReplyCopiesTheAudioOnce(t *testing.T) {
 	}
 }
 
-// wholeReply is a whole reply read as a client reads it: Complete when
-// its body reached its Content-Length.
-type wholeReply struct {
-	Status   int
-	Header   http.Header
-	Body     []byte
-	Complete bool
-}
-
 // readWhole sends body to /v1/audio/speech over proto on a fresh
 // connection and reads the reply's body up to its Content-Length, or to
-// the connection's end when it is cut short; first, when set, is called
-// once the headers and the first body byte have arrived.
-func readWhole(t *testing.T, url, proto, body string, first func()) wholeReply {
+// the connection's end when it is cut short (Complete says which); first,
+// when set, is called once the headers and the first body byte have
+// arrived.
+func readWhole(t *testing.T, url, proto, body string, first func()) rawExchange {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, br, r := rawSpeech(t, url, proto, http.MethodPost, "/v1/audio/speech", body)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(conn, "POST /v1/audio/speech %s\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", proto, len(body), body)
-	br := bufio.NewReader(conn)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no status line: %v", err)
-	}
-	var r wholeReply
-	var p string
-	fmt.Sscanf(line, "%s %d", &p, &r.Status)
-	r.Header = readHeaders(br)
 	n, err := strconv.Atoi(r.Header.Get("Content-Length"))
 	if err != nil {
 		t.Fatalf("status %d, headers %v: a whole reply has a Content-Length", r.Status, r.Header)

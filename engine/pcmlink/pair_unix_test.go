@@ -88,7 +88,7 @@ func child() {
 	if !ok {
 		fail("Take refused")
 	}
-	if err := w.Write([]byte("audio from the plugin")); err != nil {
+	if err := w.Write([]byte("audio from the plugin"), false); err != nil {
 		fail(err.Error())
 	}
 	w.End(nil)

@@ -38,7 +38,7 @@ func sendOne(t *testing.T, r *Receiver, s *Sender, pcm []byte) {
 	if !ok {
 		t.Fatal("the link is not free")
 	}
-	w.Write(pcm)
+	w.Write(pcm, false)
 	w.End(nil)
 	w.Release()
 	if got, err := readAll(t, rd); !errors.Is(err, io.EOF) || !bytes.Equal(got, pcm) {
@@ -87,7 +87,7 @@ func TestAudioCrossesInOrder(t *testing.T) {
 			defer close(sent)
 			defer w.Release()
 			for off := 0; off < len(want); off += 32 << 10 {
-				if err := w.Write(want[off:min(off+32<<10, len(want))]); err != nil {
+				if err := w.Write(want[off:min(off+32<<10, len(want))], false); err != nil {
 					t.Error(err)
 					return
 				}
@@ -110,7 +110,7 @@ func TestWriteSplitsIntoFrames(t *testing.T) {
 	r, s := pair(t)
 	rd := r.Open()
 	w, _ := s.Take(rd.ID())
-	go func() { w.Write(make([]byte, 2*MaxFrame+4)); w.End(nil); w.Release() }()
+	go func() { w.Write(make([]byte, 2*MaxFrame+4), false); w.End(nil); w.Release() }()
 	var sizes []int
 	for {
 		p, err := rd.Next(within(t))
@@ -124,11 +124,41 @@ func TestWriteSplitsIntoFrames(t *testing.T) {
 	}
 }
 
+// TestWriteGathersWhileMoreComes: chunks written with more go in one
+// frame up to MaxFrame; the last, without, sends what was gathered; End
+// sends what is still gathered; an abort drops it.
+func TestWriteGathersWhileMoreComes(t *testing.T) {
+	r, s := pair(t)
+	rd := r.Open()
+	w, _ := s.Take(rd.ID())
+	want := pattern(5*(32<<10), 3)
+	for off := 0; off < len(want); off += 32 << 10 {
+		w.Write(want[off:off+32<<10], off+32<<10 < len(want))
+	}
+	w.Write([]byte{9, 9}, true) // gathered, sent by End
+	w.End(nil)
+	w.Release()
+	got, err := readAll(t, rd)
+	if !errors.Is(err, io.EOF) || !bytes.Equal(got, append(want, 9, 9)) {
+		t.Fatalf("got %d bytes, %v", len(got), err)
+	}
+	if n := r.Frames(); n != 3 { // 128 KiB, 32 KiB, 2 bytes
+		t.Fatalf("%d frames, want 3", n)
+	}
+	rd2 := r.Open()
+	w2, _ := s.Take(rd2.ID())
+	w2.Write([]byte{1, 2}, true)
+	w2.Release()
+	if got, err := readAll(t, rd2); !errors.Is(err, ErrAborted) || len(got) != 0 {
+		t.Fatalf("an abort after gathered audio: %v, %v; want nothing, ErrAborted", got, err)
+	}
+}
+
 func TestReleaseWithoutEndAborts(t *testing.T) {
 	r, s := pair(t)
 	rd := r.Open()
 	w, _ := s.Take(rd.ID())
-	w.Write([]byte{1, 2})
+	w.Write([]byte{1, 2}, false)
 	w.Release()
 	got, err := readAll(t, rd)
 	if !errors.Is(err, ErrAborted) || len(got) != 2 {
@@ -184,7 +214,7 @@ func TestOneSynthesisHoldsTheLink(t *testing.T) {
 func TestStrayFramesAreDropped(t *testing.T) {
 	r, s := pair(t)
 	stray, _ := s.Take(1000)
-	stray.Write(pattern(3*MaxFrame, 9))
+	stray.Write(pattern(3*MaxFrame, 9), false)
 	stray.End(nil)
 	stray.Release()
 	sendOne(t, r, s, []byte{5, 6})
@@ -202,7 +232,7 @@ func TestClosedReaderDoesNotHoldThePlugin(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for range 200 {
-			if err := w.Write(make([]byte, MaxFrame)); err != nil {
+			if err := w.Write(make([]byte, MaxFrame), false); err != nil {
 				done <- err
 				return
 			}
@@ -277,7 +307,7 @@ func TestEndMarkCarriesItsTrailer(t *testing.T) {
 	for _, trailer := range [][]byte{nil, []byte("final event"), make([]byte, MaxTrailer)} {
 		rd := r.Open()
 		w, _ := s.Take(rd.ID())
-		w.Write([]byte{1, 2})
+		w.Write([]byte{1, 2}, false)
 		if err := w.End(trailer); err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +362,7 @@ func TestWriteAfterEndRefused(t *testing.T) {
 	w, _ := s.Take(1)
 	defer w.Release()
 	w.End(nil)
-	if err := w.Write([]byte{1, 2}); err == nil {
+	if err := w.Write([]byte{1, 2}, false); err == nil {
 		t.Fatal("a write after the end was taken")
 	}
 }

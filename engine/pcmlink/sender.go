@@ -15,6 +15,7 @@ type Sender struct {
 	mu     sync.Mutex // held by the synthesis that took the link
 	wmu    sync.Mutex // held while a frame is written
 	broken bool       // a write failed mid-frame: the link is out of step (under wmu)
+	stage  []byte     // the frame the holder is gathering (Write with more)
 }
 
 // NewSender returns the plugin's side of a link over conn.
@@ -48,6 +49,7 @@ func (s *Sender) Take(id uint64) (*Send, bool) {
 		s.mu.Unlock()
 		return nil, false
 	}
+	s.stage = s.stage[:0]
 	return &Send{s: s, id: id}, true
 }
 
@@ -63,22 +65,53 @@ type Send struct {
 	given bool // the link is given back
 }
 
-// Write sends p as frames of at most MaxFrame bytes.
-func (w *Send) Write(p []byte) error {
+// Write sends p as frames of at most MaxFrame bytes. With more (the
+// caller has more audio at hand), p may wait in a frame being gathered,
+// so audio that came in a burst crosses in a few large frames; without,
+// everything gathered goes at once.
+func (w *Send) Write(p []byte, more bool) error {
 	if w.ended {
 		return errors.New("pcm link: write after the end")
 	}
+	st := &w.s.stage
 	for len(p) > 0 {
-		n := min(len(p), MaxFrame)
-		if err := w.frame(p[:n]); err != nil {
-			return err
+		if len(*st) == 0 && (len(p) >= MaxFrame || !more) {
+			n := min(len(p), MaxFrame) // nothing gathered: no copy
+			if err := w.frame(p[:n]); err != nil {
+				return err
+			}
+			p = p[n:]
+			continue
 		}
-		p = p[n:]
+		if *st == nil {
+			*st = make([]byte, 0, MaxFrame)
+		}
+		n := min(len(p), MaxFrame-len(*st))
+		*st, p = append(*st, p[:n]...), p[n:]
+		if len(*st) == MaxFrame {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if !more {
+		return w.flush()
 	}
 	return nil
 }
 
-// End marks the audio complete, with trailer (at most MaxTrailer bytes)
+// flush sends the frame gathered so far.
+func (w *Send) flush() error {
+	st := &w.s.stage
+	if len(*st) == 0 {
+		return nil
+	}
+	err := w.frame(*st)
+	*st = (*st)[:0]
+	return err
+}
+
+// End sends what was gathered and marks the audio complete, with trailer (at most MaxTrailer bytes)
 // for the host's reader, and gives the link back at once: the next
 // synthesis may take it as soon as the host has the end.
 func (w *Send) End(trailer []byte) error {
@@ -87,6 +120,9 @@ func (w *Send) End(trailer []byte) error {
 	}
 	if len(trailer) > MaxTrailer {
 		return fmt.Errorf("pcm link: a trailer of %d bytes, over the %d an end mark holds", len(trailer), MaxTrailer)
+	}
+	if err := w.flush(); err != nil {
+		return err
 	}
 	w.ended = true
 	putHeader(&w.hdr, w.id, endFlag|uint32(len(trailer)))

@@ -16,6 +16,29 @@ import (
 
 const module = "github.com/drama-tts/drama/"
 
+// importsFormat is go list's format for a package's path and imports: its
+// own, then its tests'.
+const importsFormat = `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`
+
+// goList returns go list's line per package of pattern, in format; it
+// skips the test under -short (go list takes a while). The whole module
+// must name at least 40 packages, so a list cut short fails.
+func goList(t *testing.T, format, pattern string) []string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-f", format, pattern).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if pattern == module+"..." && len(lines) < 40 {
+		t.Fatalf("go list named %d packages; want the whole module", len(lines))
+	}
+	return lines
+}
+
 // architectureDoc is the file whose import table TestImportTable holds:
 // the table there is the only copy.
 const architectureDoc = "../../../docs/ARCHITECTURE.md"
@@ -185,20 +208,8 @@ func (tab importTable) testHelper(imp string) bool {
 // used and nothing more. Domain packages therefore never reach cobra, pb
 // or cmd/.
 func TestImportTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
+	lines := goList(t, importsFormat, module+"...")
 	tab := loadTable(t)
-	out, err := exec.Command("go", "list", "-test=false", "-f",
-		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
-		module+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) < 40 {
-		t.Fatalf("go list named %d packages; want the whole module", len(lines))
-	}
 	used := map[int]map[string]bool{} // row line → permissions used
 	helpersUsed := map[string]bool{}
 	for _, line := range lines {
@@ -330,17 +341,8 @@ func siblingImport(pkg, imp string, tests bool) string {
 // package of its own beside them, in cmdutil, or in the domain, and the command
 // tree in this package puts the commands together.
 func TestCommandPackagesImportNoSibling(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.Command("go", "list", "-test=false", "-f",
-		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`,
-		module+"cmd/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	seen := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range goList(t, importsFormat, module+"cmd/...") {
 		parts := strings.SplitN(line, "|", 3)
 		pkg := strings.TrimPrefix(parts[0], module)
 		for i, imps := range parts[1:] {
@@ -424,9 +426,7 @@ func TestOnlyCmdutilConfiguresBars(t *testing.T) {
 // package by the row `cmd/internal/<name>cmd`), and every package it
 // names exists.
 func TestPackagesTableNamesEveryPackage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
+	pkgs := goList(t, "{{.ImportPath}}", module+"...")
 	src, err := os.ReadFile(architectureDoc)
 	if err != nil {
 		t.Fatal(err)
@@ -444,12 +444,8 @@ func TestPackagesTableNamesEveryPackage(t *testing.T) {
 			}
 		}
 	}
-	out, err := exec.Command("go", "list", module+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	exists := map[string]bool{}
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range pkgs {
 		p = strings.TrimPrefix(p, module)
 		exists[p] = true
 		if !named[p] && commandPackage(p) != strings.TrimPrefix(p, "cmd/internal/") {

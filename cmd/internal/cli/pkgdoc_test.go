@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -59,19 +58,7 @@ var commandDoc = regexp.MustCompile(`^Command [a-z][a-z0-9-]* `)
 // package comment that says what the package owns in one paragraph; the
 // protocol, format and design essays live in docs/, where a reader looks.
 func TestPackageDocsAreAParagraph(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.Command("go", "list", "-f",
-		`{{.ImportPath}}|{{.Name}}|{{.Dir}}|{{join .GoFiles " "}} {{join .CgoFiles " "}} {{join .IgnoredGoFiles " "}}`,
-		module+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) < 40 {
-		t.Fatalf("go list named %d packages; want the whole module", len(lines))
-	}
+	lines := goList(t, `{{.ImportPath}}|{{.Name}}|{{.Dir}}|{{join .GoFiles " "}} {{join .CgoFiles " "}} {{join .IgnoredGoFiles " "}}`, module+"...")
 	for _, line := range lines {
 		parts := strings.SplitN(line, "|", 4)
 		pkg, name, dir := strings.TrimPrefix(parts[0], module), parts[1], parts[2]
