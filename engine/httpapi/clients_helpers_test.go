@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/drama-tts/drama/engine"
+	"github.com/drama-tts/drama/internal/emutest"
 )
 
 // gatedEngine holds every synthesis after its first chunk until the test
@@ -27,6 +29,39 @@ type gatedEngine struct {
 	// holdAt is the call of Next that waits for the gate (default 2: the
 	// one after the first chunk).
 	holdAt int
+	// held counts the syntheses that reached the gate while it was shut.
+	held atomic.Int32
+}
+
+// gateLimit is how long a hold lasts at most when no audio reaches the
+// client: the gate then opens on its own so that a server which holds
+// audio back cannot hang the test.
+var gateLimit = emutest.Scale(30 * time.Second)
+
+// holdUntilFirstBytes arms the gate for the next synthesis and returns
+// the callback for the client's first bytes, which opens it, and early,
+// which says whether they came while the engine still held the rest back,
+// or else what happened instead (for the test's failure message).
+func (g *gatedEngine) holdUntilFirstBytes() (first func(), early func() (bool, string)) {
+	gate := g.arm()
+	before := g.held.Load()
+	var opened bool
+	timer := time.AfterFunc(gateLimit, func() { close(gate) })
+	first = func() {
+		if opened = timer.Stop(); opened {
+			close(gate)
+		}
+	}
+	early = func() (bool, string) {
+		if opened {
+			return true, ""
+		}
+		if g.held.Load() == before {
+			return false, fmt.Sprintf("in %s the engine never reached its hold", gateLimit)
+		}
+		return false, fmt.Sprintf("the engine held the rest back for %s and no audio reached the client", gateLimit)
+	}
+	return first, early
 }
 
 // arm returns a fresh gate for the next synthesis.
@@ -52,7 +87,7 @@ func (g *gatedEngine) Synthesize(ctx context.Context, req engine.SynthesisReques
 	gate := g.gate
 	g.streamed = req.Stream
 	g.mu.Unlock()
-	return &gatedStream{AudioStream: st, gate: gate, ctx: ctx, holdAt: max(g.holdAt, 2)}, nil
+	return &gatedStream{AudioStream: st, gate: gate, ctx: ctx, holdAt: max(g.holdAt, 2), held: &g.held}, nil
 }
 
 type gatedStream struct {
@@ -61,10 +96,17 @@ type gatedStream struct {
 	ctx    context.Context
 	calls  int
 	holdAt int
+	held   *atomic.Int32
 }
 
 func (s *gatedStream) Next() ([]byte, error) {
 	if s.calls++; s.calls == s.holdAt && s.gate != nil {
+		select {
+		case <-s.gate:
+			return s.AudioStream.Next()
+		default:
+		}
+		s.held.Add(1)
 		select {
 		case <-s.gate:
 		case <-s.ctx.Done():

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
 )
@@ -34,18 +33,12 @@ func TestDefaultRequestStreamsEveryFormat(t *testing.T) {
 	}
 	for _, format := range []string{"wav", "pcm", "mp3", "opus", "flac", "aac"} {
 		t.Run(format, func(t *testing.T) {
-			gate := g.arm()
-			var early bool
-			timer := time.AfterFunc(5*time.Second, func() { close(gate) }) // unblocks a server that holds the audio back
+			first, early := g.holdUntilFirstBytes()
 			r := rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech",
 				`{"model":"tts-1","input":"`+streamText+`","voice":"alice","response_format":"`+format+`"}`,
-				func(first []byte) {
-					if early = timer.Stop(); early {
-						close(gate)
-					}
-				})
-			if !early {
-				t.Fatal("no audio reached the client while the engine was still making the rest: the default request must stream")
+				func([]byte) { first() })
+			if ok, what := early(); !ok {
+				t.Fatalf("no audio reached the client while the engine was still making the rest (%s): the default request must stream", what)
 			}
 			if r.Status != 200 || !r.Chunked || !r.Terminated || r.Trailer.Get("X-Finish-Reason") != "stop" {
 				t.Fatalf("status %d chunked %v terminated %v trailer %v", r.Status, r.Chunked, r.Terminated, r.Trailer)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drama-tts/drama/engine/enginetest"
 )
@@ -51,17 +50,11 @@ func TestRealFFmpegFormats(t *testing.T) {
 	}
 	for format, isFormat := range magic {
 		t.Run(format, func(t *testing.T) {
-			gate := g.arm()
-			var early bool
-			timer := time.AfterFunc(10*time.Second, func() { close(gate) })
+			first, early := g.holdUntilFirstBytes()
 			r := rawDo(t, ts.URL, "HTTP/1.1", "POST", "/v1/audio/speech", `{"input":"`+input+`","response_format":"`+format+`"}`,
-				func(first []byte) {
-					if early = timer.Stop(); early {
-						close(gate)
-					}
-				})
-			if !early {
-				t.Fatal("no encoded audio reached the client while the engine held the rest back")
+				func([]byte) { first() })
+			if ok, what := early(); !ok {
+				t.Fatalf("no encoded audio reached the client while the engine held the rest back: %s", what)
 			}
 			if r.Status != 200 || !r.Chunked || !r.Terminated || !isFormat(r.Body) || r.Trailer.Get("X-Finish-Reason") != "stop" {
 				t.Fatalf("streamed: status %d chunked %v terminated %v, %d bytes starting %q, trailer %v", r.Status, r.Chunked, r.Terminated, len(r.Body), r.Body[:min(8, len(r.Body))], r.Trailer)

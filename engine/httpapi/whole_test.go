@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drama-tts/drama/engine"
 	"github.com/drama-tts/drama/engine/enginetest"
@@ -87,18 +86,12 @@ func TestSizedWholeReplyGoesOutAsTheAudioArrives(t *testing.T) {
 		{"HTTP/1.1", `{"input":"` + long + `","max_frames":9,"stream":false}`, "length"},
 		{"HTTP/1.1", `{"input":"a","stream":false}`, "stop"},
 	} {
-		gate := g.arm()
-		var early bool
-		timer := time.AfterFunc(10*time.Second, func() { close(gate) }) // unblocks a server that holds the audio back
-		r := readWhole(t, sized.URL, c.proto, c.body, func() {
-			if early = timer.Stop(); early {
-				close(gate)
-			}
-		})
+		first, early := g.holdUntilFirstBytes()
+		r := readWhole(t, sized.URL, c.proto, c.body, first)
 		want := readWhole(t, collected.URL, c.proto, c.body, nil)
 		name := c.proto + " " + c.body[len(c.body)-min(40, len(c.body)):]
-		if !early && len(want.Body) > engine.MaxChunk {
-			t.Errorf("%s: no audio reached the client while the engine held the rest: a sized whole reply must go out as its audio arrives", name)
+		if ok, what := early(); !ok && len(want.Body) > engine.MaxChunk {
+			t.Errorf("%s: no audio reached the client while the engine held the rest (%s): a sized whole reply must go out as its audio arrives", name, what)
 		}
 		if r.Status != 200 || !r.Complete || r.Header.Get("X-Finish-Reason") != c.reason || r.Header.Get("Transfer-Encoding") != "" {
 			t.Fatalf("%s: status %d complete %v headers %v: want a complete whole reply with X-Finish-Reason %s", name, r.Status, r.Complete, r.Header, c.reason)
