@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +69,39 @@ func BenchmarkStreamRead(b *testing.B) {
 	mb := float64(size) * float64(b.N) / 1e6
 	b.ReportMetric(mb/tNative.Seconds(), "native-MB/s")
 	b.ReportMetric(mb/tHTTP.Seconds(), "net-http-MB/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkKeptConnection times a short whole reply (a 4 KiB WAV) on a
+// connection kept from the reply before against one on a new connection
+// for each request (IdleTimeout -1), alternating within one loop; each
+// reports its median in microseconds.
+func BenchmarkKeptConnection(b *testing.B) {
+	wav := append(native.WAVHeader(4096), make([]byte, 4096)...)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set(native.HeaderFinishReason, "stop")
+		w.Header().Set("Content-Length", strconv.Itoa(len(wav)))
+		w.Write(wav)
+	}))
+	b.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	kept, fresh := native.NewClient(addr), native.NewClient(addr)
+	fresh.IdleTimeout = -1
+	req := &native.SpeechRequest{Input: "x", ResponseFormat: native.FormatWAV}
+	var d [2][]time.Duration
+	for b.Loop() {
+		for i, c := range []*native.Client{kept, fresh} {
+			start := time.Now()
+			if res, err := c.Synthesize(context.Background(), req, func([]byte) error { return nil }); err != nil || res.Bytes != 4096 {
+				b.Fatalf("%+v %v", res, err)
+			}
+			d[i] = append(d[i], time.Since(start))
+		}
+	}
+	for i, name := range []string{"kept-p50-us", "new-p50-us"} {
+		slices.Sort(d[i])
+		b.ReportMetric(float64(d[i][len(d[i])/2].Nanoseconds())/1000, name)
+	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -55,13 +55,23 @@ type Result struct {
 
 // Client speaks the native server's HTTP contract on a raw connection: it
 // writes the request, reads the status, headers, chunked body and trailer
-// itself, and closes the connection when the context is cancelled. One
-// connection serves one request. A Client is safe for concurrent use.
+// itself, and closes the connection when the context is cancelled. A
+// connection whose reply was read to its framed end, from a server that
+// did not ask to close it, waits up to IdleTimeout for the next request
+// (HTTP/1.1 keep-alive); a request on such a connection that gets no byte
+// of reply (the server closed it meanwhile) is sent once more on a new
+// one. A Client is safe for concurrent use.
 type Client struct {
 	Addr        string        // host:port of the server
 	BusyRetry   time.Duration // longest pause between 503 retries; 0 means 10 ms for BusyFastFor, then 50 ms
 	BusyTimeout time.Duration // give up retrying after this; 0 means 10 s
+	// IdleTimeout is how long a finished connection waits for the next
+	// request; 0 means DefaultIdleTimeout, negative one connection per
+	// request.
+	IdleTimeout time.Duration
 	Dialer      net.Dialer
+
+	idle idleConns
 
 	// now and sleep are the clock of the busy retry; nil means the real one.
 	now   func() time.Time
@@ -140,7 +150,7 @@ func (c *Client) openOnce(ctx context.Context, body []byte, format string) (*Str
 	if err != nil {
 		return nil, err
 	}
-	st := &Stream{ctx: ctx, conn: conn, resp: resp, body: resp.body, buf: make([]byte, MaxChunk)}
+	st := &Stream{ctx: ctx, client: c, conn: conn, resp: resp, body: resp.body, buf: make([]byte, MaxChunk)}
 	st.stop = context.AfterFunc(ctx, func() { conn.Close() })
 	if format == "" || format == FormatWAV {
 		info, err := ReadWAVHeader(resp.body)
@@ -160,6 +170,7 @@ func (c *Client) openOnce(ctx context.Context, body []byte, format string) (*Str
 // Stream is one accepted synthesis: PCM comes from Next.
 type Stream struct {
 	ctx     context.Context
+	client  *Client
 	conn    net.Conn
 	resp    *response
 	body    io.Reader
@@ -291,19 +302,30 @@ func (s *Stream) resultOrEmpty() *Result {
 // the server sent it before the audio.
 func (s *Stream) Header(key string) string { return s.resp.header.Get(key) }
 
-// Close closes the connection; closing before io.EOF cancels the synthesis.
+// Close ends the stream: closing before io.EOF closes the connection,
+// which cancels the synthesis; after it the connection is kept for the
+// next request where the reply allows (Client).
 func (s *Stream) Close() error {
-	s.stop()
+	if s.stop() && s.done && s.err == nil {
+		s.client.release(s.conn, s.resp)
+		return nil
+	}
 	return s.conn.Close()
 }
 
 // Health asks the server's health route; nil means it answered 200.
 func (c *Client) Health(ctx context.Context) error {
-	conn, _, err := c.roundTrip(ctx, "GET", HealthPath, nil, streamReadBuffer)
+	conn, resp, err := c.roundTrip(ctx, "GET", HealthPath, nil, healthReadBuffer)
 	if err != nil {
 		return err
 	}
-	return conn.Close()
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.body, healthReadBuffer))
+	if err != nil {
+		conn.Close()
+		return nil // it answered 200: what follows does not change that
+	}
+	c.release(conn, resp)
+	return nil
 }
 
 // busyRetry is the longest pause between 503 retries once busy has
@@ -327,6 +349,7 @@ func (c *Client) busyTimeout() time.Duration {
 
 // response is a parsed status line and header with the body still on r.
 type response struct {
+	proto  string // HTTP/1.1 or HTTP/1.0
 	code   int
 	header textproto.MIMEHeader
 	r      *bufio.Reader
@@ -334,10 +357,19 @@ type response struct {
 	chunks *chunkedReader
 }
 
-// roundTrip dials, writes one request and reads the status and header. A
-// status other than 200 is returned as a *StatusError after reading its
-// body; the connection is then closed.
+// roundTrip writes one request, on a kept connection when there is one,
+// else on a new one, and reads the status and header. A status other than
+// 200 is returned as a *StatusError after reading its body. On success the
+// caller owns the connection: release or close it.
 func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte, bufSize int) (net.Conn, *response, error) {
+	if conn := c.idle.get(); conn != nil {
+		resp, err := c.attempt(ctx, conn, method, path, body, bufSize)
+		if !errors.Is(err, errNoReply) || ctx.Err() != nil {
+			return c.result(ctx, conn, resp, method, path, err)
+		}
+		// The server closed the kept connection as the request went out,
+		// before it answered: nothing of it ran, so it goes again on a new one.
+	}
 	conn, err := c.Dialer.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -345,35 +377,96 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 		}
 		return nil, nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Addr, err)
 	}
+	resp, err := c.attempt(ctx, conn, method, path, body, bufSize)
+	return c.result(ctx, conn, resp, method, path, err)
+}
+
+// result is roundTrip's answer from an attempt on conn: a failure the
+// context's end caused is reported as that.
+func (c *Client) result(ctx context.Context, conn net.Conn, resp *response, method, path string, err error) (net.Conn, *response, error) {
+	switch {
+	case err == nil:
+		return conn, resp, nil
+	case ctx.Err() != nil:
+		return nil, nil, fmt.Errorf("native: %s %s: %w", method, path, ctx.Err())
+	}
+	return nil, nil, err
+}
+
+// attempt writes the request on conn and reads the reply's status and
+// header, closing conn if ctx ends meanwhile. A status other than 200 is
+// its *StatusError, its body read and conn released; on any other failure
+// conn is closed.
+func (c *Client) attempt(ctx context.Context, conn net.Conn, method, path string, body []byte, bufSize int) (*response, error) {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
 	resp, err := c.exchange(conn, method, path, body, bufSize)
 	if err == nil && resp.code != 200 {
 		err = resp.statusError()
+		if stop() {
+			c.release(conn, resp)
+		} else {
+			conn.Close()
+		}
+		return nil, err
 	}
+	stop()
 	if err != nil {
 		conn.Close()
-		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("native: %s %s: %w", method, path, ctx.Err())
-		}
-		return nil, nil, err
 	}
-	return conn, resp, nil
+	return resp, err
 }
+
+// errNoReply matches a request that got no byte of reply: its connection
+// failed as it was written, or ended before the status line began
+// (noReply).
+var errNoReply = errors.New("no reply")
+
+// noReply is err, which errors.Is also finds to be errNoReply.
+type noReply struct{ err error }
+
+func (e noReply) Error() string        { return e.err.Error() }
+func (e noReply) Unwrap() error        { return e.err }
+func (e noReply) Is(target error) bool { return target == errNoReply }
 
 func (c *Client) exchange(conn net.Conn, method, path string, body []byte, bufSize int) (*response, error) {
 	var req bytes.Buffer
-	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nTE: trailers\r\nConnection: close\r\n", method, path, c.Addr)
+	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nTE: trailers\r\n", method, path, c.Addr)
+	if c.IdleTimeout < 0 {
+		req.WriteString("Connection: close\r\n")
+	}
 	if body != nil {
 		fmt.Fprintf(&req, "Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
 	}
 	req.WriteString("\r\n")
 	req.Write(body)
 	if _, err := conn.Write(req.Bytes()); err != nil {
-		return nil, fmt.Errorf("%w: %s %s: write request: %v", ErrUnreachable, method, path, err)
+		return nil, noReply{fmt.Errorf("%w: %s %s: write request: %v", ErrUnreachable, method, path, err)}
 	}
-	return readResponse(bufio.NewReaderSize(conn, bufSize))
+	r := bufio.NewReaderSize(conn, bufSize)
+	if _, err := r.Peek(1); err != nil {
+		return nil, noReply{fmt.Errorf("%w: no status line: %v", ErrServer, err)}
+	}
+	return readResponse(r)
 }
+
+// release keeps conn for the next request when its reply was read to its
+// framed end, nothing more came, and the server let it stay open; else it
+// closes it.
+func (c *Client) release(conn net.Conn, resp *response) {
+	if c.IdleTimeout < 0 || !resp.ended() || !resp.keepAlive() || resp.r.Buffered() > 0 {
+		conn.Close()
+		return
+	}
+	timeout := c.IdleTimeout
+	if timeout == 0 {
+		timeout = DefaultIdleTimeout
+	}
+	c.idle.put(conn, timeout)
+}
+
+// CloseIdle closes the connections kept for the next request: for a
+// server about to stop.
+func (c *Client) CloseIdle() { c.idle.closeAll() }
 
 // What one read from the connection may take: a whole reply's audio,
 // which comes in a burst, is taken in large parts, which the plugin sends
@@ -381,6 +474,7 @@ func (c *Client) exchange(conn net.Conn, method, path string, body []byte, bufSi
 const (
 	wholeReadBuffer  = 128 << 10
 	streamReadBuffer = 64 << 10
+	healthReadBuffer = 4 << 10
 )
 
 func readResponse(r *bufio.Reader) (*response, error) {
@@ -398,7 +492,7 @@ func readResponse(r *bufio.Reader) (*response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrProtocol, err)
 	}
-	resp := &response{code: code, header: h, r: r}
+	resp := &response{proto: proto, code: code, header: h, r: r}
 	return resp, resp.setBody()
 }
 
@@ -418,6 +512,35 @@ func (resp *response) setBody() error {
 	}
 	resp.body = resp.r
 	return nil
+}
+
+// ended tells whether the body was read to its framed end (its
+// Content-Length, or the chunked body's last chunk and trailer): a body
+// the connection's end delimits never has.
+func (resp *response) ended() bool {
+	switch b := resp.body.(type) {
+	case *chunkedReader:
+		return b.done
+	case *exactReader:
+		return b.left == 0
+	}
+	return false
+}
+
+// keepAlive tells whether the server lets the connection carry another
+// request: HTTP/1.1 without Connection: close.
+func (resp *response) keepAlive() bool {
+	if resp.proto != "HTTP/1.1" {
+		return false
+	}
+	for _, v := range resp.header.Values("Connection") {
+		for _, opt := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(opt), "close") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // statusError reads a short error body and returns the server's words,

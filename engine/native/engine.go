@@ -400,9 +400,12 @@ func (e *Engine) Stop(ctx context.Context, req engine.StopRequest) (engine.StopR
 
 func (e *Engine) stop(req engine.StopRequest) engine.StopResult {
 	e.mu.Lock()
-	p := e.proc
+	p, client := e.proc, e.client
 	e.proc, e.client = nil, nil
 	e.mu.Unlock()
+	if client != nil {
+		client.CloseIdle() // the server's stop need not wait for them
+	}
 	if p == nil {
 		return engine.StopResult{}
 	}

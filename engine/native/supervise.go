@@ -326,6 +326,7 @@ func (p *Process) writeRuntime() error {
 // waitReady polls the health route until it answers.
 func (p *Process) waitReady(ctx context.Context) error {
 	client := NewClient("127.0.0.1:" + strconv.Itoa(p.cfg.Port))
+	defer client.CloseIdle()
 	tick := time.NewTicker(p.cfg.PollInterval)
 	defer tick.Stop()
 	deadline := time.NewTimer(p.cfg.ReadyTimeout)
