@@ -95,7 +95,10 @@ func (s *keptServer) end(why string) {
 	s.mu.Lock()
 	s.closed++
 	s.mu.Unlock()
-	s.ended <- why
+	select {
+	case s.ended <- why:
+	default: // a test that many connections end in does not ask why
+	}
 }
 
 // nextEnd waits for a connection to end and says why.
@@ -154,11 +157,11 @@ func TestKeptConnectionCarriesTheNext(t *testing.T) {
 	if err := c.Health(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := speakWhole(t, c); err != nil || !bytes.Equal(got, pcm) || res == nil {
+	if got, err := speakWhole(t, c); err != nil || !bytes.Equal(got, pcm) {
 		t.Fatalf("after busy: %q, %v", got, err)
 	}
-	if n := s.conns.Load(); n != 1 {
-		t.Errorf("%d connections for %d requests: want one, kept between them", n, s.requests.Load())
+	if n, k := s.requests.Load(), s.conns.Load(); n != 5 || k != 1 {
+		t.Errorf("%d connections for %d requests: want 5 requests (one answered busy, then asked again) on one connection, kept between them", k, n)
 	}
 	for _, h := range s.heads {
 		if strings.Contains(strings.ToLower(h), "close") {
