@@ -232,12 +232,7 @@ func (s *clientStream) finishLinked(trailer []byte) error {
 	if err := proto.Unmarshal(trailer, &f); err != nil {
 		return Errorf(KindFailed, "synthesize: the final event on the PCM link: %v", err)
 	}
-	final := finalFromPB(&f)
-	if err := s.header.CheckEnd(s.bytes/2, final); err != nil {
-		return err
-	}
-	s.final, s.done = final, true
-	return io.EOF
+	return s.end(&f)
 }
 
 // split returns p's first MaxChunk bytes and keeps the rest for the next
@@ -269,13 +264,21 @@ func (s *clientStream) finish(f *pb.Final) error {
 		}
 		return s.err
 	}
-	final := finalFromPB(f)
-	if err := s.header.CheckEnd(s.bytes/2, final); err != nil {
+	if err := s.end(f); !errors.Is(err, io.EOF) {
 		s.err = err
 		return err
 	}
-	s.final = final
-	s.done = true
+	return io.EOF
+}
+
+// end holds the final event f to the sized header's word and records it:
+// io.EOF when it holds.
+func (s *clientStream) end(f *pb.Final) error {
+	final := finalFromPB(f)
+	if err := s.header.CheckEnd(s.bytes/2, final); err != nil {
+		return err
+	}
+	s.final, s.done = final, true
 	return io.EOF
 }
 

@@ -202,14 +202,19 @@ type Result struct {
 	Final  engine.Final
 }
 
-// Synthesize runs req on e and reads the stream to its end, checking that
-// every chunk holds whole samples within engine.MaxChunk.
+// Synthesize runs req on e and reads the stream to its end (Read).
 func Synthesize(ctx context.Context, e engine.Engine, req engine.SynthesisRequest) (Result, error) {
 	as, err := e.Synthesize(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
 	defer as.Close()
+	return Read(as)
+}
+
+// Read reads as to its end, checking that every chunk holds whole samples
+// within engine.MaxChunk; the caller closes as.
+func Read(as engine.AudioStream) (Result, error) {
 	r := Result{Header: as.Header()}
 	for {
 		p, err := as.Next()

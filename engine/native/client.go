@@ -319,13 +319,16 @@ func (c *Client) Health(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.body, healthReadBuffer))
-	if err != nil {
-		conn.Close()
-		return nil // it answered 200: what follows does not change that
+	// It answered 200. Its body is read only where all of it has
+	// arrived, so the connection can carry the next request; a body still
+	// coming (slow or endless) is never waited for: it is closed.
+	if b, ok := resp.body.(*exactReader); ok && b.left <= int64(resp.r.Buffered()) {
+		if _, err := io.Copy(io.Discard, b); err == nil {
+			c.release(conn, resp)
+			return nil
+		}
 	}
-	c.release(conn, resp)
-	return nil
+	return conn.Close()
 }
 
 // busyRetry is the longest pause between 503 retries once busy has

@@ -422,3 +422,58 @@ func TestKeptConnectionsUnderConcurrency(t *testing.T) {
 		t.Errorf("%d requests for 160 syntheses", n)
 	}
 }
+
+// TestHealthNeverWaitsOnItsBody plays a server whose health reply's body
+// stalls after its first bytes, or whose chunked body never ends: Health
+// answers at once from the status and closes the connection (the server
+// sees it go), never waiting on the body to keep it.
+func TestHealthNeverWaitsOnItsBody(t *testing.T) {
+	for name, reply := range map[string]string{
+		"stalled body":      "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nok",
+		"endless chunked":   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n",
+		"a billion to come": "HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n" + strings.Repeat("x", 8<<10),
+		"whole body, kept":  "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startKept(t, func(int64) (string, bool) { return reply, false })
+			c := native.NewClient(s.addr)
+			c.IdleTimeout = time.Hour
+			done := make(chan error, 1)
+			go func() { done <- c.Health(context.Background()) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(emutest.Scale(10 * time.Second)):
+				t.Fatal("Health waited on the body of a 200")
+			}
+			if name == "whole body, kept" {
+				if err := c.Health(context.Background()); err != nil || s.conns.Load() != 1 {
+					t.Fatalf("a whole body: %v, %d connections; want its connection kept", err, s.conns.Load())
+				}
+				return
+			}
+			if why := s.nextEnd(t); why != "client closed" {
+				t.Fatalf("the server saw %q: a connection with a body still coming must be closed", why)
+			}
+		})
+	}
+}
+
+// TestRedirectNotFollowed plays a server that answers a synthesis with a
+// redirect to another port: the client reports the status as a server
+// failure and never connects there.
+func TestRedirectNotFollowed(t *testing.T) {
+	other := startKept(t, func(int64) (string, bool) { return wavReply([]byte("evil"), ""), false })
+	s := startKept(t, func(int64) (string, bool) {
+		return "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://" + other.addr + native.SpeechPath + "\r\nContent-Length: 0\r\n\r\n", false
+	})
+	_, err := speakWhole(t, native.NewClient(s.addr))
+	if !errors.Is(err, native.ErrServer) || !strings.Contains(err.Error(), "307") {
+		t.Fatalf("err %v: want the 307 as a server failure", err)
+	}
+	if n := other.conns.Load(); n != 0 {
+		t.Fatalf("the redirect's target got %d connections", n)
+	}
+}

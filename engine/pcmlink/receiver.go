@@ -113,7 +113,7 @@ func (r *Receiver) readFrame(n uint32) (frame, error) {
 	case n == lengthAbort:
 		return frame{end: ErrAborted}, nil
 	case n&endFlag != 0:
-		f := frame{end: io.EOF, trailer: make([]byte, 0)}
+		f := frame{end: io.EOF}
 		if k := n &^ endFlag; k > 0 {
 			if k > MaxTrailer {
 				return f, fmt.Errorf("pcm link: an end mark with a trailer of %d bytes, over the %d it may hold: the plugin is not speaking this link's protocol", k, MaxTrailer)
